@@ -1,0 +1,51 @@
+package engine
+
+import "errors"
+
+// Sentinel errors. Every error the engine returns wraps one of these with %w,
+// adding the file, the position or the offset involved, so callers test with
+// errors.Is and people read the detail.
+var (
+	// ErrCorrupt marks bytes on disk or in a batch that fail a structural or
+	// CRC check. Wrapped as "<ErrCorrupt>: <what> in <file> at position <n>".
+	ErrCorrupt = errors.New("engine: corrupt data")
+
+	// ErrInvalidBatch marks a batch handed to Append that is not a valid
+	// Kafka RecordBatch v2 (bad length, magic, count or record framing).
+	// Recovery reports the same defects on disk as ErrCorrupt.
+	ErrInvalidBatch = errors.New("engine: invalid record batch")
+
+	// ErrOffsetOutOfRange is returned by reads below the log start offset or
+	// above the log end offset.
+	ErrOffsetOutOfRange = errors.New("engine: offset out of range")
+
+	// ErrBatchTooLarge is returned by Append for a batch larger than
+	// Options.MaxBatchBytes (Kafka's max.message.bytes).
+	ErrBatchTooLarge = errors.New("engine: record batch too large")
+
+	// ErrClosed is returned by every operation on a closed Log or Store.
+	ErrClosed = errors.New("engine: log closed")
+
+	// ErrNonMonotonic is returned when batches that already carry offsets
+	// (follower appends, recovery) do not continue the log: their base offset
+	// is below the log end offset or their offsets do not increase.
+	ErrNonMonotonic = errors.New("engine: offsets do not increase")
+
+	// ErrLogFailed is returned by Append after an earlier write, fallocate or
+	// fsync failed. The failure is sticky: the page cache may have lost data,
+	// so the log refuses appends until it is closed and reopened (recovery then
+	// finds what really reached the disk).
+	ErrLogFailed = errors.New("engine: log failed on an earlier write")
+
+	// ErrTopicIDMismatch is returned when a partition directory's
+	// partition.metadata names another topic ID than the caller expects.
+	ErrTopicIDMismatch = errors.New("engine: topic ID mismatch")
+
+	// ErrLocked is returned when another process holds the directory lock.
+	ErrLocked = errors.New("engine: directory locked by another process")
+)
+
+// ErrUnsupportedCompression is returned by a RecordIterator that meets a
+// compressed batch: the engine stores compressed batches as they come but
+// cannot decompress them yet.
+var ErrUnsupportedCompression = errors.New("engine: compressed batches not supported here")

@@ -1,0 +1,541 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	"github.com/google/btree"
+)
+
+// Log is one partition: an ordered, offset-addressed sequence of record
+// batches kept in segment files under one directory.
+//
+// Appends are serialized by the log's lock; reads take no lock of the log:
+// they load the current segment view (an immutable copy-on-write clone of
+// the segment tree) and the log end offset atomically, then take a reference
+// on one segment.
+//
+// Lock order: Log.mu, then fileCache.mu, then segment.mu. Log.flushMu is
+// taken without Log.mu held and never while holding segment.mu.
+type Log struct {
+	dir        string
+	name       string // directory base name, the checkpoint key
+	opts       Options
+	cfg        *segmentConfig
+	cache      *fileCache
+	standalone bool     // opened by OpenLog: owns its checkpoint, marker and lock
+	dirLock    *os.File // standalone only
+
+	mu struct {
+		sync.Mutex
+		tree   *btree.BTreeG[segEntry] // all segments by base offset
+		active *segment
+		files  *segmentFiles // the active segment's files
+		err    error         // sticky write failure
+		closed bool
+	}
+
+	view          atomic.Pointer[segmentView] // readers' snapshot of mu.tree
+	nextOffset    atomic.Int64                // log end offset: the offset the next record gets
+	startOffset   atomic.Int64
+	leaderEpoch   atomic.Int32
+	recoveryPoint atomic.Int64 // everything below is on disk
+	closed        atomic.Bool
+
+	flushMu sync.Mutex     // serializes flushes; guards nothing else
+	bg      sync.WaitGroup // background flushes after roll
+}
+
+type segEntry struct {
+	base int64
+	seg  *segment
+}
+
+func segLess(a, b segEntry) bool { return a.base < b.base }
+
+// segmentView is what readers see: read-only, replaced whole on change.
+type segmentView struct {
+	tree *btree.BTreeG[segEntry]
+}
+
+// floor returns the segment with the largest base <= offset.
+func (v *segmentView) floor(offset int64) *segment {
+	var s *segment
+	v.tree.DescendLessOrEqual(segEntry{base: offset}, func(e segEntry) bool {
+		s = e.seg
+		return false
+	})
+	return s
+}
+
+// after returns the segment with the smallest base > base, and the base of
+// the one after that (hi) or -1.
+func (v *segmentView) after(base int64) *segment {
+	var s *segment
+	v.tree.AscendGreaterOrEqual(segEntry{base: base + 1}, func(e segEntry) bool {
+		s = e.seg
+		return false
+	})
+	return s
+}
+
+// AppendResult describes an append.
+type AppendResult struct {
+	FirstOffset int64 // offset of the batch's first record
+	LastOffset  int64 // offset of its last record
+}
+
+// OpenLog opens (creating if needed) the log in dir on its own, outside a
+// Store: it takes a lock on the directory and keeps its recovery point and
+// clean-shutdown marker there.
+func OpenLog(dir string, opts Options) (*Log, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: create log dir %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	clean, err := takeCleanMarker(dir)
+	var cp map[string]int64
+	if err == nil {
+		cp, err = readCheckpoint(filepath.Join(dir, recoveryPointFile))
+	}
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	o := opts.withDefaults()
+	l, err := openLog(dir, o, newFileCache(o.OpenSegments), clean, cp[filepath.Base(dir)])
+	if err != nil {
+		lock.Close()
+		return nil, err
+	}
+	l.standalone, l.dirLock = true, lock
+	return l, nil
+}
+
+// openLog opens the log in dir. After an unclean stop (clean false) every
+// segment from the one holding recoveryPoint on is scanned and checked.
+func openLog(dir string, opts Options, cache *fileCache, clean bool, recoveryPoint int64) (*Log, error) {
+	l := &Log{
+		dir:   dir,
+		name:  filepath.Base(dir),
+		opts:  opts,
+		cache: cache,
+		cfg: &segmentConfig{
+			indexInterval: int64(opts.IndexIntervalBytes),
+			indexBytes:    int64(opts.SegmentIndexBytes),
+			logger:        opts.Logger.With("log", filepath.Base(dir)),
+		},
+	}
+	l.mu.tree = btree.NewG(32, segLess)
+	if err := l.load(clean, recoveryPoint); err != nil {
+		l.closeSegments()
+		return nil, err
+	}
+	return l, nil
+}
+
+// Dir is the log's directory.
+func (l *Log) Dir() string { return l.dir }
+
+// StartOffset is the first offset still in the log (the log start offset).
+func (l *Log) StartOffset() int64 { return l.startOffset.Load() }
+
+// EndOffset is the log end offset: the offset the next record will get.
+func (l *Log) EndOffset() int64 { return l.nextOffset.Load() }
+
+// RecoveryPoint is the offset below which everything is known to be on
+// disk; recovery after a crash rescans from the segment holding it.
+func (l *Log) RecoveryPoint() int64 { return l.recoveryPoint.Load() }
+
+// SetLeaderEpoch sets the leader epoch stamped into appended batches.
+func (l *Log) SetLeaderEpoch(epoch int32) { l.leaderEpoch.Store(epoch) }
+
+// Append validates batch (one Kafka RecordBatch v2 as a producer sends it:
+// see ValidateBatch), assigns it the next offsets, stamps the leader epoch,
+// and writes it. The batch's bytes are modified in place (base offset and
+// leader epoch, both outside the CRC). It never allocates.
+func (l *Log) Append(batch []byte) (AppendResult, error) {
+	if len(batch) > l.opts.MaxBatchBytes {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrBatchTooLarge, len(batch), l.opts.MaxBatchBytes)
+	}
+	h, err := ValidateBatch(batch)
+	if err != nil {
+		return AppendResult{}, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendResult{}, err
+	}
+	h.BaseOffset = l.nextOffset.Load()
+	h.LeaderEpoch = l.leaderEpoch.Load()
+	setBaseOffset(batch, h.BaseOffset)
+	setLeaderEpoch(batch, h.LeaderEpoch)
+	if err := l.appendLocked(batch, &h); err != nil {
+		return AppendResult{}, err
+	}
+	return AppendResult{FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}, nil
+}
+
+// AppendReplicated appends batches that already carry their offsets and
+// leader epochs, as a follower copies them from its leader: one or more
+// whole batches back to back. Each must pass its CRC check and start at or
+// after the log end offset (gaps are allowed: a compacted leader has them).
+// It accepts what Kafka's cleaner writes: batches with fewer records than
+// their offset range, and empty batches.
+func (l *Log) AppendReplicated(batches []byte) (AppendResult, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return AppendResult{}, err
+	}
+	res := AppendResult{FirstOffset: -1, LastOffset: -1}
+	for pos := 0; pos < len(batches); {
+		h, err := checkStoredBatch(batches[pos:])
+		if err != nil {
+			return res, fmt.Errorf("%w: replicated batch at byte %d: %w", ErrInvalidBatch, pos, err)
+		}
+		b := batches[pos : pos+int(h.Size())]
+		if next := l.nextOffset.Load(); h.BaseOffset < next {
+			return res, fmt.Errorf("%w: replicated batch at byte %d has base offset %d, the log ends at %d", ErrNonMonotonic, pos, h.BaseOffset, next)
+		}
+		if len(b) > max(l.opts.MaxBatchBytes, int(l.opts.SegmentBytes)) {
+			return res, fmt.Errorf("%w: replicated batch of %d bytes", ErrBatchTooLarge, len(b))
+		}
+		if err := l.appendLocked(b, &h); err != nil {
+			return res, err
+		}
+		if res.FirstOffset < 0 {
+			res.FirstOffset = h.BaseOffset
+		}
+		res.LastOffset = h.LastOffset()
+		pos += len(b)
+	}
+	return res, nil
+}
+
+func (l *Log) writableLocked() error {
+	if l.mu.closed {
+		return ErrClosed
+	}
+	if l.mu.err != nil {
+		return fmt.Errorf("%w: %w", ErrLogFailed, l.mu.err)
+	}
+	return nil
+}
+
+// appendLocked rolls if needed and writes one batch with offsets assigned.
+func (l *Log) appendLocked(b []byte, h *BatchHeader) error {
+	now := l.opts.Now()
+	s := l.mu.active
+	if why := s.needsRoll(l.mu.files, int64(len(b)), h.LastOffset(), l.opts.SegmentBytes, l.opts.SegmentAge, now); why != "" {
+		if err := l.rollLocked(h.BaseOffset, why); err != nil {
+			return err
+		}
+		s = l.mu.active
+	}
+	if err := s.appendLocked(l.mu.files, b, h, now); err != nil {
+		var se *stickyError
+		if errors.As(err, &se) {
+			l.mu.err = se.err
+			return fmt.Errorf("%w: %w", ErrLogFailed, se.err)
+		}
+		return err
+	}
+	l.nextOffset.Store(h.LastOffset() + 1)
+	return nil
+}
+
+// Roll closes the active segment and starts a new one at the log end
+// offset. An empty active segment is left as it is.
+func (l *Log) Roll() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return err
+	}
+	if l.mu.active.size.Load() == 0 {
+		return nil
+	}
+	return l.rollLocked(l.nextOffset.Load(), "requested")
+}
+
+// rollLocked seals the active segment and makes a new active segment at
+// base. An empty active segment is removed instead of sealed. The sealed
+// segment is flushed in the background, then the recovery point passes it.
+func (l *Log) rollLocked(base int64, why string) error {
+	old, of := l.mu.active, l.mu.files
+	if base < l.nextOffset.Load() {
+		return fmt.Errorf("engine: roll to %d below the log end offset %d", base, l.nextOffset.Load())
+	}
+	empty := old.size.Load() == 0
+	if !empty {
+		if err := old.sealLocked(of); err != nil {
+			var se *stickyError
+			if errors.As(err, &se) {
+				l.mu.err = se.err
+			}
+			return err
+		}
+	}
+	s, f, err := l.createSegmentLocked(base)
+	if err != nil {
+		return err
+	}
+	s.w.chunk = old.w.chunk
+	if empty {
+		l.mu.tree.Delete(segEntry{base: old.base})
+	}
+	l.publishLocked()
+	if empty {
+		old.retireAndRemove()
+	} else {
+		old.mu.Lock()
+		old.mu.pinned = false
+		old.mu.Unlock()
+		l.cache.touch(old)
+		l.cfg.logger.Debug("rolled segment", "reason", why, "segment", old.base, "bytes", old.size.Load(), "next", base)
+		l.bg.Add(1)
+		go func() {
+			defer l.bg.Done()
+			if err := l.flushUpTo(base); err != nil {
+				l.cfg.logger.Warn("flushing rolled segment", "segment", old.base, "err", err)
+			}
+		}()
+	}
+	l.mu.active, l.mu.files = s, f
+	return nil
+}
+
+// createSegmentLocked creates an empty segment at base (replacing stray
+// files of that name), makes the creation durable, and adds it to the tree
+// (unpublished).
+func (l *Log) createSegmentLocked(base int64) (*segment, *segmentFiles, error) {
+	s := newSegment(l.dir, base, l.cache, l.cfg)
+	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("engine: remove stray %s: %w", p, err)
+		}
+	}
+	f, err := s.openFiles(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := syncDir(l.dir); err != nil {
+		f.close(0, true)
+		return nil, nil, err
+	}
+	s.mu.files, s.mu.pinned = f, true
+	l.mu.tree.ReplaceOrInsert(segEntry{base: base, seg: s})
+	return s, f, nil
+}
+
+// publishLocked hands readers a fresh snapshot of the segment tree.
+func (l *Log) publishLocked() {
+	l.view.Store(&segmentView{tree: l.mu.tree.Clone()})
+}
+
+// Read returns whole batches from one segment, starting with the batch that
+// holds offset and ending before the first batch whose last offset is >= upTo
+// (the caller's high watermark; pass EndOffset() for all). It returns at
+// most maxBytes, but always at least one whole batch when one is readable,
+// even a larger one, as Kafka does. A read at the log end offset, or one
+// whose first batch reaches upTo, returns an empty View. Offsets below the
+// log start offset or above the log end offset give ErrOffsetOutOfRange.
+// The caller must Release the view.
+func (l *Log) Read(offset, maxBytes, upTo int64) (View, error) {
+	for {
+		if l.closed.Load() {
+			return View{}, ErrClosed
+		}
+		// The end offset is loaded before the view: a roll publishes the new
+		// segment before any offset in it becomes visible.
+		end := l.nextOffset.Load()
+		v := l.view.Load()
+		if offset < l.startOffset.Load() || offset > end {
+			return View{}, fmt.Errorf("%w: offset %d, log %s holds [%d, %d)", ErrOffsetOutOfRange, offset, l.name, l.startOffset.Load(), end)
+		}
+		if offset == end || offset >= upTo {
+			return View{}, nil
+		}
+		upTo = min(upTo, end)
+		retry := false
+		for s := v.floor(offset); s != nil; s = v.after(s.base) {
+			hi := end
+			if n := v.after(s.base); n != nil {
+				hi = n.base
+			}
+			f, err := s.acquire()
+			if err != nil {
+				return View{}, err
+			}
+			if f == nil {
+				retry = true // retired under us: reload the view
+				break
+			}
+			view, found, err := s.read(f, offset, maxBytes, upTo, hi)
+			if err != nil || view.n == 0 {
+				s.release()
+			}
+			if err != nil {
+				return View{}, err
+			}
+			if found {
+				if view.n == 0 {
+					return View{}, nil
+				}
+				return view, nil
+			}
+			if hi >= upTo {
+				return View{}, nil
+			}
+		}
+		if !retry {
+			return View{}, nil
+		}
+	}
+}
+
+// Flush makes everything appended so far durable and advances the
+// recovery point to the log end offset.
+func (l *Log) Flush() error {
+	if l.closed.Load() {
+		return ErrClosed
+	}
+	return l.flushUpTo(l.nextOffset.Load())
+}
+
+// flushUpTo fsyncs every segment holding offsets in [recovery point,
+// target) and then moves the recovery point to target.
+func (l *Log) flushUpTo(target int64) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
+	rp := l.recoveryPoint.Load()
+	if target <= rp {
+		return nil
+	}
+	v := l.view.Load()
+	var errs []error
+	for s := v.floor(rp); s != nil && s.base < target; s = v.after(s.base) {
+		f, err := s.acquire()
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if f == nil {
+			continue // removed: nothing to flush
+		}
+		errs = append(errs, s.flushFiles(f))
+		s.release()
+	}
+	if err := errors.Join(errs...); err != nil {
+		l.mu.Lock()
+		if l.mu.err == nil {
+			l.mu.err = err // an fsync failure is sticky
+		}
+		l.mu.Unlock()
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
+	l.recoveryPoint.Store(target)
+	return nil
+}
+
+// flushFiles syncs a segment's log and indexes. A segment opened read-only
+// (inactive, reopened by the cache) has its index files synced by path.
+func (s *segment) flushFiles(f *segmentFiles) error {
+	if f.writable {
+		return f.flush()
+	}
+	if err := datasync(f.log); err != nil {
+		return err
+	}
+	return errors.Join(syncPath(s.indexPath()), syncPath(s.timeIndexPath()))
+}
+
+func syncPath(path string) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("engine: open %s for sync: %w", path, err)
+	}
+	defer f.Close()
+	return datasync(f)
+}
+
+// Close flushes the log, trims the active segment and closes every file no
+// reader holds (held ones close when released). A standalone log also
+// writes its recovery point and clean-shutdown marker. Close is idempotent.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	if l.mu.closed {
+		l.mu.Unlock()
+		return nil
+	}
+	l.mu.closed = true
+	l.closed.Store(true)
+	l.mu.Unlock()
+	l.bg.Wait()
+
+	var errs []error
+	l.mu.Lock()
+	failed := l.mu.err != nil
+	if !failed {
+		errs = append(errs, l.mu.active.sealLocked(l.mu.files))
+	}
+	l.mu.Unlock()
+	if !failed {
+		errs = append(errs, l.flushUpTo(l.nextOffset.Load()))
+	}
+	l.closeSegments()
+	if l.standalone {
+		if err := errors.Join(errs...); err == nil && !failed {
+			errs = append(errs,
+				writeCheckpoint(filepath.Join(l.dir, recoveryPointFile), map[string]int64{l.name: l.recoveryPoint.Load()}),
+				writeCleanMarker(l.dir))
+		}
+		errs = append(errs, l.dirLock.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// closeSegments retires every segment without removing files.
+func (l *Log) closeSegments() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.tree.Ascend(func(e segEntry) bool {
+		e.seg.retire()
+		return true
+	})
+}
+
+// segmentCount is the number of segments (for tests and metrics).
+func (l *Log) segmentCount() int { return l.view.Load().tree.Len() }
+
+// Size is the number of bytes of data in the log's segments.
+func (l *Log) Size() int64 {
+	var n int64
+	l.view.Load().tree.Ascend(func(e segEntry) bool {
+		n += e.seg.size.Load()
+		return true
+	})
+	return n
+}
+
+// SegmentBases lists the base offsets of the log's segments, oldest first.
+func (l *Log) SegmentBases() []int64 {
+	var out []int64
+	l.view.Load().tree.Ascend(func(e segEntry) bool {
+		out = append(out, e.base)
+		return true
+	})
+	return out
+}

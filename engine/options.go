@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Kafka's defaults for the settings the engine shares with it.
+const (
+	DefaultSegmentBytes       = 1 << 30              // segment.bytes
+	DefaultSegmentAge         = 7 * 24 * time.Hour   // segment.ms
+	DefaultSegmentIndexBytes  = 10 << 20             // segment.index.bytes
+	DefaultIndexIntervalBytes = 4096                 // index.interval.bytes
+	DefaultMaxBatchBytes      = 1024*1024 + 12       // max.message.bytes (1048588)
+	DefaultOpenSegments       = 1000                 // inactive segments kept open per cache
+	minSegmentBytes           = 14 + BatchHeaderSize // Kafka's lower bound for segment.bytes is 14
+)
+
+// Options configures a Log. The zero value means Kafka's defaults; every
+// field documents its default. Options are copied at open.
+type Options struct {
+	// SegmentBytes is the size at which the active segment rolls
+	// (segment.bytes). Default 1 GiB.
+	SegmentBytes int64
+
+	// SegmentAge rolls the active segment once its first batch is this old
+	// (segment.ms), checked on append. Default 7 days.
+	SegmentAge time.Duration
+
+	// SegmentIndexBytes bounds each index file (segment.index.bytes); a full
+	// index rolls the segment. Default 10 MiB.
+	SegmentIndexBytes int
+
+	// IndexIntervalBytes is how many log bytes pass between two sparse index
+	// entries (index.interval.bytes). Default 4096.
+	IndexIntervalBytes int
+
+	// MaxBatchBytes is the largest batch Append accepts (max.message.bytes).
+	// Default 1048588.
+	MaxBatchBytes int
+
+	// OpenSegments bounds how many inactive segments keep their files open
+	// when the Log is opened on its own; a Store uses StoreOptions instead.
+	// Default 1000.
+	OpenSegments int
+
+	// Now is the clock used for segment age. Default time.Now.
+	Now func() time.Time
+
+	// Logger receives recovery and roll events. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.SegmentBytes <= 0 {
+		o.SegmentBytes = DefaultSegmentBytes
+	}
+	if o.SegmentBytes < minSegmentBytes {
+		o.SegmentBytes = minSegmentBytes
+	}
+	if o.SegmentAge <= 0 {
+		o.SegmentAge = DefaultSegmentAge
+	}
+	if o.SegmentIndexBytes <= 0 {
+		o.SegmentIndexBytes = DefaultSegmentIndexBytes
+	}
+	if o.SegmentIndexBytes < 4*timeIndexEntrySize {
+		o.SegmentIndexBytes = 4 * timeIndexEntrySize
+	}
+	if o.IndexIntervalBytes <= 0 {
+		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.MaxBatchBytes <= 0 {
+		o.MaxBatchBytes = DefaultMaxBatchBytes
+	}
+	if o.OpenSegments <= 0 {
+		o.OpenSegments = DefaultOpenSegments
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}

@@ -1,0 +1,506 @@
+package engine
+
+// A segment is one .log file of whole RecordBatch v2 batches (see batch.go
+// for their layout) with its .index and .timeindex (see index.go), all named
+// by the segment's base offset. The .log holds batches back to back from
+// position 0; its logical end (size) is kept in memory, and the file beyond
+// it is preallocated space (zeros) while the segment is active. On roll and
+// on close the file is trimmed to its logical end.
+
+import (
+	"container/list"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+const (
+	preallocMin = 1 << 20  // first reservation of a segment: an idle partition costs at most this
+	preallocMax = 16 << 20 // largest reservation step for a busy partition
+	scanBufSize = 8 << 10  // header-scan window
+)
+
+type segment struct {
+	base  int64
+	dir   string
+	cache *fileCache
+	cfg   *segmentConfig
+
+	// size is the logical end of data: [0, size) holds whole batches. The
+	// appender stores it after the bytes are written; readers load it.
+	size atomic.Int64
+
+	mu struct {
+		sync.Mutex
+		refs    int      // readers holding the files open
+		retired bool     // removed from the log: no new references
+		remove  []string // files to remove once the last reference goes
+		pinned  bool     // active: the files stay open, the cache never closes them
+		files   *segmentFiles
+	}
+	cacheElem *list.Element // guarded by cache.mu
+
+	// Appender state: the log's lock guards it, and only the active segment
+	// uses it.
+	w struct {
+		allocated       int64     // bytes of the .log reserved on disk
+		chunk           int64     // next reservation step
+		chunkAt         time.Time // when the last reservation was made
+		bytesSinceIndex int64
+		maxTimestamp    int64
+		offsetOfMaxTs   int64
+		rollBase        time.Time // segment.ms counts from here
+		nextOffset      int64     // last offset + 1 of the data (base when empty)
+	}
+}
+
+// segmentConfig is what a log's segments share of its options.
+type segmentConfig struct {
+	indexInterval int64
+	indexBytes    int64
+	logger        *slog.Logger
+}
+
+// segmentFiles are a segment's open files. A reader that holds a reference
+// may use them without locks: they are closed only with no references.
+type segmentFiles struct {
+	log       *os.File
+	fd        int // log's descriptor, for sendfile
+	index     *offsetIndex
+	timeIndex *timeIndex
+	writable  bool
+}
+
+func newSegment(dir string, base int64, cache *fileCache, cfg *segmentConfig) *segment {
+	s := &segment{base: base, dir: dir, cache: cache, cfg: cfg}
+	s.w.nextOffset = base
+	s.w.maxTimestamp = -1
+	s.w.offsetOfMaxTs = base
+	s.w.chunk = preallocMin
+	return s
+}
+
+func (s *segment) logPath() string       { return segmentName(s.dir, s.base, logSuffix) }
+func (s *segment) indexPath() string     { return segmentName(s.dir, s.base, indexSuffix) }
+func (s *segment) timeIndexPath() string { return segmentName(s.dir, s.base, timeIndexSuffix) }
+
+// openFiles opens the segment's files. A writable open creates missing
+// files and maps the indexes at full capacity; a read-only open maps them
+// as they are and rebuilds an index that is missing or fails its check.
+func (s *segment) openFiles(writable bool) (*segmentFiles, error) {
+	flag := os.O_RDONLY
+	if writable {
+		flag = os.O_RDWR | os.O_CREATE
+	}
+	lf, err := os.OpenFile(s.logPath(), flag, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("engine: open segment %s: %w", s.logPath(), err)
+	}
+	f := &segmentFiles{log: lf, fd: int(lf.Fd()), writable: writable}
+	if !writable {
+		if err := s.openIndexesReadOnly(f); err != nil {
+			lf.Close()
+			return nil, err
+		}
+		return f, nil
+	}
+	ix, err := openIndexFile(s.indexPath(), offsetIndexEntrySize, s.cfg.indexBytes, true)
+	if err != nil {
+		lf.Close()
+		return nil, err
+	}
+	tx, err := openIndexFile(s.timeIndexPath(), timeIndexEntrySize, s.cfg.indexBytes, true)
+	if err != nil {
+		ix.close(false)
+		lf.Close()
+		return nil, err
+	}
+	f.index, f.timeIndex = &offsetIndex{ix}, &timeIndex{tx}
+	return f, nil
+}
+
+func (s *segment) openIndexesReadOnly(f *segmentFiles) error {
+	size := s.size.Load()
+	ix, err := openIndexFile(s.indexPath(), offsetIndexEntrySize, 0, false)
+	if err == nil {
+		f.index = &offsetIndex{ix}
+		if err = f.index.sanityCheck(size); err != nil {
+			f.index.close(false)
+		}
+	}
+	if err == nil {
+		var tx *indexFile
+		tx, err = openIndexFile(s.timeIndexPath(), timeIndexEntrySize, 0, false)
+		if err == nil {
+			f.timeIndex = &timeIndex{tx}
+			if err = f.timeIndex.sanityCheck(); err != nil {
+				f.timeIndex.close(false)
+				f.index.close(false)
+			}
+		} else {
+			f.index.close(false)
+		}
+	}
+	if err == nil {
+		return nil
+	}
+	// Indexes are derived data: rebuild them from the log.
+	s.cfg.logger.Warn("rebuilding segment indexes", "segment", s.logPath(), "reason", err)
+	return s.rebuildIndexes(f)
+}
+
+// rebuildIndexes rewrites both index files from a scan of the log's batch
+// headers and maps the result read-only into f.
+func (s *segment) rebuildIndexes(f *segmentFiles) error {
+	interval := s.cfg.indexInterval
+	entries := s.size.Load()/interval + 2
+	ix, err := openIndexFile(s.indexPath()+".rebuild", offsetIndexEntrySize, entries*offsetIndexEntrySize, true)
+	if err != nil {
+		return err
+	}
+	tx, err := openIndexFile(s.timeIndexPath()+".rebuild", timeIndexEntrySize, entries*timeIndexEntrySize, true)
+	if err != nil {
+		ix.close(false)
+		return err
+	}
+	oi, ti := &offsetIndex{ix}, &timeIndex{tx}
+	oi.truncateEntries(0)
+	ti.truncateEntries(0)
+	hr := newHeaderReader(f.log)
+	defer hr.close()
+	end := s.size.Load()
+	var since int64
+	maxTs, maxOff := int64(-1), s.base
+	for pos := int64(0); pos < end; {
+		h, err := hr.header(pos, end)
+		if err != nil {
+			break // the log itself was checked when opened; stop at what reads
+		}
+		if h.MaxTimestamp > maxTs {
+			maxTs, maxOff = h.MaxTimestamp, h.LastOffset()
+		}
+		if since >= interval {
+			if err = oi.reserve(); err == nil {
+				err = ti.reserve()
+			}
+			if err != nil {
+				oi.close(false)
+				ti.close(false)
+				return err
+			}
+			oi.append(uint32(h.BaseOffset-s.base), pos)
+			ti.maybeAppend(maxTs, uint32(maxOff-s.base))
+			since = 0
+		}
+		since += h.Size()
+		pos += h.Size()
+	}
+	// No fsync: an index is derived data. One lost or torn in a crash fails
+	// its sanity check at open, or the check in positionOf at first use, and
+	// is rebuilt again.
+	err = errors.Join(oi.close(true), ti.close(true))
+	if err == nil {
+		err = os.Rename(s.indexPath()+".rebuild", s.indexPath())
+	}
+	if err == nil {
+		err = os.Rename(s.timeIndexPath()+".rebuild", s.timeIndexPath())
+	}
+	if err != nil {
+		return fmt.Errorf("engine: rebuild indexes of %s: %w", s.logPath(), err)
+	}
+	ix, err = openIndexFile(s.indexPath(), offsetIndexEntrySize, 0, false)
+	if err != nil {
+		return err
+	}
+	tx, err = openIndexFile(s.timeIndexPath(), timeIndexEntrySize, 0, false)
+	if err != nil {
+		ix.close(false)
+		return err
+	}
+	f.index, f.timeIndex = &offsetIndex{ix}, &timeIndex{tx}
+	return nil
+}
+
+// close closes the files; with trim (writable files) it first cuts the log
+// to size and the indexes to their entries.
+func (f *segmentFiles) close(size int64, trim bool) error {
+	var errs []error
+	if trim && f.writable {
+		if err := f.log.Truncate(size); err != nil {
+			errs = append(errs, fmt.Errorf("engine: trim %s: %w", f.log.Name(), err))
+		}
+	}
+	if f.index != nil {
+		errs = append(errs, f.index.close(trim && f.writable))
+	}
+	if f.timeIndex != nil {
+		errs = append(errs, f.timeIndex.close(trim && f.writable))
+	}
+	errs = append(errs, f.log.Close())
+	return errors.Join(errs...)
+}
+
+// flush makes the log's data and both indexes durable.
+func (f *segmentFiles) flush() error {
+	if err := datasync(f.log); err != nil {
+		return err
+	}
+	if err := f.index.flush(); err != nil {
+		return err
+	}
+	return f.timeIndex.flush()
+}
+
+// acquire takes a reference for a reader, opening the files if the cache had
+// closed them. It fails (nil, nil) on a retired segment: the caller reloads
+// the log's segment view and tries again.
+func (s *segment) acquire() (*segmentFiles, error) {
+	s.mu.Lock()
+	if s.mu.retired {
+		s.mu.Unlock()
+		return nil, nil
+	}
+	if s.mu.files == nil {
+		f, err := s.openFiles(false)
+		if err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		s.mu.files = f
+	}
+	s.mu.refs++
+	f, pinned := s.mu.files, s.mu.pinned
+	s.mu.Unlock()
+	if !pinned && s.cache != nil {
+		s.cache.touch(s)
+	}
+	return f, nil
+}
+
+// release drops a reference. The last reference of a retired segment closes
+// its files and removes those marked for removal.
+func (s *segment) release() {
+	s.mu.Lock()
+	s.mu.refs--
+	if s.mu.refs < 0 {
+		s.mu.Unlock()
+		panic("engine: segment released more often than acquired")
+	}
+	if s.mu.refs == 0 && s.mu.retired {
+		s.finishLocked()
+	}
+	s.mu.Unlock()
+}
+
+// retire takes the segment out of service: no new references; files close
+// (and the named files are removed) when the last reference goes, which is
+// now if there is none. Removing a file a reader still has open is safe:
+// its descriptor and mappings keep the bytes until closed.
+func (s *segment) retire(remove ...string) {
+	s.mu.Lock()
+	s.mu.retired = true
+	s.mu.pinned = false
+	s.mu.remove = append(s.mu.remove, remove...)
+	if s.mu.refs == 0 {
+		s.finishLocked()
+	}
+	s.mu.Unlock()
+	if s.cache != nil {
+		s.cache.forget(s)
+	}
+}
+
+// tryRetireIdle retires the segment only if no reader holds it.
+func (s *segment) tryRetireIdle() bool {
+	s.mu.Lock()
+	if s.mu.refs != 0 {
+		s.mu.Unlock()
+		return false
+	}
+	s.mu.retired = true
+	s.mu.pinned = false
+	s.finishLocked()
+	s.mu.Unlock()
+	if s.cache != nil {
+		s.cache.forget(s)
+	}
+	return true
+}
+
+func (s *segment) finishLocked() {
+	if f := s.mu.files; f != nil {
+		s.mu.files = nil
+		if err := f.close(s.size.Load(), false); err != nil {
+			s.cfg.logger.Warn("closing retired segment", "segment", s.logPath(), "err", err)
+		}
+	}
+	for _, p := range s.mu.remove {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			s.cfg.logger.Warn("removing segment file", "file", p, "err", err)
+		}
+	}
+	s.mu.remove = nil
+}
+
+// tryCloseIdle closes an inactive segment's files if no reader holds them;
+// the file cache calls it to stay under its bound.
+func (s *segment) tryCloseIdle() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.refs != 0 || s.mu.pinned || s.mu.files == nil {
+		return s.mu.files == nil
+	}
+	f := s.mu.files
+	s.mu.files = nil
+	if err := f.close(s.size.Load(), false); err != nil {
+		s.cfg.logger.Warn("closing idle segment", "segment", s.logPath(), "err", err)
+	}
+	return true
+}
+
+// headerReader reads batch headers through a small window, so a scan over
+// many small batches costs one pread per window, not one per batch.
+type headerReader struct {
+	f   *os.File
+	buf *[scanBufSize]byte
+	off int64 // file position of buf[0]
+	n   int   // valid bytes in buf
+}
+
+var scanBufPool = sync.Pool{New: func() any { return new([scanBufSize]byte) }}
+
+func newHeaderReader(f *os.File) headerReader {
+	return headerReader{f: f, buf: scanBufPool.Get().(*[scanBufSize]byte), off: -1}
+}
+
+func (r *headerReader) close() {
+	if r.buf != nil {
+		scanBufPool.Put(r.buf)
+		r.buf = nil
+	}
+}
+
+// header returns the header of the batch at pos, which must end by end. A
+// batch that runs past end, or a header that cannot be a batch, is an error
+// wrapping ErrCorrupt (io.ErrUnexpectedEOF when pos+61 > end).
+func (r *headerReader) header(pos, end int64) (BatchHeader, error) {
+	if pos+BatchHeaderSize > end {
+		return BatchHeader{}, io.ErrUnexpectedEOF
+	}
+	if r.off < 0 || pos < r.off || pos+BatchHeaderSize > r.off+int64(r.n) {
+		n, err := r.f.ReadAt(r.buf[:min(int64(scanBufSize), end-pos)], pos)
+		if n < BatchHeaderSize {
+			if err == nil || err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			r.off = -1
+			return BatchHeader{}, fmt.Errorf("engine: read %s at %d: %w", r.f.Name(), pos, err)
+		}
+		r.off, r.n = pos, n
+	}
+	i := pos - r.off
+	h, err := ParseBatchHeader(r.buf[i : i+BatchHeaderSize])
+	if err != nil {
+		return h, err
+	}
+	if h.Length < BatchHeaderSize-batchLogOverhead || pos+h.Size() > end || h.LastOffsetDelta < 0 {
+		return h, fmt.Errorf("%w: batch header in %s at position %d (length %d, %d bytes of data)", ErrCorrupt, r.f.Name(), pos, h.Length, end-pos)
+	}
+	return h, nil
+}
+
+// findBatch returns the position and header of the first batch in [from,
+// end) whose last offset is >= target. ok is false when there is none.
+func (s *segment) findBatch(hr *headerReader, from, end, target int64) (int64, BatchHeader, bool, error) {
+	for pos := from; pos < end; {
+		h, err := hr.header(pos, end)
+		if err != nil {
+			return 0, h, false, err
+		}
+		if h.LastOffset() >= target {
+			return pos, h, true, nil
+		}
+		pos += h.Size()
+	}
+	return 0, BatchHeader{}, false, nil
+}
+
+// positionOf returns where the first batch with last offset >= target starts
+// (end when none does), using the index to skip ahead.
+func (s *segment) positionOf(f *segmentFiles, hr *headerReader, end, target int64) (int64, BatchHeader, bool, error) {
+	from := int64(0)
+	if target > s.base {
+		rel := target - s.base
+		if rel > math.MaxUint32 {
+			rel = math.MaxUint32
+		}
+		var entry uint32
+		entry, from = f.index.lookup(uint32(rel))
+		if from > 0 {
+			// The entry must name the batch found there; an index that does
+			// not (torn by a crash before it reached the disk) is not used.
+			if h, err := hr.header(from, end); err != nil || h.BaseOffset != s.base+int64(entry) {
+				s.cfg.logger.Warn("index entry does not match the log; scanning from the start", "segment", s.logPath(), "position", from)
+				from = 0
+			}
+		}
+	}
+	pos, h, ok, err := s.findBatch(hr, from, end, target)
+	if !ok {
+		pos = end
+	}
+	return pos, h, ok, err
+}
+
+// read returns the view for Log.Read on this segment. hi is an offset no
+// batch of this segment reaches (the next segment's base, or the log end).
+// found is false when the segment has no batch with last offset >= offset.
+func (s *segment) read(f *segmentFiles, offset, maxBytes, upTo, hi int64) (View, bool, error) {
+	end := s.size.Load()
+	hr := newHeaderReader(f.log)
+	defer hr.close()
+	start, h, ok, err := s.positionOf(f, &hr, end, offset)
+	if err != nil || !ok {
+		return View{}, false, err
+	}
+	if h.LastOffset() >= upTo {
+		return View{}, true, nil // the batch holding offset is not yet readable
+	}
+	limit := end
+	if upTo < hi {
+		limit, _, _, err = s.positionOf(f, &hr, end, upTo)
+		if err != nil {
+			return View{}, false, err
+		}
+	}
+	stop := start + h.Size() // at least one whole batch
+	if limit-start <= maxBytes {
+		stop = limit
+	} else if h.Size() < maxBytes {
+		target := start + maxBytes
+		rel, p := f.index.lookupPosition(target)
+		if p > stop {
+			if bh, err := hr.header(p, limit); err != nil || bh.BaseOffset != s.base+int64(rel) {
+				p = stop // an index entry that does not match the log is not used
+			}
+		}
+		for p = max(p, stop); p < limit; {
+			bh, err := hr.header(p, limit)
+			if err != nil {
+				return View{}, false, err
+			}
+			if p+bh.Size() > target {
+				break
+			}
+			p += bh.Size()
+		}
+		stop = p
+	}
+	return View{seg: s, files: f, pos: start, n: stop - start}, true, nil
+}

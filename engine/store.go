@@ -1,0 +1,442 @@
+package engine
+
+// A Store is a data directory of partition logs:
+//
+//	<data>/
+//	  .lock                               held while open
+//	  .clean-shutdown                     present only after a clean Close
+//	  recovery-point-offset-checkpoint    see checkpoint.go
+//	  <topic>-<partition>/                one Log each, with partition.metadata
+//	  <topic>-<partition>.<id>-delete/    a deleted log, removed in the background
+//
+// partition.metadata is text, as Kafka writes it:
+//
+//	version: 0
+//	topic_id: <topic ID, 22 characters of unpadded URL-safe base64>
+//
+// A deleted log's directory is renamed before anything is removed, so a
+// crash mid-delete never leaves data under the live name, where a new topic
+// of the same name would find it.
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TopicID is a topic's 16-byte UUID, as Kafka assigns them.
+type TopicID [16]byte
+
+// NewTopicID returns a random (version 4) topic ID.
+func NewTopicID() TopicID {
+	var id TopicID
+	rand.Read(id[:])
+	id[6] = id[6]&0x0f | 0x40
+	id[8] = id[8]&0x3f | 0x80
+	return id
+}
+
+// String is Kafka's form: unpadded URL-safe base64.
+func (id TopicID) String() string { return base64.RawURLEncoding.EncodeToString(id[:]) }
+
+// ParseTopicID parses the String form.
+func ParseTopicID(s string) (TopicID, error) {
+	var id TopicID
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) != len(id) {
+		return id, fmt.Errorf("engine: bad topic ID %q", s)
+	}
+	copy(id[:], b)
+	return id, nil
+}
+
+// Partition names a topic partition.
+type Partition struct {
+	Topic     string
+	Partition int32
+}
+
+func (p Partition) dirName() string { return p.Topic + "-" + strconv.Itoa(int(p.Partition)) }
+
+// parsePartitionDir splits "<topic>-<partition>"; ok is false for other names.
+func parsePartitionDir(name string) (Partition, bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 {
+		return Partition{}, false
+	}
+	n, err := strconv.ParseInt(name[i+1:], 10, 32)
+	if err != nil || n < 0 || strconv.Itoa(int(n)) != name[i+1:] {
+		return Partition{}, false
+	}
+	return Partition{Topic: name[:i], Partition: int32(n)}, true
+}
+
+const (
+	partitionMetadataFile = "partition.metadata"
+	deleteDirSuffix       = "-delete"
+)
+
+// StoreOptions configures a Store. The zero value means defaults.
+type StoreOptions struct {
+	// Log holds the defaults of every log in the store.
+	Log Options
+
+	// LogOptions, if set, gives the options of one topic's logs (a topic's
+	// configuration overriding the broker's).
+	LogOptions func(topic string) Options
+
+	// OpenFiles bounds how many inactive segments keep their files open
+	// across all logs. Default 1000.
+	OpenFiles int
+
+	// OpenParallelism is how many logs are opened (and recovered) at once.
+	// Default GOMAXPROCS.
+	OpenParallelism int
+
+	// CheckpointInterval is how often recovery points are written
+	// (log.flush.offset.checkpoint.interval.ms). Default 60 s.
+	CheckpointInterval time.Duration
+}
+
+type storeLog struct {
+	log *Log
+	id  TopicID
+}
+
+// Store holds the logs of a data directory.
+//
+// Lock order: Store.mu before any Log's locks.
+type Store struct {
+	dir   string
+	opts  StoreOptions
+	cache *fileCache
+	lock  *os.File
+
+	mu struct {
+		sync.Mutex
+		logs   map[Partition]storeLog
+		closed bool
+	}
+	stop chan struct{}
+	bg   sync.WaitGroup
+}
+
+// OpenStore opens the data directory dir, creating it if needed, and opens
+// every partition log in it in parallel, recovering them after an unclean
+// stop.
+func OpenStore(dir string, opts StoreOptions) (*Store, error) {
+	if opts.OpenFiles <= 0 {
+		opts.OpenFiles = DefaultOpenSegments
+	}
+	if opts.OpenParallelism <= 0 {
+		opts.OpenParallelism = runtime.GOMAXPROCS(0)
+	}
+	if opts.CheckpointInterval <= 0 {
+		opts.CheckpointInterval = time.Minute
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: create data dir %s: %w", dir, err)
+	}
+	lock, err := lockDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{dir: dir, opts: opts, cache: newFileCache(opts.OpenFiles), lock: lock, stop: make(chan struct{})}
+	s.mu.logs = map[Partition]storeLog{}
+	if err := s.load(); err != nil {
+		s.closeLogs()
+		lock.Close()
+		return nil, err
+	}
+	s.bg.Add(1)
+	go s.checkpointLoop()
+	return s, nil
+}
+
+func (s *Store) logger() *slog.Logger { return s.opts.Log.withDefaults().Logger }
+
+func (s *Store) logOptions(topic string) Options {
+	o := s.opts.Log
+	if s.opts.LogOptions != nil {
+		o = s.opts.LogOptions(topic)
+	}
+	return o.withDefaults()
+}
+
+func (s *Store) load() error {
+	clean, err := takeCleanMarker(s.dir)
+	if err != nil {
+		return err
+	}
+	cp, err := readCheckpoint(filepath.Join(s.dir, recoveryPointFile))
+	if err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return fmt.Errorf("engine: read data dir %s: %w", s.dir, err)
+	}
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		slots = make(chan struct{}, s.opts.OpenParallelism)
+	)
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() {
+			continue
+		}
+		if strings.HasSuffix(name, deleteDirSuffix) {
+			s.removeInBackground(filepath.Join(s.dir, name))
+			continue
+		}
+		tp, ok := parsePartitionDir(name)
+		if !ok {
+			continue
+		}
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			dir := filepath.Join(s.dir, name)
+			id, err := readPartitionMetadata(dir)
+			var l *Log
+			if err == nil {
+				o := s.logOptions(tp.Topic)
+				o.Logger = o.Logger.With("topic", tp.Topic, "partition", tp.Partition)
+				l, err = openLog(dir, o, s.cache, clean, cp[name])
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("engine: open %s: %w", dir, err))
+				return
+			}
+			s.mu.logs[tp] = storeLog{log: l, id: id}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// Dir is the data directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Log returns the log of tp and its topic ID.
+func (s *Store) Log(tp Partition) (*Log, TopicID, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sl, ok := s.mu.logs[tp]
+	return sl.log, sl.id, ok
+}
+
+// Partitions lists the partitions the store holds.
+func (s *Store) Partitions() []Partition {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Partition, 0, len(s.mu.logs))
+	for tp := range s.mu.logs {
+		out = append(out, tp)
+	}
+	return out
+}
+
+// CreateLog returns the log of tp, creating its directory and
+// partition.metadata if it does not exist. An existing log of another topic
+// ID is an error wrapping ErrTopicIDMismatch (the old topic's data must be
+// deleted first).
+func (s *Store) CreateLog(tp Partition, id TopicID) (*Log, error) {
+	if tp.Topic == "" || tp.Partition < 0 || strings.ContainsAny(tp.Topic, "/\x00") || tp.Topic == "." || tp.Topic == ".." {
+		return nil, fmt.Errorf("engine: invalid partition %q/%d", tp.Topic, tp.Partition)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil, ErrClosed
+	}
+	if sl, ok := s.mu.logs[tp]; ok {
+		if sl.id != id {
+			return nil, fmt.Errorf("%w: %s holds topic ID %s, not %s", ErrTopicIDMismatch, tp.dirName(), sl.id, id)
+		}
+		return sl.log, nil
+	}
+	dir := filepath.Join(s.dir, tp.dirName())
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: create %s: %w", dir, err)
+	}
+	if err := writePartitionMetadata(dir, id); err != nil {
+		return nil, err
+	}
+	if err := syncDir(s.dir); err != nil {
+		return nil, err
+	}
+	o := s.logOptions(tp.Topic)
+	o.Logger = o.Logger.With("topic", tp.Topic, "partition", tp.Partition)
+	l, err := openLog(dir, o, s.cache, false, 0)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.logs[tp] = storeLog{log: l, id: id}
+	return l, nil
+}
+
+// DeleteLog closes the log of tp and removes its data: the directory is
+// first renamed to "<topic>-<partition>.<random>-delete" (durably), then
+// removed in the background. Views still held keep reading until released.
+func (s *Store) DeleteLog(tp Partition) error {
+	s.mu.Lock()
+	sl, ok := s.mu.logs[tp]
+	if ok {
+		delete(s.mu.logs, tp)
+	}
+	s.mu.Unlock()
+	if !ok {
+		return nil
+	}
+	err := sl.log.Close()
+	var r [16]byte
+	rand.Read(r[:])
+	dst := filepath.Join(s.dir, tp.dirName()+"."+hex.EncodeToString(r[:])+deleteDirSuffix)
+	if rerr := os.Rename(sl.log.Dir(), dst); rerr != nil {
+		return errors.Join(err, fmt.Errorf("engine: rename %s for deletion: %w", sl.log.Dir(), rerr))
+	}
+	if serr := syncDir(s.dir); serr != nil {
+		return errors.Join(err, serr)
+	}
+	s.removeInBackground(dst)
+	return nil
+}
+
+func (s *Store) removeInBackground(dir string) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		if err := os.RemoveAll(dir); err != nil {
+			s.logger().Warn("removing deleted log", "dir", dir, "err", err)
+		}
+	}()
+}
+
+// Checkpoint writes every log's recovery point.
+func (s *Store) Checkpoint() error {
+	s.mu.Lock()
+	cp := make(map[string]int64, len(s.mu.logs))
+	for tp, sl := range s.mu.logs {
+		cp[tp.dirName()] = sl.log.RecoveryPoint()
+	}
+	s.mu.Unlock()
+	return writeCheckpoint(filepath.Join(s.dir, recoveryPointFile), cp)
+}
+
+func (s *Store) checkpointLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(s.opts.CheckpointInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			if err := s.Checkpoint(); err != nil {
+				s.logger().Warn("writing recovery-point checkpoint", "err", err)
+			}
+		}
+	}
+}
+
+// Close closes every log (flushing it), writes the recovery points and the
+// clean-shutdown marker, and releases the directory.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.mu.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.mu.closed = true
+	s.mu.Unlock()
+	close(s.stop)
+	err := s.closeLogs()
+	s.bg.Wait()
+	if err == nil {
+		err = s.Checkpoint()
+	}
+	if err == nil {
+		err = writeCleanMarker(s.dir)
+	}
+	return errors.Join(err, s.lock.Close())
+}
+
+func (s *Store) closeLogs() error {
+	s.mu.Lock()
+	logs := make([]*Log, 0, len(s.mu.logs))
+	for _, sl := range s.mu.logs {
+		logs = append(logs, sl.log)
+	}
+	s.mu.Unlock()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		errs  []error
+		slots = make(chan struct{}, max(s.opts.OpenParallelism, 1))
+	)
+	for _, l := range logs {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			if err := l.Close(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func writePartitionMetadata(dir string, id TopicID) error {
+	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte("version: 0\ntopic_id: "+id.String()+"\n"))
+}
+
+// readPartitionMetadata reads a partition directory's topic ID; a directory
+// without the file (written by an older version) has the zero ID.
+func readPartitionMetadata(dir string) (TopicID, error) {
+	path := filepath.Join(dir, partitionMetadataFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return TopicID{}, nil
+	}
+	if err != nil {
+		return TopicID{}, fmt.Errorf("engine: read %s: %w", path, err)
+	}
+	var version, id string
+	for _, line := range strings.Split(string(data), "\n") {
+		k, v, _ := strings.Cut(line, ":")
+		switch strings.TrimSpace(k) {
+		case "version":
+			version = strings.TrimSpace(v)
+		case "topic_id":
+			id = strings.TrimSpace(v)
+		}
+	}
+	if version != "0" {
+		return TopicID{}, fmt.Errorf("%w: %s: unknown version %q", ErrCorrupt, path, version)
+	}
+	tid, err := ParseTopicID(id)
+	if err != nil {
+		return TopicID{}, fmt.Errorf("%w: %s: %v", ErrCorrupt, path, err)
+	}
+	return tid, nil
+}

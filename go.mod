@@ -1,0 +1,10 @@
+module github.com/sluice-io/sluice
+
+go 1.26.8
+
+require (
+	github.com/edsrzf/mmap-go v1.2.0
+	github.com/google/btree v1.1.3
+	github.com/twmb/franz-go/pkg/kmsg v1.15.1
+	golang.org/x/sys v0.50.0
+)
