@@ -211,7 +211,8 @@ func parseHeader(b []byte) BatchHeader {
 // batch's payload is not inspected.
 //
 // ValidateBatch does not allocate unless it fails. Errors wrap
-// ErrInvalidBatch and name the defect and its byte position in b (for a
+// ErrInvalidBatch (and also ErrCorrupt for a wrong length, magic or CRC:
+// bytes damaged rather than a batch built wrong) and name the defect and its byte position in b (for a
 // record, the position of the offending field), e.g. "engine: invalid record
 // batch: record 3 at position 190: key length -2".
 func ValidateBatch(b []byte) (BatchHeader, error) {
@@ -221,16 +222,16 @@ func ValidateBatch(b []byte) (BatchHeader, error) {
 	}
 	h := parseHeader(b)
 	if h.Size() != int64(len(b)) {
-		return h, fmt.Errorf("%w: batch length %d at position %d announces %d bytes, have %d",
-			ErrInvalidBatch, h.Length, offBatchLength, h.Size(), len(b))
+		return h, fmt.Errorf("%w: %w: batch length %d at position %d announces %d bytes, have %d",
+			ErrInvalidBatch, ErrCorrupt, h.Length, offBatchLength, h.Size(), len(b))
 	}
 	if h.Magic != batchMagic {
-		return h, fmt.Errorf("%w: magic %d at position %d, want %d",
-			ErrInvalidBatch, h.Magic, offMagic, batchMagic)
+		return h, fmt.Errorf("%w: %w: magic %d at position %d, want %d",
+			ErrInvalidBatch, ErrCorrupt, h.Magic, offMagic, batchMagic)
 	}
 	if crc := batchCRC(b); crc != h.CRC {
-		return h, fmt.Errorf("%w: CRC 0x%08x at position %d, computed 0x%08x",
-			ErrInvalidBatch, h.CRC, offCRC, crc)
+		return h, fmt.Errorf("%w: %w: CRC 0x%08x at position %d, computed 0x%08x",
+			ErrInvalidBatch, ErrCorrupt, h.CRC, offCRC, crc)
 	}
 	if c := h.Compression(); c > CompressionZstd {
 		return h, fmt.Errorf("%w: unknown compression codec %d in attributes at position %d",

@@ -57,7 +57,7 @@
 // # Space, durability and recovery
 //
 // The active segment's .log is reserved ahead of the write point with
-// fallocate in adaptive chunks (1 MiB for a quiet partition, up to 16 MiB
+// fallocate in adaptive chunks (256 KiB for a quiet partition, up to 16 MiB
 // for a busy one); the logical end is kept in memory and the file is
 // trimmed when the segment rolls or the log closes. Index files grow in
 // fallocated chunks under a mapping made once at full capacity, so a store

@@ -136,3 +136,8 @@ func lockDir(dir string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// WriteFileAtomic replaces path with data so that a crash leaves either the
+// old or the new content: write a temporary file, fsync, rename, fsync the
+// directory. Exported for the metadata files of the layers above.
+func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data) }

@@ -21,9 +21,9 @@ import (
 )
 
 const (
-	preallocMin = 1 << 20  // first reservation of a segment: an idle partition costs at most this
-	preallocMax = 16 << 20 // largest reservation step for a busy partition
-	scanBufSize = 8 << 10  // header-scan window
+	preallocMin = 256 << 10 // first reservation of a segment: an idle partition costs at most this
+	preallocMax = 16 << 20  // largest reservation step for a busy partition
+	scanBufSize = 8 << 10   // header-scan window
 )
 
 type segment struct {

@@ -1,0 +1,189 @@
+package broker
+
+// Fetch (key 1), versions 4-17 (4 is the first that carries RecordBatch v2
+// only).
+//
+// Behavior:
+//   - Records go out exactly as stored: the response's fixed fields are
+//     encoded by wire.FetchWriter and each partition's bytes are streamed
+//     from its engine view, with sendfile(2) on a TCP connection.
+//   - Long poll: with less than MinBytes available the fetch waits up to
+//     MaxWaitMs, woken by the next append to any of its partitions (each
+//     partition keeps a list of waiting fetches), not by a timer loop.
+//   - Limits as Kafka's (KIP-74): PartitionMaxBytes per partition and
+//     MaxBytes (v3+) per response, except that the first batch of the first
+//     partition with data is returned whole even when larger.
+//   - Offsets below the log start or above the log end get
+//     OFFSET_OUT_OF_RANGE; unknown topics UNKNOWN_TOPIC_OR_PARTITION (v13+:
+//     UNKNOWN_TOPIC_ID); a current leader epoch other than 0 gets
+//     FENCED_LEADER_EPOCH (older) or UNKNOWN_LEADER_EPOCH (newer).
+//   - Fetch sessions (KIP-227) are declined: every response has session id 0,
+//     so clients send full requests; a request naming a session id gets
+//     FETCH_SESSION_ID_NOT_FOUND.
+//   - No transactions yet: the last stable offset is the high watermark and
+//     there are no aborted transactions.
+
+import (
+	"errors"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(1, 4, 17, handleFetch) }
+
+// wireFetch is a connection's reusable Fetch response state.
+type wireFetch struct {
+	w     wire.FetchWriter
+	resp  wire.FetchResponse
+	views []engine.View
+}
+
+func (f *wireFetch) release() {
+	for i := range f.views {
+		f.views[i].Release()
+	}
+	f.views = f.views[:0]
+}
+
+func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.FetchRequest)
+	f := &c.fetch
+	f.resp = wire.FetchResponse{Version: req.Version, Topics: f.resp.Topics[:0]}
+	if req.SessionID != 0 {
+		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
+		_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)
+		return nil, err
+	}
+	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
+	var timer *time.Timer
+	for {
+		// Register before reading, so an append after the read wakes us.
+		waiting := req.MaxWaitMillis > 0 && req.MinBytes > 0
+		if waiting {
+			select { // drop a stale wake-up
+			case <-c.wake:
+			default:
+			}
+		}
+		bytes, failed := c.b.readFetch(req, f, waiting, c.wake)
+		now := time.Now()
+		if !waiting || failed || bytes >= int64(req.MinBytes) || !now.Before(deadline) {
+			break
+		}
+		f.release()
+		if timer == nil {
+			timer = time.NewTimer(deadline.Sub(now))
+			defer timer.Stop()
+		} else {
+			timer.Reset(deadline.Sub(now))
+		}
+		select {
+		case <-c.wake:
+		case <-timer.C:
+		case <-c.b.closing:
+		}
+	}
+	_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)
+	f.release()
+	return nil, err
+}
+
+// readFetch fills f.resp with what every requested partition has now, and
+// returns the record bytes found and whether any partition failed. With
+// register, each partition first records wake as a waiting fetch.
+func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, wake chan struct{}) (int64, bool) {
+	f.resp.Topics = f.resp.Topics[:0]
+	var total int64
+	failed := false
+	remaining := int64(req.MaxBytes)
+	if req.Version < 3 || remaining <= 0 {
+		remaining = 1<<31 - 1
+	}
+	for ti := range req.Topics {
+		rt := &req.Topics[ti]
+		var ts *topicState
+		if req.Version >= 13 {
+			ts = b.topicByID(engine.TopicID(rt.TopicID))
+		} else {
+			ts = b.topic(rt.Topic)
+		}
+		f.resp.Topics = append(f.resp.Topics, wire.FetchTopic{Topic: rt.Topic, TopicID: rt.TopicID})
+		out := &f.resp.Topics[len(f.resp.Topics)-1]
+		out.Partitions = out.Partitions[:0]
+		for pi := range rt.Partitions {
+			rp := &rt.Partitions[pi]
+			fp := wire.FetchPartition{Partition: rp.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
+			var p *partition
+			if ts != nil && rp.Partition >= 0 && int(rp.Partition) < len(ts.partitions) {
+				p = ts.partitions[rp.Partition]
+			}
+			switch {
+			case p == nil && req.Version >= 13 && ts == nil:
+				fp.ErrorCode = kerr.UnknownTopicID.Code
+			case p == nil:
+				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case rp.CurrentLeaderEpoch > 0:
+				fp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case rp.CurrentLeaderEpoch < -1:
+				fp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			}
+			if fp.ErrorCode != 0 {
+				failed = true
+				out.Partitions = append(out.Partitions, fp)
+				continue
+			}
+			if register {
+				p.wait(wake)
+			}
+			hw := p.highWatermark()
+			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, p.log.StartOffset()
+			limit := min(int64(rp.PartitionMaxBytes), remaining)
+			if limit > 0 || total == 0 {
+				v, err := p.log.Read(rp.FetchOffset, max(limit, 1), hw)
+				switch {
+				case err != nil:
+					fp.ErrorCode = fetchError(b, p, err)
+					failed = true
+				case v.Len() > 0 && total > 0 && v.Len() > limit:
+					v.Release() // only the first partition with data may exceed the limits
+				case v.Len() > 0:
+					f.views = append(f.views, v)
+					fp.Records = &f.views[len(f.views)-1]
+					total += v.Len()
+					remaining -= v.Len()
+				}
+			}
+			out.Partitions = append(out.Partitions, fp)
+		}
+	}
+	// f.views may have moved while growing: point the records at their
+	// final places.
+	vi := 0
+	for ti := range f.resp.Topics {
+		ps := f.resp.Topics[ti].Partitions
+		for pi := range ps {
+			if ps[pi].Records != nil {
+				ps[pi].Records = &f.views[vi]
+				vi++
+			}
+		}
+	}
+	return total, failed
+}
+
+func fetchError(b *Broker, p *partition, err error) int16 {
+	switch {
+	case errors.Is(err, engine.ErrOffsetOutOfRange):
+		return kerr.OffsetOutOfRange.Code
+	case errors.Is(err, engine.ErrClosed):
+		return kerr.NotLeaderForPartition.Code
+	default:
+		b.log.Error("read failed", "topic", p.topic, "partition", p.index, "err", err)
+		return kerr.KafkaStorageError.Code
+	}
+}

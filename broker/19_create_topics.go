@@ -1,0 +1,122 @@
+package broker
+
+// CreateTopics (key 19), versions 0-7.
+//
+// Behavior:
+//   - NumPartitions and ReplicationFactor -1 (v4+) take the broker defaults
+//     (num.partitions, default.replication.factor).
+//   - Errors as Kafka: INVALID_TOPIC_EXCEPTION for a bad name,
+//     TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS for a count below 1,
+//     INVALID_REPLICATION_FACTOR for a factor below 1 or above the number of
+//     brokers (1 until cluster mode), INVALID_REPLICA_ASSIGNMENT for a manual
+//     assignment that is not this broker alone for partitions 0..n-1,
+//     INVALID_CONFIG for unknown keys, bad values or settings sluice cannot
+//     honour yet, INVALID_REQUEST for a topic named twice.
+//   - validate_only (v1+) checks everything and creates nothing.
+//
+// Version notes: v5+ returns the partitions, factor and configs; v7+ the
+// topic ID.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(19, 0, 7, handleCreateTopics) }
+
+func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.CreateTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
+	seen := map[string]int{}
+	for _, rt := range req.Topics {
+		seen[rt.Topic]++
+	}
+	for _, rt := range req.Topics {
+		st := kmsg.NewCreateTopicsResponseTopic()
+		st.Topic = rt.Topic
+		st.NumPartitions, st.ReplicationFactor = -1, -1
+		code, msg := c.b.createOne(req, &rt, &st, seen[rt.Topic] > 1)
+		if code != 0 {
+			st.ErrorCode = code
+			if req.Version >= 1 && msg != "" {
+				st.ErrorMessage = &msg
+			}
+			st.Configs = nil
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic, dup bool) (int16, string) {
+	if dup {
+		return kerr.InvalidRequest.Code, fmt.Sprintf("topic %s is named more than once in the request", rt.Topic)
+	}
+	if err := validateTopicName(rt.Topic); err != nil {
+		return kerr.InvalidTopicException.Code, err.Error()
+	}
+	if b.topic(rt.Topic) != nil {
+		return kerr.TopicAlreadyExists.Code, fmt.Sprintf("topic %s already exists", rt.Topic)
+	}
+	brokers := int16(len(b.coord.Brokers()))
+	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
+	if len(rt.ReplicaAssignment) > 0 {
+		if partitions != -1 || rf != -1 {
+			return kerr.InvalidRequest.Code, "both a replica assignment and a partition count or replication factor were given"
+		}
+		self := b.self().ID
+		for i, a := range rt.ReplicaAssignment {
+			if a.Partition != int32(i) || len(a.Replicas) != 1 || a.Replicas[0] != self {
+				return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("partition %d: assignments must name partitions 0..n-1 in order, each on broker %d alone", a.Partition, self)
+			}
+		}
+		partitions, rf = int32(len(rt.ReplicaAssignment)), 1
+	}
+	if partitions == -1 {
+		partitions = b.cfg.NumPartitions
+	}
+	if rf == -1 {
+		rf = b.cfg.DefaultReplicationFactor
+	}
+	if partitions < 1 {
+		return kerr.InvalidPartitions.Code, "number of partitions must be at least 1"
+	}
+	if rf < 1 || rf > brokers {
+		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("replication factor %d: must be between 1 and the number of brokers (%d)", rf, brokers)
+	}
+	configs := map[string]string{}
+	for _, cfg := range rt.Configs {
+		if err := validateTopicConfig(cfg.Name, cfg.Value); err != nil {
+			return kerr.InvalidConfig.Code, err.Error()
+		}
+		configs[cfg.Name] = *cfg.Value
+	}
+	st.NumPartitions, st.ReplicationFactor = partitions, rf
+	for k, v := range configs {
+		rc := kmsg.NewCreateTopicsResponseTopicConfig()
+		rc.Name, rc.Value, rc.Source = k, &v, 1 // DYNAMIC_TOPIC_CONFIG
+		st.Configs = append(st.Configs, rc)
+	}
+	if req.ValidateOnly {
+		return 0, ""
+	}
+	if len(configs) == 0 {
+		configs = nil
+	}
+	ts, err := b.createTopic(rt.Topic, partitions, rf, configs)
+	if errors.Is(err, coordinator.ErrTopicExists) {
+		return kerr.TopicAlreadyExists.Code, err.Error()
+	}
+	if err != nil {
+		b.log.Error("creating topic", "topic", rt.Topic, "err", err)
+		return kerr.UnknownServerError.Code, err.Error()
+	}
+	st.TopicID = ts.meta.ID
+	return 0, ""
+}

@@ -1,0 +1,264 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/engine"
+)
+
+// Broker is a single sluice broker.
+type Broker struct {
+	cfg   Config
+	log   *slog.Logger
+	store *engine.Store
+	coord coordinator.Coordinator
+
+	mu struct {
+		sync.RWMutex
+		topics   map[string]*topicState
+		byID     map[engine.TopicID]*topicState
+		conns    map[*conn]struct{}
+		ln       net.Listener
+		closing  bool
+		advertis coordinator.Broker
+	}
+	closing chan struct{}
+	connWG  sync.WaitGroup
+}
+
+// New opens the broker's data directory and metadata. It does not listen
+// yet: call Serve or ListenAndServe.
+func New(cfg Config) (*Broker, error) {
+	cfg = cfg.withDefaults()
+	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+	b.mu.topics = map[string]*topicState{}
+	b.mu.byID = map[engine.TopicID]*topicState{}
+	b.mu.conns = map[*conn]struct{}{}
+	self, err := b.selfAddress(cfg.Listen)
+	if err != nil {
+		return nil, err
+	}
+	b.mu.advertis = self
+	coord, err := coordinator.OpenEmbedded(cfg.DataDir, self)
+	if err != nil {
+		return nil, err
+	}
+	b.coord = coord
+	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
+		Log: cfg.logOptions(nil),
+		LogOptions: func(topic string) engine.Options {
+			t, _ := coord.Topic(topic)
+			return b.cfg.logOptions(t.Configs)
+		},
+	})
+	if err != nil {
+		coord.Close()
+		return nil, err
+	}
+	b.store = store
+	for _, t := range coord.Topics() {
+		if _, err := b.openTopic(t); err != nil {
+			store.Close()
+			coord.Close()
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// selfAddress is the broker's advertised address: Advertise, or the
+// listener's address.
+func (b *Broker) selfAddress(listen string) (coordinator.Broker, error) {
+	addr := b.cfg.Advertise
+	if addr == "" {
+		addr = listen
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return coordinator.Broker{}, fmt.Errorf("broker: address %q: %w", addr, err)
+	}
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "localhost"
+	}
+	p, err := strconv.Atoi(port)
+	if err != nil {
+		return coordinator.Broker{}, fmt.Errorf("broker: address %q: bad port", addr)
+	}
+	return coordinator.Broker{ID: b.cfg.ID, Host: host, Port: int32(p)}, nil
+}
+
+// openTopic opens (creating) the logs of t's partitions and registers it.
+func (b *Broker) openTopic(t coordinator.Topic) (*topicState, error) {
+	ts := &topicState{meta: t}
+	for i := range t.Partitions {
+		l, err := b.store.CreateLog(engine.Partition{Topic: t.Name, Partition: i}, t.ID)
+		if err != nil {
+			return nil, fmt.Errorf("broker: open %s-%d: %w", t.Name, i, err)
+		}
+		ts.partitions = append(ts.partitions, &partition{topic: t.Name, index: i, log: l})
+	}
+	b.mu.Lock()
+	b.mu.topics[t.Name] = ts
+	b.mu.byID[t.ID] = ts
+	b.mu.Unlock()
+	return ts, nil
+}
+
+// topic returns a topic's state.
+func (b *Broker) topic(name string) *topicState {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.mu.topics[name]
+}
+
+func (b *Broker) topicByID(id engine.TopicID) *topicState {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.mu.byID[id]
+}
+
+// partition returns a partition, or nil.
+func (b *Broker) partition(topic string, index int32) *partition {
+	ts := b.topic(topic)
+	if ts == nil || index < 0 || int(index) >= len(ts.partitions) {
+		return nil
+	}
+	return ts.partitions[index]
+}
+
+// createTopic creates a topic in the metadata and opens its logs.
+func (b *Broker) createTopic(name string, partitions int32, rf int16, configs map[string]string) (*topicState, error) {
+	t, err := b.coord.CreateTopic(coordinator.Topic{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
+	if err != nil {
+		return nil, err
+	}
+	b.log.Info("created topic", "topic", name, "partitions", partitions, "id", t.ID.String())
+	return b.openTopic(t)
+}
+
+// self is this broker's advertised identity.
+func (b *Broker) self() coordinator.Broker {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.mu.advertis
+}
+
+// ListenAndServe listens on the configured address and serves until Close.
+func (b *Broker) ListenAndServe() error {
+	ln, err := net.Listen("tcp", b.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("broker: listen: %w", err)
+	}
+	return b.Serve(ln)
+}
+
+// Serve accepts connections on ln until Close. If no address was
+// advertised, the listener's actual address (its port, when the
+// configuration asked for port 0) is advertised.
+func (b *Broker) Serve(ln net.Listener) error {
+	b.mu.Lock()
+	if b.mu.closing {
+		b.mu.Unlock()
+		ln.Close()
+		return net.ErrClosed
+	}
+	b.mu.ln = ln
+	if b.cfg.Advertise == "" {
+		if self, err := b.selfAddress(ln.Addr().String()); err == nil {
+			b.mu.advertis = self
+		}
+	}
+	b.mu.Unlock()
+	b.log.Info("sluice broker listening", "addr", ln.Addr().String(), "advertised", net.JoinHostPort(b.self().Host, strconv.Itoa(int(b.self().Port))), "data", b.cfg.DataDir)
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			select {
+			case <-b.closing:
+				return nil
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				time.Sleep(10 * time.Millisecond)
+				continue
+			}
+			return fmt.Errorf("broker: accept: %w", err)
+		}
+		c := newConn(b, nc)
+		b.mu.Lock()
+		if b.mu.closing {
+			b.mu.Unlock()
+			nc.Close()
+			continue
+		}
+		b.mu.conns[c] = struct{}{}
+		b.connWG.Add(1)
+		b.mu.Unlock()
+		go func() {
+			defer b.connWG.Done()
+			c.serve()
+			b.mu.Lock()
+			delete(b.mu.conns, c)
+			b.mu.Unlock()
+		}()
+	}
+}
+
+// Addr is the listener's address, once serving.
+func (b *Broker) Addr() net.Addr {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.mu.ln == nil {
+		return nil
+	}
+	return b.mu.ln.Addr()
+}
+
+// Close stops accepting, lets every connection finish the request it is
+// handling (long-polling fetches answer at once), then flushes and closes
+// the logs, leaving the clean-shutdown marker.
+func (b *Broker) Close() error {
+	return b.Shutdown(context.Background())
+}
+
+// Shutdown is Close with a deadline for in-flight requests; connections
+// still busy when ctx ends are closed.
+func (b *Broker) Shutdown(ctx context.Context) error {
+	b.mu.Lock()
+	if b.mu.closing {
+		b.mu.Unlock()
+		return nil
+	}
+	b.mu.closing = true
+	close(b.closing)
+	if b.mu.ln != nil {
+		b.mu.ln.Close()
+	}
+	for c := range b.mu.conns {
+		c.stopReading()
+	}
+	b.mu.Unlock()
+	done := make(chan struct{})
+	go func() { b.connWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		b.mu.Lock()
+		for c := range b.mu.conns {
+			c.nc.Close()
+		}
+		b.mu.Unlock()
+		<-done
+	}
+	err := b.store.Close()
+	return errors.Join(err, b.coord.Close())
+}

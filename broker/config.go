@@ -1,0 +1,226 @@
+package broker
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluice-io/sluice/engine"
+)
+
+// Config is a broker's configuration. Fields carry Kafka's server.properties
+// key names in their comments; the zero value of a field means Kafka's
+// default (see Defaults).
+type Config struct {
+	ID        int32  // broker.id / node.id; default 0
+	Listen    string // listeners host:port; default localhost:9092
+	Advertise string // advertised.listeners host:port; default the listener's address
+	DataDir   string // log.dirs; default ./sluice-data
+
+	NumPartitions            int32 // num.partitions; default 1
+	DefaultReplicationFactor int16 // default.replication.factor; default 1
+	AutoCreateTopics         *bool // auto.create.topics.enable; default true
+	MessageMaxBytes          int32 // message.max.bytes; default 1048588
+	SocketRequestMaxBytes    int32 // socket.request.max.bytes; default 104857600
+
+	LogSegmentBytes       int64         // log.segment.bytes; default 1 GiB
+	LogRoll               time.Duration // log.roll.ms / log.roll.hours; default 168 h
+	LogIndexSizeMaxBytes  int32         // log.index.size.max.bytes; default 10 MiB
+	LogIndexIntervalBytes int32         // log.index.interval.bytes; default 4096
+	LogRetention          time.Duration // log.retention.ms / .minutes / .hours; default 168 h (enforced by a later change)
+	LogRetentionBytes     int64         // log.retention.bytes; default -1
+	FlushIntervalMessages int64         // log.flush.interval.messages; default none (Long.MAX_VALUE)
+	FlushInterval         time.Duration // log.flush.interval.ms; default none
+
+	Logger *slog.Logger // default slog.Default()
+}
+
+// withDefaults fills zero fields with Kafka's defaults.
+func (c Config) withDefaults() Config {
+	if c.Listen == "" {
+		c.Listen = "localhost:9092"
+	}
+	if c.DataDir == "" {
+		c.DataDir = "./sluice-data"
+	}
+	if c.NumPartitions <= 0 {
+		c.NumPartitions = 1
+	}
+	if c.DefaultReplicationFactor <= 0 {
+		c.DefaultReplicationFactor = 1
+	}
+	if c.AutoCreateTopics == nil {
+		t := true
+		c.AutoCreateTopics = &t
+	}
+	if c.MessageMaxBytes <= 0 {
+		c.MessageMaxBytes = engine.DefaultMaxBatchBytes
+	}
+	if c.SocketRequestMaxBytes <= 0 {
+		c.SocketRequestMaxBytes = 100 << 20
+	}
+	if c.LogSegmentBytes <= 0 {
+		c.LogSegmentBytes = engine.DefaultSegmentBytes
+	}
+	if c.LogRoll <= 0 {
+		c.LogRoll = engine.DefaultSegmentAge
+	}
+	if c.LogIndexSizeMaxBytes <= 0 {
+		c.LogIndexSizeMaxBytes = engine.DefaultSegmentIndexBytes
+	}
+	if c.LogIndexIntervalBytes <= 0 {
+		c.LogIndexIntervalBytes = engine.DefaultIndexIntervalBytes
+	}
+	if c.LogRetention == 0 {
+		c.LogRetention = 7 * 24 * time.Hour
+	}
+	if c.LogRetentionBytes == 0 {
+		c.LogRetentionBytes = -1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// ParseProperties reads a Java properties file (server.properties): key=value
+// or key: value lines, # and ! comments, backslash line continuations.
+func ParseProperties(r io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	sc := bufio.NewScanner(r)
+	var pending string
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimLeft(sc.Text(), " \t\f")
+		if pending == "" && (s == "" || s[0] == '#' || s[0] == '!') {
+			continue
+		}
+		if strings.HasSuffix(s, `\`) && !strings.HasSuffix(s, `\\`) {
+			pending += s[:len(s)-1]
+			continue
+		}
+		s = pending + s
+		pending = ""
+		i := strings.IndexAny(s, "=:")
+		if i < 0 {
+			return nil, fmt.Errorf("broker: properties line %d: no '=' in %q", line, s)
+		}
+		out[strings.TrimSpace(s[:i])] = strings.TrimSpace(s[i+1:])
+	}
+	return out, sc.Err()
+}
+
+// Apply sets the fields named by Kafka keys in props. Unknown keys are
+// returned so the caller can warn about them; a bad value is an error.
+func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
+	num := func(k, v string, bits int) (int64, error) {
+		n, err := strconv.ParseInt(v, 10, bits)
+		if err != nil {
+			return 0, fmt.Errorf("broker: config %s=%q: not a number", k, v)
+		}
+		return n, nil
+	}
+	for k, v := range props {
+		var n int64
+		switch k {
+		case "broker.id", "node.id":
+			if n, err = num(k, v, 32); err == nil {
+				c.ID = int32(n)
+			}
+		case "listeners":
+			c.Listen = stripScheme(v)
+		case "advertised.listeners":
+			c.Advertise = stripScheme(v)
+		case "log.dirs", "log.dir":
+			c.DataDir = strings.Split(v, ",")[0]
+		case "num.partitions":
+			if n, err = num(k, v, 32); err == nil {
+				c.NumPartitions = int32(n)
+			}
+		case "default.replication.factor":
+			if n, err = num(k, v, 16); err == nil {
+				c.DefaultReplicationFactor = int16(n)
+			}
+		case "auto.create.topics.enable":
+			b, perr := strconv.ParseBool(v)
+			if perr != nil {
+				err = fmt.Errorf("broker: config %s=%q: not a boolean", k, v)
+			}
+			c.AutoCreateTopics = &b
+		case "message.max.bytes":
+			if n, err = num(k, v, 32); err == nil {
+				c.MessageMaxBytes = int32(n)
+			}
+		case "socket.request.max.bytes":
+			if n, err = num(k, v, 32); err == nil {
+				c.SocketRequestMaxBytes = int32(n)
+			}
+		case "log.segment.bytes":
+			if n, err = num(k, v, 32); err == nil {
+				c.LogSegmentBytes = n
+			}
+		case "log.roll.ms", "log.roll.hours":
+			if n, err = num(k, v, 64); err == nil {
+				c.LogRoll = scaled(k, n)
+			}
+		case "log.index.size.max.bytes":
+			if n, err = num(k, v, 32); err == nil {
+				c.LogIndexSizeMaxBytes = int32(n)
+			}
+		case "log.index.interval.bytes":
+			if n, err = num(k, v, 32); err == nil {
+				c.LogIndexIntervalBytes = int32(n)
+			}
+		case "log.retention.ms", "log.retention.minutes", "log.retention.hours":
+			if n, err = num(k, v, 64); err == nil {
+				c.LogRetention = scaled(k, n)
+			}
+		case "log.retention.bytes":
+			if n, err = num(k, v, 64); err == nil {
+				c.LogRetentionBytes = n
+			}
+		case "log.flush.interval.messages":
+			if n, err = num(k, v, 64); err == nil {
+				c.FlushIntervalMessages = n
+			}
+		case "log.flush.interval.ms":
+			if n, err = num(k, v, 64); err == nil {
+				c.FlushInterval = time.Duration(n) * time.Millisecond
+			}
+		default:
+			unknown = append(unknown, k)
+		}
+		if err != nil {
+			return unknown, err
+		}
+	}
+	return unknown, nil
+}
+
+// stripScheme turns "PLAINTEXT://host:port" into "host:port".
+func stripScheme(v string) string {
+	v = strings.Split(v, ",")[0]
+	if i := strings.Index(v, "://"); i >= 0 {
+		v = v[i+3:]
+	}
+	return v
+}
+
+// scaled converts a .ms, .minutes or .hours value; negative means forever.
+func scaled(key string, n int64) time.Duration {
+	if n < 0 {
+		return -1
+	}
+	switch {
+	case strings.HasSuffix(key, ".hours"):
+		return time.Duration(n) * time.Hour
+	case strings.HasSuffix(key, ".minutes"):
+		return time.Duration(n) * time.Minute
+	}
+	return time.Duration(n) * time.Millisecond
+}

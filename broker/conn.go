@@ -1,0 +1,132 @@
+package broker
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+// errCloseConn asks the connection loop to close without answering (a
+// Produce with acks=0 that failed, as Kafka does).
+var errCloseConn = errors.New("broker: close connection")
+
+const (
+	readBufSize  = 64 << 10
+	keepFrameBuf = 1 << 20 // frame buffers above this are dropped after use
+)
+
+// conn is one client connection.
+type conn struct {
+	b      *Broker
+	nc     net.Conn
+	r      *bufio.Reader
+	frame  []byte
+	out    []byte
+	fetch  wireFetch
+	wake   chan struct{} // this connection's fetch waiter
+	closed atomic.Bool   // stop reading new requests
+}
+
+func newConn(b *Broker, nc net.Conn) *conn {
+	return &conn{b: b, nc: nc, r: bufio.NewReaderSize(nc, readBufSize), wake: make(chan struct{}, 1)}
+}
+
+// stopReading makes the loop end after the request in hand.
+func (c *conn) stopReading() {
+	c.closed.Store(true)
+	c.nc.SetReadDeadline(time.Now())
+}
+
+func (c *conn) serve() {
+	defer c.nc.Close()
+	log := c.b.log.With("remote", c.nc.RemoteAddr().String())
+	for !c.closed.Load() {
+		frame, err := wire.ReadFrame(c.r, c.frame, c.b.cfg.SocketRequestMaxBytes)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !c.closed.Load() && !errors.Is(err, net.ErrClosed) {
+				log.Info("closing connection", "err", err)
+			}
+			return
+		}
+		if cap(frame) <= keepFrameBuf {
+			c.frame = frame[:0]
+		} else {
+			c.frame = nil
+		}
+		if err := c.handle(frame); err != nil {
+			if !errors.Is(err, errCloseConn) {
+				log.Info("closing connection", "err", err)
+			}
+			return
+		}
+	}
+}
+
+// handle serves one request frame.
+func (c *conn) handle(frame []byte) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			c.b.log.Error("panic handling request; closing the connection", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("broker: panic: %v", r)
+		}
+	}()
+	h, err := wire.ParseHeader(frame)
+	if err != nil {
+		return err
+	}
+	api, ok := apis[h.Key]
+	if !ok {
+		return fmt.Errorf("%w: %d", wire.ErrUnknownAPIKey, h.Key)
+	}
+	if h.Version < api.min || h.Version > api.max {
+		if h.Key == wire.ApiVersionsKey {
+			return c.write(h.CorrelationID, unsupportedApiVersions())
+		}
+		return fmt.Errorf("broker: %s v%d is not served (v%d to v%d)", kmsg.NameForKey(h.Key), h.Version, api.min, api.max)
+	}
+	h, req, err := wire.ParseRequest(frame)
+	if err != nil {
+		return err
+	}
+	resp, err := api.handle(c, h, req)
+	if err != nil {
+		return err
+	}
+	if resp == nil {
+		return nil
+	}
+	return c.write(h.CorrelationID, resp)
+}
+
+// write sends one response.
+func (c *conn) write(correlationID int32, resp kmsg.Response) error {
+	c.out = wire.AppendResponse(c.out[:0], correlationID, resp)
+	_, err := c.nc.Write(c.out)
+	if cap(c.out) > keepFrameBuf {
+		c.out = nil
+	}
+	return err
+}
+
+// api is a served API key.
+type api struct {
+	min, max int16
+	handle   func(c *conn, h wire.Header, req kmsg.Request) (kmsg.Response, error)
+}
+
+// apis are the served keys and versions; ApiVersions advertises exactly
+// these. Each handler file registers its key.
+var apis = map[int16]api{}
+
+func register(key, min, max int16, handle func(*conn, wire.Header, kmsg.Request) (kmsg.Response, error)) {
+	apis[key] = api{min: min, max: max, handle: handle}
+}

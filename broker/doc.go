@@ -1,0 +1,15 @@
+// Package broker is the sluice server: it accepts Kafka clients, decodes
+// their requests (package wire), dispatches each to the handler of its API
+// key (one file per key, named by it: 00_produce.go, 01_fetch.go, …), and
+// keeps the partitions (engine logs) and their waiting fetches.
+//
+// Each connection is served by one goroutine that reads a request, handles
+// it and writes its response before reading the next, so responses go out
+// in request order, as Kafka guarantees. Framing violations (a size over
+// socket.request.max.bytes, a truncated frame, an unknown API key, an
+// unsupported version, a body that does not decode) close that connection
+// and nothing else; every other problem is answered with a Kafka error code.
+//
+// Lock order: Broker.mu before partition.mu; neither is held across I/O
+// except the engine's own.
+package broker

@@ -1,0 +1,58 @@
+package broker
+
+import (
+	"sync"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/engine"
+)
+
+// partition is one partition this broker leads.
+type partition struct {
+	topic string
+	index int32
+	log   *engine.Log
+
+	mu struct {
+		sync.Mutex
+		waiters []chan struct{} // fetches waiting for data; each buffered 1
+	}
+}
+
+// highWatermark is the offset below which records are readable. On a single
+// node every appended record is replicated to the whole ISR (itself).
+func (p *partition) highWatermark() int64 { return p.log.EndOffset() }
+
+// wait registers ch to be signalled at the next append. Registering before
+// reading means an append after the read cannot be missed.
+func (p *partition) wait(ch chan struct{}) {
+	p.mu.Lock()
+	for _, w := range p.mu.waiters {
+		if w == ch {
+			p.mu.Unlock()
+			return
+		}
+	}
+	p.mu.waiters = append(p.mu.waiters, ch)
+	p.mu.Unlock()
+}
+
+// notify wakes every registered fetch.
+func (p *partition) notify() {
+	p.mu.Lock()
+	for i, w := range p.mu.waiters {
+		select {
+		case w <- struct{}{}:
+		default:
+		}
+		p.mu.waiters[i] = nil
+	}
+	p.mu.waiters = p.mu.waiters[:0]
+	p.mu.Unlock()
+}
+
+// topicState is a topic's metadata and its partitions.
+type topicState struct {
+	meta       coordinator.Topic
+	partitions []*partition
+}

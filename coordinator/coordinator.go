@@ -1,0 +1,59 @@
+// Package coordinator keeps sluice's cluster metadata (brokers, topics,
+// their IDs, partition counts and configurations) behind one interface with
+// two backends: the embedded one here, for a single node, which keeps the
+// metadata in a file of the data directory, and a ZooKeeper one for
+// clusters (to come).
+package coordinator
+
+import (
+	"errors"
+
+	"github.com/sluice-io/sluice/engine"
+)
+
+// Errors of every backend.
+var (
+	// ErrTopicExists is returned when creating a topic that exists.
+	ErrTopicExists = errors.New("coordinator: topic already exists")
+	// ErrUnknownTopic is returned for a topic that does not exist.
+	ErrUnknownTopic = errors.New("coordinator: unknown topic")
+	// ErrClosed is returned after Close.
+	ErrClosed = errors.New("coordinator: closed")
+)
+
+// Broker is a registered broker.
+type Broker struct {
+	ID   int32
+	Host string
+	Port int32
+	Rack *string
+}
+
+// Topic is a topic's metadata.
+type Topic struct {
+	Name              string
+	ID                engine.TopicID
+	Partitions        int32
+	ReplicationFactor int16
+	// Configs holds the topic's overrides of broker defaults, by Kafka key.
+	Configs map[string]string
+}
+
+// Coordinator is the cluster metadata service the broker uses.
+type Coordinator interface {
+	// ClusterID is the cluster's ID, fixed when the cluster first started.
+	ClusterID() string
+	// ControllerID is the broker acting as controller.
+	ControllerID() int32
+	// Brokers lists the live brokers.
+	Brokers() []Broker
+	// Topics lists every topic.
+	Topics() []Topic
+	// Topic returns one topic by name.
+	Topic(name string) (Topic, bool)
+	// CreateTopic records a new topic (its ID is assigned if zero) and
+	// returns it. ErrTopicExists if the name is taken.
+	CreateTopic(t Topic) (Topic, error)
+	// Close releases the backend.
+	Close() error
+}

@@ -1,0 +1,175 @@
+package coordinator
+
+// The embedded backend keeps the metadata of a single-node cluster in one
+// JSON file, <data>/cluster-metadata.json, replaced atomically (temp file,
+// fsync, rename, fsync dir) on every change:
+//
+//	{"version": 1, "cluster_id": "...", "topics": [{"name": ..., "id": ..., "partitions": N,
+//	  "replication_factor": 1, "configs": {...}}]}
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+
+	"github.com/sluice-io/sluice/engine"
+)
+
+const metadataFile = "cluster-metadata.json"
+
+type fileTopic struct {
+	Name              string            `json:"name"`
+	ID                string            `json:"id"`
+	Partitions        int32             `json:"partitions"`
+	ReplicationFactor int16             `json:"replication_factor"`
+	Configs           map[string]string `json:"configs,omitempty"`
+}
+
+type fileMetadata struct {
+	Version   int         `json:"version"`
+	ClusterID string      `json:"cluster_id"`
+	Topics    []fileTopic `json:"topics"`
+}
+
+// Embedded is the single-node backend.
+type Embedded struct {
+	path string
+	self Broker
+
+	mu struct {
+		sync.Mutex
+		clusterID string
+		topics    map[string]Topic
+		closed    bool
+	}
+}
+
+// OpenEmbedded opens (creating) the metadata of the single node self in
+// dataDir.
+func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
+	e := &Embedded{path: filepath.Join(dataDir, metadataFile), self: self}
+	e.mu.topics = map[string]Topic{}
+	data, err := os.ReadFile(e.path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		var id [16]byte
+		rand.Read(id[:])
+		e.mu.clusterID = base64.RawURLEncoding.EncodeToString(id[:])
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return nil, fmt.Errorf("coordinator: %w", err)
+		}
+		if err := e.saveLocked(); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, fmt.Errorf("coordinator: read %s: %w", e.path, err)
+	default:
+		var m fileMetadata
+		if err := json.Unmarshal(data, &m); err != nil {
+			return nil, fmt.Errorf("coordinator: parse %s: %w", e.path, err)
+		}
+		if m.Version != 1 {
+			return nil, fmt.Errorf("coordinator: %s has unknown version %d", e.path, m.Version)
+		}
+		e.mu.clusterID = m.ClusterID
+		for _, ft := range m.Topics {
+			id, err := engine.ParseTopicID(ft.ID)
+			if err != nil {
+				return nil, fmt.Errorf("coordinator: %s: topic %q: %w", e.path, ft.Name, err)
+			}
+			e.mu.topics[ft.Name] = Topic{Name: ft.Name, ID: id, Partitions: ft.Partitions, ReplicationFactor: ft.ReplicationFactor, Configs: ft.Configs}
+		}
+	}
+	return e, nil
+}
+
+func (e *Embedded) saveLocked() error {
+	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}}
+	for _, t := range e.mu.topics {
+		m.Topics = append(m.Topics, fileTopic{Name: t.Name, ID: t.ID.String(), Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Configs: t.Configs})
+	}
+	slices.SortFunc(m.Topics, func(a, b fileTopic) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		return 1
+	})
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("coordinator: %w", err)
+	}
+	return engine.WriteFileAtomic(e.path, data)
+}
+
+// ClusterID implements Coordinator.
+func (e *Embedded) ClusterID() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.mu.clusterID
+}
+
+// ControllerID implements Coordinator: the single node.
+func (e *Embedded) ControllerID() int32 { return e.self.ID }
+
+// Brokers implements Coordinator: the single node.
+func (e *Embedded) Brokers() []Broker { return []Broker{e.self} }
+
+// Topics implements Coordinator.
+func (e *Embedded) Topics() []Topic {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Topic, 0, len(e.mu.topics))
+	for _, t := range e.mu.topics {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b Topic) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// Topic implements Coordinator.
+func (e *Embedded) Topic(name string) (Topic, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	t, ok := e.mu.topics[name]
+	return t, ok
+}
+
+// CreateTopic implements Coordinator.
+func (e *Embedded) CreateTopic(t Topic) (Topic, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return Topic{}, ErrClosed
+	}
+	if _, ok := e.mu.topics[t.Name]; ok {
+		return Topic{}, fmt.Errorf("%w: %s", ErrTopicExists, t.Name)
+	}
+	if t.ID == (engine.TopicID{}) {
+		t.ID = engine.NewTopicID()
+	}
+	e.mu.topics[t.Name] = t
+	if err := e.saveLocked(); err != nil {
+		delete(e.mu.topics, t.Name)
+		return Topic{}, err
+	}
+	return t, nil
+}
+
+// Close implements Coordinator.
+func (e *Embedded) Close() error {
+	e.mu.Lock()
+	e.mu.closed = true
+	e.mu.Unlock()
+	return nil
+}
