@@ -235,7 +235,7 @@ func (l *Log) writableLocked() error {
 func (l *Log) appendLocked(b []byte, h *BatchHeader) error {
 	now := l.opts.Now()
 	s := l.mu.active
-	if why := s.needsRoll(l.mu.files, int64(len(b)), h.LastOffset(), l.opts.SegmentBytes, l.opts.SegmentAge, now); why != "" {
+	if why := s.needsRoll(l.mu.files, int64(len(b)), h.LastOffset(), h.MaxTimestamp, l.opts.SegmentBytes, l.opts.SegmentAge, now); why != "" {
 		if err := l.rollLocked(h.BaseOffset, why); err != nil {
 			return err
 		}
@@ -276,6 +276,9 @@ func (l *Log) rollLocked(base int64, why string) error {
 		return fmt.Errorf("engine: roll to %d below the log end offset %d", base, l.nextOffset.Load())
 	}
 	empty := old.size.Load() == 0
+	if empty && base == old.base {
+		return nil // already an empty segment at base
+	}
 	if !empty {
 		if err := old.sealLocked(of); err != nil {
 			var se *stickyError

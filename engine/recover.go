@@ -17,7 +17,6 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"time"
 )
 
 // load finds the segments in the directory and recovers them.
@@ -150,6 +149,7 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 		return nil, false, fmt.Errorf("engine: stat %s: %w", f.log.Name(), err)
 	}
 	fileSize := fi.Size()
+	br := batchReader{f: f.log, end: fileSize}
 	from := int64(0)
 	if !full {
 		if err := errors.Join(f.index.sanityCheck(fileSize), f.timeIndex.sanityCheck()); err != nil {
@@ -157,6 +157,12 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 			full = true
 		} else if n := f.index.count(); n > 0 {
 			from = int64(f.index.position(n - 1))
+			// The entry must name the batch found there (as in positionOf):
+			// a scan from inside a batch would cut good data.
+			if _, h, err := br.batch(from); err != nil || h.BaseOffset != s.base+int64(f.index.relOffset(n-1)) {
+				l.cfg.logger.Warn("rebuilding indexes", "segment", s.logPath(), "reason", "the last index entry does not match the log", "position", from)
+				full, from = true, 0
+			}
 		}
 	}
 	if full {
@@ -168,7 +174,6 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 	}
 	s.w.allocated = fileSize
 
-	br := batchReader{f: f.log, end: fileSize}
 	expect := max(prevNext, s.base)
 	pos := from
 	var stop error
@@ -182,7 +187,7 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 			break
 		}
 		if pos == 0 {
-			s.w.rollBase = rollBase(h.MaxTimestamp, l.opts.Now())
+			s.w.firstTimestamp = h.MaxTimestamp
 		}
 		if h.MaxTimestamp > s.w.maxTimestamp {
 			s.w.maxTimestamp, s.w.offsetOfMaxTs = h.MaxTimestamp, h.LastOffset()
@@ -201,21 +206,25 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 		expect = s.w.nextOffset
 		pos += int64(len(b))
 	}
-	if pos > 0 && s.w.rollBase.IsZero() {
+	if pos > 0 && from > 0 {
 		hr := newHeaderReader(f.log)
 		if h, err := hr.header(0, fileSize); err == nil {
-			s.w.rollBase = rollBase(h.MaxTimestamp, l.opts.Now())
+			s.w.firstTimestamp = h.MaxTimestamp
 		}
 		hr.close()
 	}
-	if s.w.rollBase.IsZero() {
-		s.w.rollBase = l.opts.Now()
-	}
+	s.w.created = l.opts.Now()
 	truncated := false
 	if pos < fileSize {
+		zeros := br.zeroFrom(pos)
 		switch {
-		case br.zeroFrom(pos):
+		case zeros && isLast:
 			// The preallocated tail: the normal end of an active segment.
+		case zeros:
+			// Batches of an earlier segment that never reached the disk: a
+			// hole, and later segments must go (as Kafka does).
+			l.cfg.logger.Warn("truncating zeroed tail of a segment that is not the last", "segment", s.logPath(), "position", pos, "bytes", fileSize-pos)
+			truncated = true
 		case errors.Is(stop, io.ErrUnexpectedEOF):
 			l.cfg.logger.Info("truncating torn tail", "segment", s.logPath(), "position", pos, "bytes", fileSize-pos)
 			truncated = true
@@ -233,15 +242,6 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 	}
 	s.size.Store(pos)
 	return f, truncated, nil
-}
-
-// rollBase is when segment.ms starts counting for a segment whose first
-// batch has max timestamp ts (Kafka counts from it), or now without one.
-func rollBase(ts int64, now time.Time) time.Time {
-	if ts < 0 {
-		return now
-	}
-	return time.UnixMilli(ts)
 }
 
 // batchReader reads whole batches sequentially through a buffer that grows

@@ -55,7 +55,8 @@ type segment struct {
 		bytesSinceIndex int64
 		maxTimestamp    int64
 		offsetOfMaxTs   int64
-		rollBase        time.Time // segment.ms counts from here
+		firstTimestamp  int64     // max timestamp of the first batch, -1 when none
+		created         time.Time // when this segment was created or loaded
 		nextOffset      int64     // last offset + 1 of the data (base when empty)
 	}
 }
@@ -81,6 +82,7 @@ func newSegment(dir string, base int64, cache *fileCache, cfg *segmentConfig) *s
 	s := &segment{base: base, dir: dir, cache: cache, cfg: cfg}
 	s.w.nextOffset = base
 	s.w.maxTimestamp = -1
+	s.w.firstTimestamp = -1
 	s.w.offsetOfMaxTs = base
 	s.w.chunk = preallocMin
 	return s

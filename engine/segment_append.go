@@ -14,9 +14,9 @@ type stickyError struct{ err error }
 func (e *stickyError) Error() string { return e.err.Error() }
 func (e *stickyError) Unwrap() error { return e.err }
 
-// needsRoll reports why a batch of n bytes whose last offset is last cannot
-// go into the active segment, or "" when it can.
-func (s *segment) needsRoll(f *segmentFiles, n int64, last int64, segBytes int64, segAge time.Duration, now time.Time) string {
+// needsRoll reports why a batch of n bytes whose last offset is last and
+// max timestamp ts cannot go into the active segment, or "" when it can.
+func (s *segment) needsRoll(f *segmentFiles, n int64, last, ts int64, segBytes int64, segAge time.Duration, now time.Time) string {
 	size := s.size.Load()
 	switch {
 	case last-s.base > math.MaxInt32:
@@ -25,12 +25,23 @@ func (s *segment) needsRoll(f *segmentFiles, n int64, last int64, segBytes int64
 		return "" // an empty segment takes any batch
 	case size+n > segBytes:
 		return "size"
-	case now.Sub(s.w.rollBase) > segAge:
+	case s.age(ts, now) > segAge:
 		return "age"
 	case f.index.full() || f.timeIndex.full():
 		return "index full"
 	}
 	return ""
+}
+
+// age is how long the segment has been filling, for segment.ms. As Kafka,
+// it compares the incoming batch's timestamp with the first batch's, so
+// producer clocks that disagree with the broker's neither roll every batch
+// nor never; without timestamps it is the time since the segment began.
+func (s *segment) age(ts int64, now time.Time) time.Duration {
+	if s.w.firstTimestamp >= 0 && ts >= 0 {
+		return time.Duration(ts-s.w.firstTimestamp) * time.Millisecond
+	}
+	return now.Sub(s.w.created)
 }
 
 // appendLocked writes b, a batch whose offsets are assigned and described by
@@ -58,7 +69,7 @@ func (s *segment) appendLocked(f *segmentFiles, b []byte, h *BatchHeader, now ti
 		return &stickyError{fmt.Errorf("engine: write %s at position %d (%d of %d bytes written): %w", f.log.Name(), pos, n, len(b), err)}
 	}
 	if pos == 0 {
-		s.w.rollBase = now
+		s.w.firstTimestamp, s.w.created = h.MaxTimestamp, now
 	}
 	if h.MaxTimestamp > s.w.maxTimestamp {
 		s.w.maxTimestamp, s.w.offsetOfMaxTs = h.MaxTimestamp, h.LastOffset()
