@@ -32,9 +32,10 @@ var (
 	ErrNonMonotonic = errors.New("engine: offsets do not increase")
 
 	// ErrLogFailed is returned by Append after an earlier write or fsync
-	// failed (a failed fallocate wrote nothing and is not sticky). The failure is sticky: the page cache may have lost data,
-	// so the log refuses appends until it is closed and reopened (recovery then
-	// finds what really reached the disk).
+	// failed (a failed fallocate wrote nothing and is not sticky). The
+	// failure is sticky: the page cache may have lost data, so the log refuses
+	// appends until it is closed and reopened (recovery then finds what
+	// really reached the disk).
 	ErrLogFailed = errors.New("engine: log failed on an earlier write")
 
 	// ErrTopicIDMismatch is returned when a partition directory's
