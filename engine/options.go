@@ -13,6 +13,7 @@ const (
 	DefaultIndexIntervalBytes = 4096                 // index.interval.bytes
 	DefaultMaxBatchBytes      = 1024*1024 + 12       // max.message.bytes (1048588)
 	DefaultOpenSegments       = 1000                 // inactive segments kept open per cache
+	DefaultRetention          = 7 * 24 * time.Hour   // retention.ms
 	minSegmentBytes           = 14 + BatchHeaderSize // Kafka's lower bound for segment.bytes is 14
 )
 
@@ -38,6 +39,16 @@ type Options struct {
 	// MaxBatchBytes is the largest batch Append accepts (max.message.bytes).
 	// Default 1048588.
 	MaxBatchBytes int
+
+	// Retention is how long a segment is kept after its newest record
+	// (retention.ms): ApplyRetention deletes older segments. Default 7
+	// days; negative keeps segments forever.
+	Retention time.Duration
+
+	// RetentionBytes bounds the log's size (retention.bytes): ApplyRetention
+	// deletes the oldest segments while the rest still exceed it. Zero or
+	// negative means no bound (Kafka's default, -1).
+	RetentionBytes int64
 
 	// OpenSegments bounds how many inactive segments keep their files open
 	// when the Log is opened on its own; a Store uses StoreOptions instead.
@@ -69,6 +80,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.IndexIntervalBytes <= 0 {
 		o.IndexIntervalBytes = DefaultIndexIntervalBytes
+	}
+	if o.Retention == 0 {
+		o.Retention = DefaultRetention
 	}
 	if o.MaxBatchBytes <= 0 {
 		o.MaxBatchBytes = DefaultMaxBatchBytes

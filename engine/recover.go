@@ -60,13 +60,21 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 		s.size.Store(f.size)
 		l.mu.tree.ReplaceOrInsert(segEntry{base: f.base, seg: s})
 	}
+	cpStart, err := l.readStartOffset()
+	if err != nil {
+		return err
+	}
 	if len(segs) == 0 {
-		s, f, err := l.createSegmentLocked(0)
+		base := max(cpStart, 0)
+		s, f, err := l.createSegmentLocked(base)
 		if err != nil {
 			return err
 		}
 		l.mu.active, l.mu.files = s, f
 		l.publishLocked()
+		l.nextOffset.Store(base)
+		l.startOffset.Store(base)
+		l.recoveryPoint.Store(base)
 		return nil
 	}
 
@@ -119,7 +127,7 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 	}
 	l.publishLocked()
 	l.nextOffset.Store(l.mu.active.w.nextOffset)
-	l.startOffset.Store(segs[0].base)
+	l.startOffset.Store(min(max(segs[0].base, cpStart), l.mu.active.w.nextOffset))
 	if clean {
 		l.recoveryPoint.Store(l.mu.active.w.nextOffset)
 	} else {

@@ -106,6 +106,10 @@ type StoreOptions struct {
 	// CheckpointInterval is how often recovery points are written
 	// (log.flush.offset.checkpoint.interval.ms). Default 60 s.
 	CheckpointInterval time.Duration
+
+	// RetentionCheckInterval is how often every log's retention is applied
+	// (log.retention.check.interval.ms). Default 5 minutes.
+	RetentionCheckInterval time.Duration
 }
 
 type storeLog struct {
@@ -144,6 +148,9 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	if opts.CheckpointInterval <= 0 {
 		opts.CheckpointInterval = time.Minute
 	}
+	if opts.RetentionCheckInterval <= 0 {
+		opts.RetentionCheckInterval = 5 * time.Minute
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: create data dir %s: %w", dir, err)
 	}
@@ -158,8 +165,9 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 		lock.Close()
 		return nil, err
 	}
-	s.bg.Add(1)
+	s.bg.Add(2)
 	go s.checkpointLoop()
+	go s.retentionLoop()
 	return s, nil
 }
 
@@ -351,6 +359,40 @@ func (s *Store) checkpointLoop() {
 			if err := s.Checkpoint(); err != nil {
 				s.logger().Warn("writing recovery-point checkpoint", "err", err)
 			}
+		}
+	}
+}
+
+// ApplyRetention applies every log's retention now (see Log.ApplyRetention)
+// and returns the number of segments deleted.
+func (s *Store) ApplyRetention() int {
+	s.mu.Lock()
+	logs := make([]*Log, 0, len(s.mu.logs))
+	for _, sl := range s.mu.logs {
+		logs = append(logs, sl.log)
+	}
+	s.mu.Unlock()
+	total := 0
+	for _, l := range logs {
+		n, err := l.ApplyRetention()
+		total += n
+		if err != nil && !errors.Is(err, ErrClosed) {
+			s.logger().Warn("applying retention", "log", l.Dir(), "err", err)
+		}
+	}
+	return total
+}
+
+func (s *Store) retentionLoop() {
+	defer s.bg.Done()
+	t := time.NewTicker(s.opts.RetentionCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+			s.ApplyRetention()
 		}
 	}
 }

@@ -166,7 +166,10 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.mu.active, l.mu.files = s, f
 	l.publishLocked()
-	l.startOffset.Store(offset)
+	if err := l.setStartOffsetLocked(offset); err != nil {
+		l.mu.err = err
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
 	l.nextOffset.Store(offset)
 	l.recoveryPoint.Store(offset)
 	return nil

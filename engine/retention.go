@@ -1,0 +1,198 @@
+package engine
+
+// Retention and the log start offset. Records are kept until retention
+// removes them, whether consumed or not: by age (a segment whose newest
+// timestamp is older than Retention), by size (the oldest segments while the
+// rest exceed RetentionBytes), and below the log start offset that
+// DeleteRecordsBefore advances. Whole segments are deleted, never parts; an
+// expired active segment is rolled first, so an idle partition's data does
+// expire, as in Kafka. Deleted segments stay readable by views that hold
+// them until released.
+//
+// The log start offset is checkpointed in the log directory, in the format
+// of checkpoint.go, as log-start-offset-checkpoint:
+//
+//	0
+//	1
+//	<directory name> <log start offset>
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+const logStartOffsetFile = "log-start-offset-checkpoint"
+
+// readStartOffset reads the log's checkpointed start offset (-1 if none).
+func (l *Log) readStartOffset() (int64, error) {
+	cp, err := readCheckpoint(filepath.Join(l.dir, logStartOffsetFile))
+	if err != nil {
+		return -1, err
+	}
+	if off, ok := cp[l.name]; ok {
+		return off, nil
+	}
+	return -1, nil
+}
+
+// setStartOffsetLocked durably moves the log start offset to off.
+func (l *Log) setStartOffsetLocked(off int64) error {
+	if off == l.startOffset.Load() {
+		return nil
+	}
+	if err := writeCheckpoint(filepath.Join(l.dir, logStartOffsetFile), map[string]int64{l.name: off}); err != nil {
+		return err
+	}
+	l.startOffset.Store(off)
+	return nil
+}
+
+// DeleteRecordsBefore makes offset the log start offset (Kafka's
+// DeleteRecords): records below it are no longer readable and the segments
+// wholly below it are deleted. It never moves the start backwards; offset
+// must not pass the log end offset. It returns the new log start offset.
+func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return l.startOffset.Load(), err
+	}
+	if end := l.nextOffset.Load(); offset > end || offset < 0 {
+		return l.startOffset.Load(), fmt.Errorf("%w: delete records before %d, log %s ends at %d", ErrOffsetOutOfRange, offset, l.name, end)
+	}
+	if offset <= l.startOffset.Load() {
+		return l.startOffset.Load(), nil
+	}
+	if err := l.setStartOffsetLocked(offset); err != nil {
+		return l.startOffset.Load(), err
+	}
+	_, err := l.deleteSegmentsLocked(func(s, next *segment) bool { return next != nil && next.base <= offset }, "log start offset")
+	return l.startOffset.Load(), err
+}
+
+// ApplyRetention deletes the segments that retention by time, by size or
+// the log start offset no longer keeps, and returns how many it deleted.
+// The Store runs it in the background.
+func (l *Log) ApplyRetention() (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := l.writableLocked(); err != nil {
+		return 0, err
+	}
+	total := 0
+	start := l.startOffset.Load()
+	n, err := l.deleteSegmentsLocked(func(s, next *segment) bool { return next != nil && next.base <= start }, "log start offset")
+	total += n
+	if err != nil {
+		return total, err
+	}
+	if r := l.opts.Retention; r > 0 {
+		limit := l.opts.Now().Add(-r).UnixMilli()
+		n, err := l.deleteSegmentsLocked(func(s, next *segment) bool {
+			return s.size.Load() > 0 && l.segmentMaxTimestamp(s) < limit
+		}, "retention.ms")
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	if rb := l.opts.RetentionBytes; rb > 0 {
+		excess := l.sizeLocked() - rb
+		n, err := l.deleteSegmentsLocked(func(s, next *segment) bool {
+			if size := s.size.Load(); excess-size >= 0 && size > 0 {
+				excess -= size
+				return true
+			}
+			return false
+		}, "retention.bytes")
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (l *Log) sizeLocked() int64 {
+	var n int64
+	l.mu.tree.Ascend(func(e segEntry) bool {
+		n += e.seg.size.Load()
+		return true
+	})
+	return n
+}
+
+// deleteSegmentsLocked deletes segments from the oldest on while del holds
+// (s is the segment, next the one after it or nil for the active one). If
+// the active segment must go too, the log rolls first so a new empty active
+// segment remains. The log start offset moves to the first kept segment.
+func (l *Log) deleteSegmentsLocked(del func(s, next *segment) bool, reason string) (int, error) {
+	var doomed []*segment
+	var prev *segment
+	l.mu.tree.Ascend(func(e segEntry) bool {
+		if prev != nil {
+			if !del(prev, e.seg) {
+				prev = nil
+				return false
+			}
+			doomed = append(doomed, prev)
+		}
+		prev = e.seg
+		return true
+	})
+	if prev != nil && prev == l.mu.active && del(prev, nil) {
+		if err := l.rollLocked(l.nextOffset.Load(), "expired by "+reason); err != nil {
+			return 0, err
+		}
+		doomed = append(doomed, prev)
+	}
+	if len(doomed) == 0 {
+		return 0, nil
+	}
+	for _, s := range doomed {
+		l.mu.tree.Delete(segEntry{base: s.base})
+	}
+	first, _ := l.mu.tree.Min()
+	newStart := max(l.startOffset.Load(), first.base)
+	var err error
+	if newStart > l.startOffset.Load() {
+		err = l.setStartOffsetLocked(newStart)
+	}
+	l.publishLocked()
+	for _, s := range doomed {
+		l.cfg.logger.Info("deleting segment", "reason", reason, "segment", s.base, "bytes", s.size.Load())
+		s.retireAndRemove()
+	}
+	if serr := syncDir(l.dir); err == nil {
+		err = serr
+	}
+	return len(doomed), err
+}
+
+// segmentMaxTimestamp is the newest timestamp in s: the active segment's
+// appender state, a sealed segment's last time-index entry, or, for a
+// segment without timestamps, its file's modification time (as Kafka).
+func (l *Log) segmentMaxTimestamp(s *segment) int64 {
+	if s == l.mu.active {
+		if s.w.maxTimestamp >= 0 {
+			return s.w.maxTimestamp
+		}
+	} else if f, err := s.acquire(); err == nil && f != nil {
+		ts := f.timeIndex.lastTimestamp()
+		s.release()
+		if ts >= 0 {
+			return ts
+		}
+	}
+	fi, err := os.Stat(s.logPath())
+	if err != nil {
+		if !errors.Is(err, os.ErrNotExist) {
+			l.cfg.logger.Warn("stat for retention", "segment", s.logPath(), "err", err)
+		}
+		return time.Now().UnixMilli() // unknown: keep it
+	}
+	return fi.ModTime().UnixMilli()
+}
