@@ -53,7 +53,8 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.coord = coord
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
-		Log: cfg.logOptions(nil),
+		Log:                    cfg.logOptions(nil),
+		RetentionCheckInterval: cfg.LogRetentionCheck,
 		LogOptions: func(topic string) engine.Options {
 			t, _ := coord.Topic(topic)
 			return b.cfg.logOptions(t.Configs)

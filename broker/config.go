@@ -31,8 +31,9 @@ type Config struct {
 	LogRoll               time.Duration // log.roll.ms / log.roll.hours; default 168 h
 	LogIndexSizeMaxBytes  int32         // log.index.size.max.bytes; default 10 MiB
 	LogIndexIntervalBytes int32         // log.index.interval.bytes; default 4096
-	LogRetention          time.Duration // log.retention.ms / .minutes / .hours; default 168 h (enforced by a later change)
+	LogRetention          time.Duration // log.retention.ms / .minutes / .hours; default 168 h
 	LogRetentionBytes     int64         // log.retention.bytes; default -1
+	LogRetentionCheck     time.Duration // log.retention.check.interval.ms; default 5 minutes
 	FlushIntervalMessages int64         // log.flush.interval.messages; default none (Long.MAX_VALUE)
 	FlushInterval         time.Duration // log.flush.interval.ms; default none
 
@@ -183,6 +184,10 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 		case "log.retention.bytes":
 			if n, err = num(k, v, 64); err == nil {
 				c.LogRetentionBytes = n
+			}
+		case "log.retention.check.interval.ms":
+			if n, err = num(k, v, 64); err == nil {
+				c.LogRetentionCheck = time.Duration(n) * time.Millisecond
 			}
 		case "log.flush.interval.messages":
 			if n, err = num(k, v, 64); err == nil {

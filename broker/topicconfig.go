@@ -116,6 +116,8 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		SegmentIndexBytes:  int(c.LogIndexSizeMaxBytes),
 		IndexIntervalBytes: int(c.LogIndexIntervalBytes),
 		MaxBatchBytes:      int(c.MessageMaxBytes),
+		Retention:          c.LogRetention,
+		RetentionBytes:     c.LogRetentionBytes,
 		Logger:             c.Logger,
 	}
 	n := func(k string) (int64, bool) {
@@ -140,6 +142,15 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 	}
 	if v, ok := n("max.message.bytes"); ok {
 		o.MaxBatchBytes = int(v)
+	}
+	if v, ok := n("retention.ms"); ok {
+		o.Retention = time.Duration(v) * time.Millisecond
+		if v < 0 {
+			o.Retention = -1
+		}
+	}
+	if v, ok := n("retention.bytes"); ok {
+		o.RetentionBytes = v
 	}
 	return o
 }
