@@ -39,6 +39,12 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	req := r.(*kmsg.ProduceRequest)
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
+	type appended struct {
+		p      *partition
+		res    engine.AppendResult
+		ti, pi int
+	}
+	var done []appended
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -46,17 +52,29 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			code, msg := c.b.produceOne(req, rt.Topic, &rp, &sp)
+			p, res, code, msg := c.b.produceOne(req, rt.Topic, &rp)
 			if code != 0 {
 				failed = true
-				sp.ErrorCode = code
-				if req.Version >= 8 && msg != "" {
-					sp.ErrorMessage = &msg
-				}
+				setProduceError(req, &sp, code, msg)
+			} else {
+				sp.BaseOffset, sp.LogStartOffset = res.FirstOffset, p.log.StartOffset()
+				done = append(done, appended{p, res, len(resp.Topics), len(st.Partitions)})
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)
+	}
+	// Every partition is written before any waits for its flush policy, so
+	// one group-commit round can cover them all.
+	for _, a := range done {
+		if err := a.p.log.AwaitFlushPolicy(a.res); err != nil {
+			failed = true
+			sp := &resp.Topics[a.ti].Partitions[a.pi]
+			code, msg := produceError(c.b, a.p, err)
+			sp.BaseOffset = -1
+			setProduceError(req, sp, code, msg)
+		}
+		a.p.notify()
 	}
 	if req.Acks == 0 {
 		if failed {
@@ -67,32 +85,39 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	return resp, nil
 }
 
-// produceOne appends one partition's batch and fills its response.
-func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, sp *kmsg.ProduceResponseTopicPartition) (int16, string) {
+func setProduceError(req *kmsg.ProduceRequest, sp *kmsg.ProduceResponseTopicPartition, code int16, msg string) {
+	sp.ErrorCode = code
+	if req.Version >= 8 && msg != "" {
+		sp.ErrorMessage = &msg
+	}
+}
+
+// produceOne appends one partition's batch, without waiting for its flush
+// policy.
+func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) (*partition, engine.AppendResult, int16, string) {
+	var res engine.AppendResult
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
-		return kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1"
+		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1"
 	}
 	if req.TransactionID != nil {
-		return kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet"
+		return nil, res, kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet"
 	}
 	p := b.partition(topic, rp.Partition)
 	if p == nil {
-		return kerr.UnknownTopicOrPartition.Code, ""
+		return nil, res, kerr.UnknownTopicOrPartition.Code, ""
 	}
 	records := rp.Records
 	if len(records) >= engine.BatchHeaderSize {
 		if hdr, err := engine.ParseBatchHeader(records); err == nil && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
-			return kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition"
+			return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition"
 		}
 	}
-	res, err := p.log.Append(records)
+	res, err := p.log.AppendNoWait(records)
 	if err != nil {
-		return produceError(b, p, err)
+		code, msg := produceError(b, p, err)
+		return nil, res, code, msg
 	}
-	p.notify()
-	sp.BaseOffset = res.FirstOffset
-	sp.LogStartOffset = p.log.StartOffset()
-	return 0, ""
+	return p, res, 0, ""
 }
 
 // produceError maps an engine append error to Kafka's code.

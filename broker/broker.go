@@ -104,7 +104,8 @@ func (b *Broker) openTopic(t coordinator.Topic) (*topicState, error) {
 		if err != nil {
 			return nil, fmt.Errorf("broker: open %s-%d: %w", t.Name, i, err)
 		}
-		ts.partitions = append(ts.partitions, &partition{topic: t.Name, index: i, log: l})
+		durable := b.cfg.logOptions(t.Configs).FlushMessages == 1
+		ts.partitions = append(ts.partitions, &partition{topic: t.Name, index: i, log: l, durableHW: durable})
 	}
 	b.mu.Lock()
 	b.mu.topics[t.Name] = ts

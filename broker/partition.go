@@ -12,6 +12,10 @@ type partition struct {
 	topic string
 	index int32
 	log   *engine.Log
+	// durableHW: with flush.messages=1 only what is on disk is readable, as
+	// Kafka flushes before it advances the high watermark; otherwise a
+	// machine crash would reuse offsets consumers already read.
+	durableHW bool
 
 	mu struct {
 		sync.Mutex
@@ -21,7 +25,12 @@ type partition struct {
 
 // highWatermark is the offset below which records are readable. On a single
 // node every appended record is replicated to the whole ISR (itself).
-func (p *partition) highWatermark() int64 { return p.log.EndOffset() }
+func (p *partition) highWatermark() int64 {
+	if p.durableHW {
+		return min(p.log.EndOffset(), p.log.RecoveryPoint())
+	}
+	return p.log.EndOffset()
+}
 
 // wait registers ch to be signalled at the next append. Registering before
 // reading means an append after the read cannot be missed.

@@ -117,6 +117,8 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		IndexIntervalBytes: int(c.LogIndexIntervalBytes),
 		MaxBatchBytes:      int(c.MessageMaxBytes),
 		Retention:          c.LogRetention,
+		FlushMessages:      c.FlushIntervalMessages,
+		FlushInterval:      c.FlushInterval,
 		RetentionBytes:     c.LogRetentionBytes,
 		Logger:             c.Logger,
 	}
@@ -151,6 +153,12 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 	}
 	if v, ok := n("retention.bytes"); ok {
 		o.RetentionBytes = v
+	}
+	if v, ok := n("flush.messages"); ok {
+		o.FlushMessages = v
+	}
+	if v, ok := n("flush.ms"); ok {
+		o.FlushInterval = time.Duration(v) * time.Millisecond
 	}
 	return o
 }

@@ -46,8 +46,15 @@ type Log struct {
 	recoveryPoint atomic.Int64 // everything below is on disk
 	closed        atomic.Bool
 
-	flushMu sync.Mutex     // serializes flushes; guards nothing else
-	bg      sync.WaitGroup // background flushes after roll
+	flushMu   sync.Mutex     // serializes flushes; guards nothing else
+	bg        sync.WaitGroup // background flushes after roll, the flush.ms ticker
+	syncer    *syncer        // group commit rounds (shared by a Store's logs)
+	ownSyncer bool
+	durable   durableSignal // wakes appenders waiting for the recovery point
+	// syncRounds counts flushes that advanced the recovery point (tests and
+	// benchmarks report fsyncs per append with it).
+	syncRounds atomic.Int64
+	stopTick   chan struct{}
 }
 
 type segEntry struct {
@@ -110,23 +117,26 @@ func OpenLog(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	o := opts.withDefaults()
-	l, err := openLog(dir, o, newFileCache(o.OpenSegments), clean, cp[filepath.Base(dir)])
+	sy := newSyncer()
+	l, err := openLog(dir, o, newFileCache(o.OpenSegments), sy, clean, cp[filepath.Base(dir)])
 	if err != nil {
+		sy.close()
 		lock.Close()
 		return nil, err
 	}
-	l.standalone, l.dirLock = true, lock
+	l.standalone, l.dirLock, l.ownSyncer = true, lock, true
 	return l, nil
 }
 
 // openLog opens the log in dir. After an unclean stop (clean false) every
 // segment from the one holding recoveryPoint on is scanned and checked.
-func openLog(dir string, opts Options, cache *fileCache, clean bool, recoveryPoint int64) (*Log, error) {
+func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool, recoveryPoint int64) (*Log, error) {
 	l := &Log{
-		dir:   dir,
-		name:  filepath.Base(dir),
-		opts:  opts,
-		cache: cache,
+		dir:    dir,
+		name:   filepath.Base(dir),
+		opts:   opts,
+		cache:  cache,
+		syncer: sy,
 		cfg: &segmentConfig{
 			indexInterval: int64(opts.IndexIntervalBytes),
 			indexBytes:    int64(opts.SegmentIndexBytes),
@@ -137,6 +147,19 @@ func openLog(dir string, opts Options, cache *fileCache, clean bool, recoveryPoi
 	if err := l.load(clean, recoveryPoint); err != nil {
 		l.closeSegments()
 		return nil, err
+	}
+	if opts.FlushMessages == 1 {
+		// Every acknowledged record must be on disk: make what recovery
+		// kept so before serving it.
+		if err := l.flushUpTo(l.nextOffset.Load()); err != nil {
+			l.closeSegments()
+			return nil, err
+		}
+	}
+	l.stopTick = make(chan struct{})
+	if opts.FlushInterval > 0 {
+		l.bg.Add(1)
+		go l.flushTicker(opts.FlushInterval, l.stopTick)
 	}
 	return l, nil
 }
@@ -160,8 +183,20 @@ func (l *Log) SetLeaderEpoch(epoch int32) { l.leaderEpoch.Store(epoch) }
 // Append validates batch (one Kafka RecordBatch v2 as a producer sends it:
 // see ValidateBatch), assigns it the next offsets, stamps the leader epoch,
 // and writes it. The batch's bytes are modified in place (base offset and
-// leader epoch, both outside the CRC). It never allocates.
+// leader epoch, both outside the CRC). With a flush policy it returns once
+// the batch is as durable as the policy requires (AwaitFlushPolicy). It
+// never allocates.
 func (l *Log) Append(batch []byte) (AppendResult, error) {
+	res, err := l.AppendNoWait(batch)
+	if err != nil {
+		return res, err
+	}
+	return res, l.AwaitFlushPolicy(res)
+}
+
+// AppendNoWait is Append without waiting for the flush policy: the caller
+// calls AwaitFlushPolicy before acknowledging the records.
+func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	if len(batch) > l.opts.MaxBatchBytes {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrBatchTooLarge, len(batch), l.opts.MaxBatchBytes)
 	}
@@ -191,6 +226,14 @@ func (l *Log) Append(batch []byte) (AppendResult, error) {
 // It accepts what Kafka's cleaner writes: batches with fewer records than
 // their offset range, and empty batches.
 func (l *Log) AppendReplicated(batches []byte) (AppendResult, error) {
+	res, err := l.appendReplicated(batches)
+	if err != nil || res.LastOffset < 0 {
+		return res, err
+	}
+	return res, l.AwaitFlushPolicy(res)
+}
+
+func (l *Log) appendReplicated(batches []byte) (AppendResult, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if err := l.writableLocked(); err != nil {
@@ -435,7 +478,14 @@ func (l *Log) flushUpTo(target int64) error {
 		if f == nil {
 			continue // removed: nothing to flush
 		}
-		errs = append(errs, s.flushFiles(f))
+		if s.isActive() {
+			// The active segment is rescanned after a crash whatever its
+			// index says (it holds the recovery point), so its data alone
+			// must reach the disk; sealing it flushes the indexes too.
+			errs = append(errs, datasync(f.log))
+		} else {
+			errs = append(errs, s.flushFiles(f))
+		}
 		s.release()
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -444,10 +494,20 @@ func (l *Log) flushUpTo(target int64) error {
 			l.mu.err = err // an fsync failure is sticky
 		}
 		l.mu.Unlock()
+		l.durable.broadcast()
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
 	}
 	l.recoveryPoint.Store(target)
+	l.syncRounds.Add(1)
+	l.durable.broadcast()
 	return nil
+}
+
+// isActive reports whether s is its log's active segment.
+func (s *segment) isActive() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.pinned
 }
 
 // flushFiles syncs a segment's log and indexes. A segment opened read-only
@@ -486,6 +546,9 @@ func (l *Log) Close() error {
 	l.mu.closed = true
 	l.closed.Store(true)
 	l.mu.Unlock()
+	if l.stopTick != nil {
+		close(l.stopTick)
+	}
 	l.bg.Wait()
 
 	var errs []error
@@ -499,6 +562,10 @@ func (l *Log) Close() error {
 		errs = append(errs, l.flushUpTo(l.nextOffset.Load()))
 	}
 	l.closeSegments()
+	l.durable.broadcast()
+	if l.ownSyncer {
+		l.syncer.close()
+	}
 	if l.standalone {
 		if err := errors.Join(errs...); err == nil && !failed {
 			errs = append(errs,

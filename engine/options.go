@@ -50,6 +50,17 @@ type Options struct {
 	// negative means no bound (Kafka's default, -1).
 	RetentionBytes int64
 
+	// FlushMessages forces records to disk once this many are unsynced
+	// (flush.messages): the append that reaches it waits until a group-commit
+	// round has synced it. 1 makes every append durable before it returns.
+	// Default 0: no forced flush, as Kafka (replication and the OS's
+	// writeback carry durability).
+	FlushMessages int64
+
+	// FlushInterval syncs the log this often when it has unsynced records
+	// (flush.ms), without making appends wait. Default 0: never.
+	FlushInterval time.Duration
+
 	// OpenSegments bounds how many inactive segments keep their files open
 	// when the Log is opened on its own; a Store uses StoreOptions instead.
 	// Default 1000.

@@ -131,8 +131,9 @@ type Store struct {
 		logs   map[Partition]storeLog
 		closed bool
 	}
-	stop chan struct{}
-	bg   sync.WaitGroup
+	stop   chan struct{}
+	bg     sync.WaitGroup
+	syncer *syncer
 }
 
 // OpenStore opens the data directory dir, creating it if needed, and opens
@@ -158,10 +159,11 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, opts: opts, cache: newFileCache(opts.OpenFiles), lock: lock, stop: make(chan struct{})}
+	s := &Store{dir: dir, opts: opts, cache: newFileCache(opts.OpenFiles), lock: lock, stop: make(chan struct{}), syncer: newSyncer()}
 	s.mu.logs = map[Partition]storeLog{}
 	if err := s.load(); err != nil {
 		s.closeLogs()
+		s.syncer.close()
 		lock.Close()
 		return nil, err
 	}
@@ -223,7 +225,7 @@ func (s *Store) load() error {
 			if err == nil {
 				o := s.logOptions(tp.Topic)
 				o.Logger = o.Logger.With("topic", tp.Topic, "partition", tp.Partition)
-				l, err = openLog(dir, o, s.cache, clean, cp[name])
+				l, err = openLog(dir, o, s.cache, s.syncer, clean, cp[name])
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -291,7 +293,7 @@ func (s *Store) CreateLog(tp Partition, id TopicID) (*Log, error) {
 	}
 	o := s.logOptions(tp.Topic)
 	o.Logger = o.Logger.With("topic", tp.Topic, "partition", tp.Partition)
-	l, err := openLog(dir, o, s.cache, false, 0)
+	l, err := openLog(dir, o, s.cache, s.syncer, false, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -409,6 +411,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	close(s.stop)
 	err := s.closeLogs()
+	s.syncer.close()
 	s.bg.Wait()
 	if err == nil {
 		err = s.Checkpoint()
