@@ -566,7 +566,7 @@ func TestStickyWriteError(t *testing.T) {
 		t.Fatal(err)
 	}
 	rw := f.log
-	f.log, f.fd = ro, int(ro.Fd())
+	f.log, f.fd = osFile{ro}, int(ro.Fd())
 	pos := l.mu.active.size.Load()
 	l.mu.Unlock()
 
@@ -581,7 +581,7 @@ func TestStickyWriteError(t *testing.T) {
 	}
 	// The file works again, but the log must not trust it until reopened.
 	l.mu.Lock()
-	f.log, f.fd = rw, int(rw.Fd())
+	f.log, f.fd = rw, int(rw.OS().Fd())
 	l.mu.Unlock()
 	ro.Close()
 	for name, op := range map[string]func() error{

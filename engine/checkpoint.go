@@ -31,8 +31,8 @@ const (
 )
 
 // readCheckpoint reads an offset checkpoint. A missing file is empty.
-func readCheckpoint(path string) (map[string]int64, error) {
-	data, err := os.ReadFile(path)
+func readCheckpoint(fs FS, path string) (map[string]int64, error) {
+	data, err := readFile(fs, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]int64{}, nil
 	}
@@ -74,7 +74,7 @@ func readCheckpoint(path string) (map[string]int64, error) {
 }
 
 // writeCheckpoint replaces the checkpoint at path with entries.
-func writeCheckpoint(path string, entries map[string]int64) error {
+func writeCheckpoint(fs FS, path string, entries map[string]int64) error {
 	names := make([]string, 0, len(entries))
 	for n := range entries {
 		names = append(names, n)
@@ -85,24 +85,24 @@ func writeCheckpoint(path string, entries map[string]int64) error {
 	for _, n := range names {
 		fmt.Fprintf(&b, "%s %d\n", n, entries[n])
 	}
-	return writeFileAtomic(path, b.Bytes())
+	return writeFileAtomic(fs, path, b.Bytes())
 }
 
 // takeCleanMarker reports whether dir holds the clean-shutdown marker and
 // removes it durably, so a crash from here on is seen as unclean.
-func takeCleanMarker(dir string) (bool, error) {
+func takeCleanMarker(fs FS, dir string) (bool, error) {
 	path := filepath.Join(dir, cleanShutdownFile)
-	err := os.Remove(path)
+	err := fs.Remove(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return false, nil
 	}
 	if err != nil {
 		return false, fmt.Errorf("engine: remove %s: %w", path, err)
 	}
-	return true, syncDir(dir)
+	return true, syncDir(fs, dir)
 }
 
 // writeCleanMarker marks dir as cleanly shut down.
-func writeCleanMarker(dir string) error {
-	return writeFileAtomic(filepath.Join(dir, cleanShutdownFile), nil)
+func writeCleanMarker(fs FS, dir string) error {
+	return writeFileAtomic(fs, filepath.Join(dir, cleanShutdownFile), nil)
 }

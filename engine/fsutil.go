@@ -37,58 +37,30 @@ func parseSegmentName(name, suffix string) (int64, bool) {
 
 // allocate reserves real blocks for [off, off+n) of f, extending its size,
 // so that later writes there never extend the file's block map and a store
-// through a mapping of that range cannot fault on a full disk. It uses
-// fallocate(2); where the file system refuses, it writes zeros. Errors name
+// through a mapping of that range cannot fault on a full disk. Errors name
 // the file.
-func allocate(f *os.File, off, n int64) error {
+func allocate(f File, off, n int64) error {
 	if n <= 0 {
 		return nil
 	}
-	err := unix.Fallocate(int(f.Fd()), 0, off, n)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, unix.EOPNOTSUPP) && !errors.Is(err, unix.ENOSYS) {
+	if err := f.Allocate(off, n); err != nil {
 		return fmt.Errorf("engine: fallocate %s [%d, %d): %w", f.Name(), off, off+n, err)
-	}
-	var zeros [64 << 10]byte
-	for n > 0 {
-		c := min(n, int64(len(zeros)))
-		if _, err := f.WriteAt(zeros[:c], off); err != nil {
-			return fmt.Errorf("engine: zero-fill %s at %d: %w", f.Name(), off, err)
-		}
-		off += c
-		n -= c
 	}
 	return nil
 }
 
 // datasync flushes f's data (and the metadata needed to read it) to disk.
-func datasync(f *os.File) error {
-	for {
-		err := unix.Fdatasync(int(f.Fd()))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return fmt.Errorf("engine: fdatasync %s: %w", f.Name(), err)
-		}
-		return nil
+func datasync(f File) error {
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("engine: fdatasync %s: %w", f.Name(), err)
 	}
+	return nil
 }
 
 // syncDir fsyncs a directory so that file creations, renames and removals in
 // it survive a machine crash.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("engine: open dir %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
+func syncDir(fs FS, dir string) error {
+	if err := fs.SyncDir(dir); err != nil {
 		return fmt.Errorf("engine: fsync dir %s: %w", dir, err)
 	}
 	return nil
@@ -97,9 +69,9 @@ func syncDir(dir string) error {
 // writeFileAtomic replaces path with data: write a temporary file, fsync it,
 // rename it over path, fsync the directory. A crash leaves either the old or
 // the new content, never a mix.
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(fs FS, path string, data []byte) error {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("engine: create %s: %w", tmp, err)
 	}
@@ -110,13 +82,13 @@ func writeFileAtomic(path string, data []byte) error {
 		err = cerr
 	}
 	if err != nil {
-		os.Remove(tmp)
+		fs.Remove(tmp)
 		return fmt.Errorf("engine: write %s: %w", tmp, err)
 	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fs.Rename(tmp, path); err != nil {
 		return fmt.Errorf("engine: rename %s: %w", tmp, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return syncDir(fs, filepath.Dir(path))
 }
 
 // lockDir takes an exclusive advisory lock on dir/.lock, so two processes
@@ -140,4 +112,4 @@ func lockDir(dir string) (*os.File, error) {
 // WriteFileAtomic replaces path with data so that a crash leaves either the
 // old or the new content: write a temporary file, fsync, rename, fsync the
 // directory. Exported for the metadata files of the layers above.
-func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data) }
+func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(OSFS, path, data) }

@@ -56,7 +56,8 @@ type indexFile struct {
 	entrySize int64
 	capacity  int64 // bytes the mapping can hold (writable) or holds (read-only)
 
-	f         *os.File // open while writable; nil for a read-only mapping
+	f         File     // open while writable; nil for a read-only mapping
+	fileSize  int64    // the file's size when opened
 	m         mmap.MMap
 	allocated int64 // bytes of the file reserved with fallocate (writable only)
 	entries   atomic.Int64
@@ -67,12 +68,12 @@ type indexFile struct {
 // open for growth; a read-only index maps exactly the file. The entry count
 // starts as the file's size in entries; the caller checks it (sanityCheck) or
 // resets it.
-func openIndexFile(path string, entrySize int64, maxBytes int64, writable bool) (*indexFile, error) {
+func openIndexFile(fs FS, path string, entrySize int64, maxBytes int64, writable bool) (*indexFile, error) {
 	flag := os.O_RDONLY
 	if writable {
 		flag = os.O_RDWR | os.O_CREATE
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := fs.OpenFile(path, flag, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("engine: open index %s: %w", path, err)
 	}
@@ -82,19 +83,19 @@ func openIndexFile(path string, entrySize int64, maxBytes int64, writable bool) 
 		return nil, fmt.Errorf("engine: stat index %s: %w", path, err)
 	}
 	size := fi.Size()
-	ix := &indexFile{path: path, entrySize: entrySize}
+	ix := &indexFile{path: path, entrySize: entrySize, fileSize: size}
 	ix.entries.Store(size / entrySize)
 	if writable {
 		ix.capacity = max(maxBytes/entrySize*entrySize, size/entrySize*entrySize)
 		ix.allocated = size
 		ix.f = f
 		if ix.capacity > 0 {
-			ix.m, err = mmap.MapRegion(f, int(ix.capacity), mmap.RDWR, 0, 0)
+			ix.m, err = mmap.MapRegion(f.OS(), int(ix.capacity), mmap.RDWR, 0, 0)
 		}
 	} else {
 		ix.capacity = size / entrySize * entrySize
 		if ix.capacity > 0 {
-			ix.m, err = mmap.MapRegion(f, int(ix.capacity), mmap.RDONLY, 0, 0)
+			ix.m, err = mmap.MapRegion(f.OS(), int(ix.capacity), mmap.RDONLY, 0, 0)
 		}
 		f.Close()
 	}
@@ -266,9 +267,8 @@ func (ix *offsetIndex) truncateToPosition(pos int64) {
 
 // sanityCheck rejects an index that cannot belong to a log of logSize bytes.
 func (ix *offsetIndex) sanityCheck(logSize int64) error {
-	fi, err := os.Stat(ix.path)
-	if err == nil && fi.Size()%offsetIndexEntrySize != 0 {
-		return fmt.Errorf("%w: index %s has size %d, not a multiple of %d", ErrCorrupt, ix.path, fi.Size(), offsetIndexEntrySize)
+	if ix.fileSize%offsetIndexEntrySize != 0 {
+		return fmt.Errorf("%w: index %s has size %d, not a multiple of %d", ErrCorrupt, ix.path, ix.fileSize, offsetIndexEntrySize)
 	}
 	n := ix.count()
 	if n == 0 {
@@ -328,9 +328,8 @@ func (ix *timeIndex) truncateToOffset(rel uint32) {
 }
 
 func (ix *timeIndex) sanityCheck() error {
-	fi, err := os.Stat(ix.path)
-	if err == nil && fi.Size()%timeIndexEntrySize != 0 {
-		return fmt.Errorf("%w: time index %s has size %d, not a multiple of %d", ErrCorrupt, ix.path, fi.Size(), timeIndexEntrySize)
+	if ix.fileSize%timeIndexEntrySize != 0 {
+		return fmt.Errorf("%w: time index %s has size %d, not a multiple of %d", ErrCorrupt, ix.path, ix.fileSize, timeIndexEntrySize)
 	}
 	n := ix.count()
 	if n > 1 && (ix.timestamp(0) > ix.timestamp(n-1) || ix.relOffset(0) > ix.relOffset(n-1)) {

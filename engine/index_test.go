@@ -26,12 +26,12 @@ func TestFloorSearch(t *testing.T) {
 func TestIndexAppendLookupGrowTrim(t *testing.T) {
 	dir := t.TempDir()
 	const maxBytes = 64 << 10
-	ix, err := openIndexFile(filepath.Join(dir, "i.index"), offsetIndexEntrySize, maxBytes, true)
+	ix, err := openIndexFile(OSFS, filepath.Join(dir, "i.index"), offsetIndexEntrySize, maxBytes, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	oi := &offsetIndex{ix}
-	tx, err := openIndexFile(filepath.Join(dir, "i.timeindex"), timeIndexEntrySize, maxBytes, true)
+	tx, err := openIndexFile(OSFS, filepath.Join(dir, "i.timeindex"), timeIndexEntrySize, maxBytes, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestIndexAppendLookupGrowTrim(t *testing.T) {
 	if err := oi.close(true); err != nil {
 		t.Fatal(err)
 	}
-	ro, err := openIndexFile(filepath.Join(dir, "i.index"), offsetIndexEntrySize, 0, false)
+	ro, err := openIndexFile(OSFS, filepath.Join(dir, "i.index"), offsetIndexEntrySize, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

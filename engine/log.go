@@ -24,6 +24,7 @@ import (
 type Log struct {
 	dir        string
 	name       string // directory base name, the checkpoint key
+	fs         FS
 	opts       Options
 	cfg        *segmentConfig
 	cache      *fileCache
@@ -100,23 +101,23 @@ type AppendResult struct {
 // Store: it takes a lock on the directory and keeps its recovery point and
 // clean-shutdown marker there.
 func OpenLog(dir string, opts Options) (*Log, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	o := opts.withDefaults()
+	if err := o.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: create log dir %s: %w", dir, err)
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	clean, err := takeCleanMarker(dir)
+	clean, err := takeCleanMarker(o.FS, dir)
 	var cp map[string]int64
 	if err == nil {
-		cp, err = readCheckpoint(filepath.Join(dir, recoveryPointFile))
+		cp, err = readCheckpoint(o.FS, filepath.Join(dir, recoveryPointFile))
 	}
 	if err != nil {
 		lock.Close()
 		return nil, err
 	}
-	o := opts.withDefaults()
 	sy := newSyncer()
 	l, err := openLog(dir, o, newFileCache(o.OpenSegments), sy, clean, cp[filepath.Base(dir)])
 	if err != nil {
@@ -137,7 +138,9 @@ func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool,
 		opts:   opts,
 		cache:  cache,
 		syncer: sy,
+		fs:     opts.FS,
 		cfg: &segmentConfig{
+			fs:            opts.FS,
 			indexInterval: int64(opts.IndexIntervalBytes),
 			indexBytes:    int64(opts.SegmentIndexBytes),
 			logger:        opts.Logger.With("log", filepath.Base(dir)),
@@ -366,7 +369,7 @@ func (l *Log) rollLocked(base int64, why string) error {
 func (l *Log) createSegmentLocked(base int64) (*segment, *segmentFiles, error) {
 	s := newSegment(l.dir, base, l.cache, l.cfg)
 	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := l.fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("engine: remove stray %s: %w", p, err)
 		}
 	}
@@ -374,7 +377,7 @@ func (l *Log) createSegmentLocked(base int64) (*segment, *segmentFiles, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.fs, l.dir); err != nil {
 		f.close(0, true)
 		return nil, nil, err
 	}
@@ -519,11 +522,11 @@ func (s *segment) flushFiles(f *segmentFiles) error {
 	if err := datasync(f.log); err != nil {
 		return err
 	}
-	return errors.Join(syncPath(s.indexPath()), syncPath(s.timeIndexPath()))
+	return errors.Join(syncPath(s.cfg.fs, s.indexPath()), syncPath(s.cfg.fs, s.timeIndexPath()))
 }
 
-func syncPath(path string) error {
-	f, err := os.Open(path)
+func syncPath(fs FS, path string) error {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -569,8 +572,8 @@ func (l *Log) Close() error {
 	if l.standalone {
 		if err := errors.Join(errs...); err == nil && !failed {
 			errs = append(errs,
-				writeCheckpoint(filepath.Join(l.dir, recoveryPointFile), map[string]int64{l.name: l.recoveryPoint.Load()}),
-				writeCleanMarker(l.dir))
+				writeCheckpoint(l.fs, filepath.Join(l.dir, recoveryPointFile), map[string]int64{l.name: l.recoveryPoint.Load()}),
+				writeCleanMarker(l.fs, l.dir))
 		}
 		errs = append(errs, l.dirLock.Close())
 	}

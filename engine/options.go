@@ -66,6 +66,10 @@ type Options struct {
 	// Default 1000.
 	OpenSegments int
 
+	// FS is the file system the log lives in. Default OSFS; tests inject
+	// errors and crashes through it.
+	FS FS
+
 	// Now is the clock used for segment age. Default time.Now.
 	Now func() time.Time
 
@@ -100,6 +104,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OpenSegments <= 0 {
 		o.OpenSegments = DefaultOpenSegments
+	}
+	if o.FS == nil {
+		o.FS = OSFS
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -21,7 +21,7 @@ import (
 
 // load finds the segments in the directory and recovers them.
 func (l *Log) load(clean bool, recoveryPoint int64) error {
-	entries, err := os.ReadDir(l.dir)
+	entries, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return fmt.Errorf("engine: read log dir %s: %w", l.dir, err)
 	}
@@ -122,7 +122,7 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 			return err
 		}
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.fs, l.dir); err != nil {
 		return err
 	}
 	l.publishLocked()
@@ -137,7 +137,7 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 }
 
 func (l *Log) removeFile(name string) {
-	if err := os.Remove(l.dir + "/" + name); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := l.fs.Remove(l.dir + "/" + name); err != nil && !errors.Is(err, os.ErrNotExist) {
 		l.cfg.logger.Warn("removing leftover file", "file", name, "err", err)
 	}
 }
@@ -255,7 +255,7 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 // batchReader reads whole batches sequentially through a buffer that grows
 // to the largest batch met.
 type batchReader struct {
-	f   *os.File
+	f   File
 	end int64
 	buf []byte
 	off int64 // file position of buf[0]

@@ -794,7 +794,7 @@ func TestRecoverFromRecoveryPoint(t *testing.T) {
 	t.Run("recovery point in segment 5", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "p-0")
 		copyDir(t, pristine, dir)
-		if err := writeCheckpoint(filepath.Join(dir, recoveryPointFile), map[string]int64{"p-0": 107}); err != nil {
+		if err := writeCheckpoint(OSFS, filepath.Join(dir, recoveryPointFile), map[string]int64{"p-0": 107}); err != nil {
 			t.Fatal(err)
 		}
 		l := mustOpen(t, dir, Options{Logger: discardLogger})

@@ -28,7 +28,7 @@ const logStartOffsetFile = "log-start-offset-checkpoint"
 
 // readStartOffset reads the log's checkpointed start offset (-1 if none).
 func (l *Log) readStartOffset() (int64, error) {
-	cp, err := readCheckpoint(filepath.Join(l.dir, logStartOffsetFile))
+	cp, err := readCheckpoint(l.fs, filepath.Join(l.dir, logStartOffsetFile))
 	if err != nil {
 		return -1, err
 	}
@@ -43,7 +43,7 @@ func (l *Log) setStartOffsetLocked(off int64) error {
 	if off == l.startOffset.Load() {
 		return nil
 	}
-	if err := writeCheckpoint(filepath.Join(l.dir, logStartOffsetFile), map[string]int64{l.name: off}); err != nil {
+	if err := writeCheckpoint(l.fs, filepath.Join(l.dir, logStartOffsetFile), map[string]int64{l.name: off}); err != nil {
 		return err
 	}
 	l.startOffset.Store(off)
@@ -166,7 +166,7 @@ func (l *Log) deleteSegmentsLocked(del func(s, next *segment) bool, reason strin
 		l.cfg.logger.Info("deleting segment", "reason", reason, "segment", s.base, "bytes", s.size.Load())
 		s.retireAndRemove()
 	}
-	if serr := syncDir(l.dir); err == nil {
+	if serr := syncDir(l.fs, l.dir); err == nil {
 		err = serr
 	}
 	return len(doomed), err
@@ -187,7 +187,7 @@ func (l *Log) segmentMaxTimestamp(s *segment) int64 {
 			return ts
 		}
 	}
-	fi, err := os.Stat(s.logPath())
+	fi, err := l.fs.Stat(s.logPath())
 	if err != nil {
 		if !errors.Is(err, os.ErrNotExist) {
 			l.cfg.logger.Warn("stat for retention", "segment", s.logPath(), "err", err)

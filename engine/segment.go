@@ -63,6 +63,7 @@ type segment struct {
 
 // segmentConfig is what a log's segments share of its options.
 type segmentConfig struct {
+	fs            FS
 	indexInterval int64
 	indexBytes    int64
 	logger        *slog.Logger
@@ -71,7 +72,7 @@ type segmentConfig struct {
 // segmentFiles are a segment's open files. A reader that holds a reference
 // may use them without locks: they are closed only with no references.
 type segmentFiles struct {
-	log       *os.File
+	log       File
 	fd        int // log's descriptor, for sendfile
 	index     *offsetIndex
 	timeIndex *timeIndex
@@ -100,11 +101,11 @@ func (s *segment) openFiles(writable bool) (*segmentFiles, error) {
 	if writable {
 		flag = os.O_RDWR | os.O_CREATE
 	}
-	lf, err := os.OpenFile(s.logPath(), flag, 0o644)
+	lf, err := s.cfg.fs.OpenFile(s.logPath(), flag, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("engine: open segment %s: %w", s.logPath(), err)
 	}
-	f := &segmentFiles{log: lf, fd: int(lf.Fd()), writable: writable}
+	f := &segmentFiles{log: lf, fd: int(lf.OS().Fd()), writable: writable}
 	if !writable {
 		if err := s.openIndexesReadOnly(f); err != nil {
 			lf.Close()
@@ -112,12 +113,12 @@ func (s *segment) openFiles(writable bool) (*segmentFiles, error) {
 		}
 		return f, nil
 	}
-	ix, err := openIndexFile(s.indexPath(), offsetIndexEntrySize, s.cfg.indexBytes, true)
+	ix, err := openIndexFile(s.cfg.fs, s.indexPath(), offsetIndexEntrySize, s.cfg.indexBytes, true)
 	if err != nil {
 		lf.Close()
 		return nil, err
 	}
-	tx, err := openIndexFile(s.timeIndexPath(), timeIndexEntrySize, s.cfg.indexBytes, true)
+	tx, err := openIndexFile(s.cfg.fs, s.timeIndexPath(), timeIndexEntrySize, s.cfg.indexBytes, true)
 	if err != nil {
 		ix.close(false)
 		lf.Close()
@@ -129,7 +130,7 @@ func (s *segment) openFiles(writable bool) (*segmentFiles, error) {
 
 func (s *segment) openIndexesReadOnly(f *segmentFiles) error {
 	size := s.size.Load()
-	ix, err := openIndexFile(s.indexPath(), offsetIndexEntrySize, 0, false)
+	ix, err := openIndexFile(s.cfg.fs, s.indexPath(), offsetIndexEntrySize, 0, false)
 	if err == nil {
 		f.index = &offsetIndex{ix}
 		if err = f.index.sanityCheck(size); err != nil {
@@ -138,7 +139,7 @@ func (s *segment) openIndexesReadOnly(f *segmentFiles) error {
 	}
 	if err == nil {
 		var tx *indexFile
-		tx, err = openIndexFile(s.timeIndexPath(), timeIndexEntrySize, 0, false)
+		tx, err = openIndexFile(s.cfg.fs, s.timeIndexPath(), timeIndexEntrySize, 0, false)
 		if err == nil {
 			f.timeIndex = &timeIndex{tx}
 			if err = f.timeIndex.sanityCheck(); err != nil {
@@ -162,11 +163,11 @@ func (s *segment) openIndexesReadOnly(f *segmentFiles) error {
 func (s *segment) rebuildIndexes(f *segmentFiles) error {
 	interval := s.cfg.indexInterval
 	entries := s.size.Load()/interval + 2
-	ix, err := openIndexFile(s.indexPath()+".rebuild", offsetIndexEntrySize, entries*offsetIndexEntrySize, true)
+	ix, err := openIndexFile(s.cfg.fs, s.indexPath()+".rebuild", offsetIndexEntrySize, entries*offsetIndexEntrySize, true)
 	if err != nil {
 		return err
 	}
-	tx, err := openIndexFile(s.timeIndexPath()+".rebuild", timeIndexEntrySize, entries*timeIndexEntrySize, true)
+	tx, err := openIndexFile(s.cfg.fs, s.timeIndexPath()+".rebuild", timeIndexEntrySize, entries*timeIndexEntrySize, true)
 	if err != nil {
 		ix.close(false)
 		return err
@@ -208,19 +209,19 @@ func (s *segment) rebuildIndexes(f *segmentFiles) error {
 	// is rebuilt again.
 	err = errors.Join(oi.close(true), ti.close(true))
 	if err == nil {
-		err = os.Rename(s.indexPath()+".rebuild", s.indexPath())
+		err = s.cfg.fs.Rename(s.indexPath()+".rebuild", s.indexPath())
 	}
 	if err == nil {
-		err = os.Rename(s.timeIndexPath()+".rebuild", s.timeIndexPath())
+		err = s.cfg.fs.Rename(s.timeIndexPath()+".rebuild", s.timeIndexPath())
 	}
 	if err != nil {
 		return fmt.Errorf("engine: rebuild indexes of %s: %w", s.logPath(), err)
 	}
-	ix, err = openIndexFile(s.indexPath(), offsetIndexEntrySize, 0, false)
+	ix, err = openIndexFile(s.cfg.fs, s.indexPath(), offsetIndexEntrySize, 0, false)
 	if err != nil {
 		return err
 	}
-	tx, err = openIndexFile(s.timeIndexPath(), timeIndexEntrySize, 0, false)
+	tx, err = openIndexFile(s.cfg.fs, s.timeIndexPath(), timeIndexEntrySize, 0, false)
 	if err != nil {
 		ix.close(false)
 		return err
@@ -343,7 +344,7 @@ func (s *segment) finishLocked() {
 		}
 	}
 	for _, p := range s.mu.remove {
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := s.cfg.fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.cfg.logger.Warn("removing segment file", "file", p, "err", err)
 		}
 	}
@@ -369,7 +370,7 @@ func (s *segment) tryCloseIdle() bool {
 // headerReader reads batch headers through a small window, so a scan over
 // many small batches costs one pread per window, not one per batch.
 type headerReader struct {
-	f   *os.File
+	f   File
 	buf *[scanBufSize]byte
 	off int64 // file position of buf[0]
 	n   int   // valid bytes in buf
@@ -377,7 +378,7 @@ type headerReader struct {
 
 var scanBufPool = sync.Pool{New: func() any { return new([scanBufSize]byte) }}
 
-func newHeaderReader(f *os.File) headerReader {
+func newHeaderReader(f File) headerReader {
 	return headerReader{f: f, buf: scanBufPool.Get().(*[scanBufSize]byte), off: -1}
 }
 

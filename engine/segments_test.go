@@ -31,10 +31,10 @@ func writeSegments(tb testing.TB, dir string, n, batchesPerSeg, recs int, clean 
 		}
 	}
 	if clean {
-		if err := writeCheckpoint(filepath.Join(dir, recoveryPointFile), map[string]int64{filepath.Base(dir): off}); err != nil {
+		if err := writeCheckpoint(OSFS, filepath.Join(dir, recoveryPointFile), map[string]int64{filepath.Base(dir): off}); err != nil {
 			tb.Fatal(err)
 		}
-		if err := writeCleanMarker(dir); err != nil {
+		if err := writeCleanMarker(OSFS, dir); err != nil {
 			tb.Fatal(err)
 		}
 	}

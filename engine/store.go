@@ -122,6 +122,7 @@ type storeLog struct {
 // Lock order: Store.mu before any Log's locks.
 type Store struct {
 	dir   string
+	fs    FS
 	opts  StoreOptions
 	cache *fileCache
 	lock  *os.File
@@ -152,14 +153,15 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	if opts.RetentionCheckInterval <= 0 {
 		opts.RetentionCheckInterval = 5 * time.Minute
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	fs := opts.Log.withDefaults().FS
+	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: create data dir %s: %w", dir, err)
 	}
 	lock, err := lockDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{dir: dir, opts: opts, cache: newFileCache(opts.OpenFiles), lock: lock, stop: make(chan struct{}), syncer: newSyncer()}
+	s := &Store{dir: dir, fs: fs, opts: opts, cache: newFileCache(opts.OpenFiles), lock: lock, stop: make(chan struct{}), syncer: newSyncer()}
 	s.mu.logs = map[Partition]storeLog{}
 	if err := s.load(); err != nil {
 		s.closeLogs()
@@ -184,15 +186,15 @@ func (s *Store) logOptions(topic string) Options {
 }
 
 func (s *Store) load() error {
-	clean, err := takeCleanMarker(s.dir)
+	clean, err := takeCleanMarker(s.fs, s.dir)
 	if err != nil {
 		return err
 	}
-	cp, err := readCheckpoint(filepath.Join(s.dir, recoveryPointFile))
+	cp, err := readCheckpoint(s.fs, filepath.Join(s.dir, recoveryPointFile))
 	if err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(s.dir)
+	entries, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("engine: read data dir %s: %w", s.dir, err)
 	}
@@ -220,7 +222,7 @@ func (s *Store) load() error {
 		go func() {
 			defer func() { <-slots; wg.Done() }()
 			dir := filepath.Join(s.dir, name)
-			id, err := readPartitionMetadata(dir)
+			id, err := readPartitionMetadata(s.fs, dir)
 			var l *Log
 			if err == nil {
 				o := s.logOptions(tp.Topic)
@@ -282,13 +284,13 @@ func (s *Store) CreateLog(tp Partition, id TopicID) (*Log, error) {
 		return sl.log, nil
 	}
 	dir := filepath.Join(s.dir, tp.dirName())
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", dir, err)
 	}
-	if err := writePartitionMetadata(dir, id); err != nil {
+	if err := writePartitionMetadata(s.fs, dir, id); err != nil {
 		return nil, err
 	}
-	if err := syncDir(s.dir); err != nil {
+	if err := syncDir(s.fs, s.dir); err != nil {
 		return nil, err
 	}
 	o := s.logOptions(tp.Topic)
@@ -318,10 +320,10 @@ func (s *Store) DeleteLog(tp Partition) error {
 	var r [16]byte
 	rand.Read(r[:])
 	dst := filepath.Join(s.dir, tp.dirName()+"."+hex.EncodeToString(r[:])+deleteDirSuffix)
-	if rerr := os.Rename(sl.log.Dir(), dst); rerr != nil {
+	if rerr := s.fs.Rename(sl.log.Dir(), dst); rerr != nil {
 		return errors.Join(err, fmt.Errorf("engine: rename %s for deletion: %w", sl.log.Dir(), rerr))
 	}
-	if serr := syncDir(s.dir); serr != nil {
+	if serr := syncDir(s.fs, s.dir); serr != nil {
 		return errors.Join(err, serr)
 	}
 	s.removeInBackground(dst)
@@ -332,7 +334,7 @@ func (s *Store) removeInBackground(dir string) {
 	s.bg.Add(1)
 	go func() {
 		defer s.bg.Done()
-		if err := os.RemoveAll(dir); err != nil {
+		if err := removeAll(s.fs, dir); err != nil {
 			s.logger().Warn("removing deleted log", "dir", dir, "err", err)
 		}
 	}()
@@ -346,7 +348,7 @@ func (s *Store) Checkpoint() error {
 		cp[tp.dirName()] = sl.log.RecoveryPoint()
 	}
 	s.mu.Unlock()
-	return writeCheckpoint(filepath.Join(s.dir, recoveryPointFile), cp)
+	return writeCheckpoint(s.fs, filepath.Join(s.dir, recoveryPointFile), cp)
 }
 
 func (s *Store) checkpointLoop() {
@@ -417,7 +419,7 @@ func (s *Store) Close() error {
 		err = s.Checkpoint()
 	}
 	if err == nil {
-		err = writeCleanMarker(s.dir)
+		err = writeCleanMarker(s.fs, s.dir)
 	}
 	return errors.Join(err, s.lock.Close())
 }
@@ -451,15 +453,15 @@ func (s *Store) closeLogs() error {
 	return errors.Join(errs...)
 }
 
-func writePartitionMetadata(dir string, id TopicID) error {
-	return writeFileAtomic(filepath.Join(dir, partitionMetadataFile), []byte("version: 0\ntopic_id: "+id.String()+"\n"))
+func writePartitionMetadata(fs FS, dir string, id TopicID) error {
+	return writeFileAtomic(fs, filepath.Join(dir, partitionMetadataFile), []byte("version: 0\ntopic_id: "+id.String()+"\n"))
 }
 
 // readPartitionMetadata reads a partition directory's topic ID; a directory
 // without the file (written by an older version) has the zero ID.
-func readPartitionMetadata(dir string) (TopicID, error) {
+func readPartitionMetadata(fs FS, dir string) (TopicID, error) {
 	path := filepath.Join(dir, partitionMetadataFile)
-	data, err := os.ReadFile(path)
+	data, err := readFile(fs, path)
 	if errors.Is(err, os.ErrNotExist) {
 		return TopicID{}, nil
 	}

@@ -95,16 +95,16 @@ func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segm
 		}
 	}
 	if seg.tryRetireIdle() {
-		if err := os.Truncate(seg.logPath(), pos); err != nil {
+		if err := truncatePath(l.fs, seg.logPath(), pos); err != nil {
 			return nil, nil, fmt.Errorf("engine: truncate %s at %d: %w", seg.logPath(), pos, err)
 		}
 	} else {
 		paths := seg.renameForRemoval()
 		seg.retire(paths...)
-		if err := copyPrefix(paths[0], seg.logPath(), pos); err != nil {
+		if err := copyPrefix(l.fs, paths[0], seg.logPath(), pos); err != nil {
 			return nil, nil, err
 		}
-		if err := errors.Join(copyPrefix(paths[1], seg.indexPath(), -1), copyPrefix(paths[2], seg.timeIndexPath(), -1)); err != nil {
+		if err := errors.Join(copyPrefix(l.fs, paths[1], seg.indexPath(), -1), copyPrefix(l.fs, paths[2], seg.timeIndexPath(), -1)); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -117,7 +117,7 @@ func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segm
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := syncDir(l.dir); err != nil {
+	if err := syncDir(l.fs, l.dir); err != nil {
 		nf.close(ns.size.Load(), true)
 		return nil, nil, err
 	}
@@ -128,14 +128,14 @@ func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segm
 // truncateIndexFiles cuts seg's index files on disk to the entries below
 // pos (offset index) and below newEnd (time index).
 func truncateIndexFiles(seg *segment, pos, newEnd int64) error {
-	ix, err := openIndexFile(seg.indexPath(), offsetIndexEntrySize, 0, true)
+	ix, err := openIndexFile(seg.cfg.fs, seg.indexPath(), offsetIndexEntrySize, 0, true)
 	if err != nil {
 		return err
 	}
 	oi := &offsetIndex{ix}
 	oi.truncateToPosition(pos)
 	err = oi.close(true)
-	tx, terr := openIndexFile(seg.timeIndexPath(), timeIndexEntrySize, 0, true)
+	tx, terr := openIndexFile(seg.cfg.fs, seg.timeIndexPath(), timeIndexEntrySize, 0, true)
 	if terr != nil {
 		return errors.Join(err, terr)
 	}
@@ -182,7 +182,7 @@ func (s *segment) renameForRemoval() []string {
 	var out []string
 	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
 		d := p + deletedSuffix
-		if err := os.Rename(p, d); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := s.cfg.fs.Rename(p, d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.cfg.logger.Warn("renaming segment file for removal", "file", p, "err", err)
 			d = p
 		}
@@ -198,19 +198,19 @@ func (s *segment) retireAndRemove() {
 }
 
 // copyPrefix copies the first n bytes of src (all when n < 0) to a new dst.
-func copyPrefix(src, dst string, n int64) error {
-	in, err := os.Open(src)
+func copyPrefix(fs FS, src, dst string, n int64) error {
+	in, err := fs.OpenFile(src, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("engine: open %s: %w", src, err)
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	out, err := fs.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("engine: create %s: %w", dst, err)
 	}
-	var r io.Reader = in
+	var r io.Reader = io.NewSectionReader(in, 0, 1<<62)
 	if n >= 0 {
-		r = io.LimitReader(in, n)
+		r = io.NewSectionReader(in, 0, n)
 	}
 	_, err = io.Copy(out, r)
 	if err == nil {
@@ -223,4 +223,20 @@ func copyPrefix(src, dst string, n int64) error {
 		return fmt.Errorf("engine: copy %s to %s: %w", src, dst, err)
 	}
 	return nil
+}
+
+// truncatePath cuts the file at path to size and syncs it.
+func truncatePath(fs FS, path string, size int64) error {
+	f, err := fs.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
