@@ -82,7 +82,9 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
-func crashValue(off int64) string { return fmt.Sprintf("record-%d-%s", off, strings.Repeat("x", int(off%97))) }
+func crashValue(off int64) string {
+	return fmt.Sprintf("record-%d-%s", off, strings.Repeat("x", int(off%97)))
+}
 
 // Process crash: a child appending with flush.messages=1 is killed with
 // SIGKILL at random moments; after each, every offset it reported durable is

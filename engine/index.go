@@ -56,8 +56,8 @@ type indexFile struct {
 	entrySize int64
 	capacity  int64 // bytes the mapping can hold (writable) or holds (read-only)
 
-	f         File     // open while writable; nil for a read-only mapping
-	fileSize  int64    // the file's size when opened
+	f         File  // open while writable; nil for a read-only mapping
+	fileSize  int64 // the file's size when opened
 	m         mmap.MMap
 	allocated int64 // bytes of the file reserved with fallocate (writable only)
 	entries   atomic.Int64
