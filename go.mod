@@ -10,8 +10,10 @@ require (
 	golang.org/x/sys v0.50.0
 )
 
+require github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
+
 require (
-	github.com/klauspost/compress v1.20.3 // indirect
-	github.com/pierrec/lz4/v4 v4.1.33 // indirect
+	github.com/klauspost/compress v1.20.3
+	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/twmb/franz-go v1.22.3
 )

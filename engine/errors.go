@@ -50,3 +50,17 @@ var (
 // compressed batch: the engine stores compressed batches as they come but
 // cannot decompress them yet.
 var ErrUnsupportedCompression = errors.New("engine: compressed batches not supported here")
+
+// Idempotent-producer errors, returned when a batch is checked against its
+// producer's state (producerstate.go). The broker maps them to Kafka's
+// error codes.
+var (
+	// ErrOutOfOrderSequence marks a batch whose first sequence does not
+	// follow its producer's last one (OUT_OF_ORDER_SEQUENCE_NUMBER). The
+	// error is a *SequenceError carrying the sequence expected.
+	ErrOutOfOrderSequence = errors.New("engine: out of order sequence number")
+
+	// ErrInvalidProducerEpoch marks a batch from an epoch older than its
+	// producer's latest: a fenced producer (INVALID_PRODUCER_EPOCH).
+	ErrInvalidProducerEpoch = errors.New("engine: invalid producer epoch")
+)

@@ -25,10 +25,12 @@ type Record struct {
 	Headers   []Header
 }
 
-// BatchBuilder builds one uncompressed RecordBatch v2 (see batch.go for the
-// layout). The zero value is ready to use.
+// BatchBuilder builds one RecordBatch v2 (see batch.go for the layout),
+// uncompressed with Build or compressed with BuildCompressed. The zero value
+// is ready to use.
 type BatchBuilder struct {
 	buf     []byte // header placeholder followed by the encoded records
+	cbuf    []byte // the last compressed batch built: header and compressed records
 	n       int    // records added
 	firstTS int64  // first record's timestamp, the batch's baseTimestamp
 	maxTS   int64  // largest timestamp added
@@ -92,13 +94,47 @@ func (b *BatchBuilder) Build() []byte {
 	if b.n == 0 {
 		return nil
 	}
-	buf := b.buf
+	b.putHeader(b.buf, CompressionNone)
+	return b.buf
+}
+
+// BuildCompressed returns the batch as Build does, but with its records
+// section compressed with c and c in the attributes, framed as Kafka's Java
+// producer frames each codec (see compression.go: gzip, xerial-framed
+// snappy, LZ4 frames of 64 KiB blocks, zstd). CompressionNone gives what
+// Build gives. Unlike a Kafka client it keeps the codec even when
+// compressing does not shrink the records. The slice is owned by the builder
+// and valid until the next Add, Reset or BuildCompressed. Building an empty
+// batch returns nil; an unknown codec is an error.
+func (b *BatchBuilder) BuildCompressed(c Compression) ([]byte, error) {
+	if c == CompressionNone {
+		return b.Build(), nil
+	}
+	if c < CompressionNone || c > CompressionZstd {
+		return nil, fmt.Errorf("engine: cannot compress with %v", c)
+	}
+	if b.n == 0 {
+		return nil, nil
+	}
+	out := append(b.cbuf[:0], make([]byte, BatchHeaderSize)...)
+	out, err := compress(out, c, b.buf[BatchHeaderSize:])
+	if err != nil {
+		return nil, fmt.Errorf("engine: compress batch with %v: %w", c, err)
+	}
+	b.cbuf = out
+	b.putHeader(out, c)
+	return out, nil
+}
+
+// putHeader writes the header of the batch buf holds (see Build) with codec
+// c in its attributes, and its CRC last.
+func (b *BatchBuilder) putHeader(buf []byte, c Compression) {
 	be := binary.BigEndian
 	be.PutUint64(buf[offBaseOffset:], 0)
 	be.PutUint32(buf[offBatchLength:], uint32(len(buf)-batchLogOverhead))
 	be.PutUint32(buf[offLeaderEpoch:], uint32(0xffffffff)) // -1
 	buf[offMagic] = batchMagic
-	be.PutUint16(buf[offAttributes:], 0)
+	be.PutUint16(buf[offAttributes:], uint16(c))
 	be.PutUint32(buf[offLastOffsetDelta:], uint32(b.n-1))
 	be.PutUint64(buf[offBaseTimestamp:], uint64(b.firstTS))
 	be.PutUint64(buf[offMaxTimestamp:], uint64(b.maxTS))
@@ -107,7 +143,6 @@ func (b *BatchBuilder) Build() []byte {
 	be.PutUint32(buf[offBaseSequence:], uint32(0xffffffff)) // -1
 	be.PutUint32(buf[offRecordCount:], uint32(b.n))
 	be.PutUint32(buf[offCRC:], batchCRC(buf))
-	return buf
 }
 
 // varintLen returns the length of v as a zig-zag varint.
@@ -139,31 +174,40 @@ func appendBytesField(dst, p []byte) []byte {
 // example the bytes of a read view.
 //
 // It checks each batch with checkStoredBatch and the framing of each record,
-// skips control batches, and for uncompressed batches yields each record with
-// its absolute offset (baseOffset + offsetDelta) and absolute timestamp
-// (baseTimestamp + timestampDelta, or the batch's maxTimestamp for a
-// LogAppendTime batch). A compressed batch stops iteration with an error
-// wrapping ErrUnsupportedCompression; a defect stops it with an error wrapping
-// ErrCorrupt that names the byte position in the input. A trailing partial
-// batch (shorter than its header announces) ends iteration without error, as a
-// Kafka consumer treats a truncated fetch.
+// skips control batches, and yields each record with its absolute offset
+// (baseOffset + offsetDelta) and absolute timestamp (baseTimestamp +
+// timestampDelta, or the batch's maxTimestamp for a LogAppendTime batch). A
+// compressed batch's records are first decompressed (gzip, snappy raw or
+// xerial-framed, lz4 frames, zstd: see compression.go) into a buffer the
+// iterator owns and reuses, then walked the same way. A defect stops
+// iteration with an error wrapping ErrCorrupt that names the byte position
+// in the input (for a compressed batch, the batch's position and the
+// position in its decompressed records); a batch whose records decompress to
+// more than 1 GiB stops it with an error wrapping ErrBatchTooLarge. A
+// trailing partial batch (shorter than its header announces) ends iteration
+// without error, as a Kafka consumer treats a truncated fetch.
 //
-// A Record's Key, Value and header values alias the input, and its Headers
-// slice is reused by the next call to Next. Header keys are strings and so
-// cannot alias the input: the iterator reuses the previous record's key
-// strings when they match, so records with recurring header keys iterate
-// without allocating.
+// A Record's Key, Value and header values alias the input for an
+// uncompressed batch, and the iterator's decompression buffer for a
+// compressed one, which the next compressed batch overwrites: copy them to
+// keep them past the batch. The Headers slice is reused by the next call to
+// Next. Header keys are strings and so cannot alias the input: the iterator
+// reuses the previous record's key strings when they match, so records with
+// recurring header keys iterate without allocating.
 type RecordIterator struct {
 	data     []byte // the batches
 	next     int    // position in data of the next batch
 	batch    []byte // the batch being walked; nil between batches
 	batchPos int    // position in data of batch
 	h        BatchHeader
-	pos      int   // position in batch of the next record
-	left     int32 // records of batch not yet yielded
+	recs     []byte // where the batch's records are: batch itself, or buf when compressed
+	pos      int    // position in recs of the next record
+	left     int32  // records of batch not yet yielded
 	rec      Record
 	headers  []Header
 	keys     []string // header keys by index, kept from earlier records
+	buf      []byte   // decompressed records of the current compressed batch; reused
+	control  bool     // yield the records of control batches instead of skipping them
 	err      error
 }
 
@@ -175,9 +219,9 @@ func NewRecordIterator(batches []byte) *RecordIterator {
 	return it
 }
 
-// reset starts the iterator over on batches, keeping its buffers.
+// reset starts the iterator over on batches, keeping its buffers and mode.
 func (it *RecordIterator) reset(batches []byte) {
-	*it = RecordIterator{data: batches, headers: it.headers[:0], keys: it.keys}
+	*it = RecordIterator{data: batches, headers: it.headers[:0], keys: it.keys, buf: it.buf[:0], control: it.control}
 }
 
 // Next advances to the next record and reports whether there is one. It
@@ -187,9 +231,9 @@ func (it *RecordIterator) Next() bool {
 		if it.left > 0 {
 			return it.nextRecord()
 		}
-		if it.batch != nil && it.pos != len(it.batch) {
-			it.err = fmt.Errorf("%w: %d bytes at position %d after the last of %d records of the batch at position %d",
-				ErrCorrupt, len(it.batch)-it.pos, it.batchPos+it.pos, it.h.NumRecords, it.batchPos)
+		if it.batch != nil && it.pos != len(it.recs) {
+			it.err = fmt.Errorf("%w: %d bytes %s after the last of %d records of the batch at position %d",
+				ErrCorrupt, len(it.recs)-it.pos, it.where(it.pos), it.h.NumRecords, it.batchPos)
 			return false
 		}
 		it.batch = nil
@@ -200,8 +244,22 @@ func (it *RecordIterator) Next() bool {
 	return false
 }
 
-// nextBatch moves to the next batch, setting it.batch and it.left. It
-// returns false at the end of the input or on an error.
+// compressed reports whether the current batch's records are decompressed
+// into it.buf.
+func (it *RecordIterator) compressed() bool { return it.h.Compression() != CompressionNone }
+
+// where names position p of it.recs for an error: a position in the input
+// for an uncompressed batch, a position in the decompressed records for a
+// compressed one.
+func (it *RecordIterator) where(p int) string {
+	if it.compressed() {
+		return fmt.Sprintf("at byte %d of its %v-decompressed records", p, it.h.Compression())
+	}
+	return fmt.Sprintf("at position %d", it.batchPos+p)
+}
+
+// nextBatch moves to the next batch, setting it.batch, it.recs and it.left.
+// It returns false at the end of the input or on an error.
 func (it *RecordIterator) nextBatch() bool {
 	if it.next >= len(it.data) {
 		return false
@@ -221,9 +279,9 @@ func (it *RecordIterator) nextBatch() bool {
 	it.batch = it.data[it.next : it.next+size]
 	it.batchPos = it.next
 	it.next += size
-	it.pos = BatchHeaderSize
+	it.recs, it.pos = it.batch, BatchHeaderSize
 	it.left = 0
-	if h.Control() {
+	if h.Control() && !it.control {
 		it.batch = nil
 		return true
 	}
@@ -233,29 +291,38 @@ func (it *RecordIterator) nextBatch() bool {
 			ErrCorrupt, int8(c), it.batchPos)
 		return false
 	case c != CompressionNone:
-		it.err = fmt.Errorf("%w: %s batch at position %d", ErrUnsupportedCompression, c, it.batchPos)
-		return false
+		it.buf, err = decompress(it.buf, c, it.batch[BatchHeaderSize:])
+		if errors.Is(err, errDecompressTooLarge) {
+			it.err = fmt.Errorf("%w: %v batch at position %d: records decompress to more than %d bytes",
+				ErrBatchTooLarge, c, it.batchPos, maxDecompressedBatchBytes)
+			return false
+		}
+		if err != nil {
+			it.err = fmt.Errorf("%w: %v batch at position %d does not decompress: %v", ErrCorrupt, c, it.batchPos, err)
+			return false
+		}
+		it.recs, it.pos = it.buf, 0
 	}
 	it.left = h.NumRecords
 	return true
 }
 
-// nextRecord decodes the record at it.pos of it.batch into it.rec.
+// nextRecord decodes the record at it.pos of it.recs into it.rec.
 func (it *RecordIterator) nextRecord() bool {
 	index := it.h.NumRecords - it.left
 	var f recordFrame
 	var d defect
-	if !scanRecord(it.batch, it.pos, &f, &d) {
-		it.err = fmt.Errorf("%w: record %d of the batch at position %d, at position %d: %v",
-			ErrCorrupt, index, it.batchPos, it.batchPos+d.pos, d)
+	if !scanRecord(it.recs, it.pos, &f, &d) {
+		it.err = fmt.Errorf("%w: record %d of the batch at position %d, %s: %v",
+			ErrCorrupt, index, it.batchPos, it.where(d.pos), d)
 		return false
 	}
 	if f.offsetDelta < 0 || f.offsetDelta > it.h.LastOffsetDelta {
-		it.err = fmt.Errorf("%w: record %d of the batch at position %d, at position %d: offset delta %d outside [0, %d]",
-			ErrCorrupt, index, it.batchPos, it.batchPos+f.offsetDeltaPos, f.offsetDelta, it.h.LastOffsetDelta)
+		it.err = fmt.Errorf("%w: record %d of the batch at position %d, %s: offset delta %d outside [0, %d]",
+			ErrCorrupt, index, it.batchPos, it.where(f.offsetDeltaPos), f.offsetDelta, it.h.LastOffsetDelta)
 		return false
 	}
-	b := it.batch
+	b := it.recs
 	r := &it.rec
 	r.Offset = it.h.BaseOffset + int64(f.offsetDelta)
 	if it.h.LogAppendTime() {
@@ -311,8 +378,9 @@ func subslice(b []byte, pos, n int) []byte {
 }
 
 // Record returns the current record. Its Key, Value and header values alias
-// the input and stay valid as long as it does; its Headers slice is reused by
-// the next call to Next.
+// the input (for an uncompressed batch) or the iterator's decompression
+// buffer (for a compressed one, until Next moves to another compressed
+// batch); its Headers slice is reused by the next call to Next.
 func (it *RecordIterator) Record() Record { return it.rec }
 
 // Err returns the error that stopped the iteration, or nil if it ran to the

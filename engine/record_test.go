@@ -189,16 +189,17 @@ func TestRecordIteratorBatches(t *testing.T) {
 			}
 		}
 	})
-	t.Run("compressed batch", func(t *testing.T) {
+	t.Run("compressed batch that does not decompress", func(t *testing.T) {
 		z := rawBatch(2, 1, []byte("zstd frame"))
 		z[offAttributes+1] |= byte(CompressionZstd)
 		fixCRC(z)
 		got, err := collect(cat(b1, z, b3))
-		if !errors.Is(err, ErrUnsupportedCompression) {
+		if !errors.Is(err, ErrCorrupt) {
 			t.Fatalf("err %v", err)
 		}
-		if len(got) != 10 || !strings.Contains(err.Error(), "zstd batch at position") {
-			t.Fatalf("%d records, %v", len(got), err)
+		want := "zstd batch at position " + strconv.Itoa(len(b1)) + " does not decompress"
+		if len(got) != 10 || !strings.Contains(err.Error(), want) {
+			t.Fatalf("%d records, %v, want %q", len(got), err, want)
 		}
 	})
 	t.Run("unknown codec", func(t *testing.T) {

@@ -1,0 +1,476 @@
+package engine
+
+// Idempotent-producer state of a partition, as Kafka's ProducerStateManager
+// keeps it: for each producer id, its epoch, the timestamp of its last
+// write, and the metadata of its last five batches, so a retried batch is
+// recognised and answered with the offsets it was first written at, and a
+// batch that skips or repeats sequence numbers is refused.
+//
+// The state is checkpointed in the partition directory as snapshot files
+// named by the log offset they describe the state before, 20 digits as
+// segments are, e.g. 00000000000000368769.snapshot; after a restart the
+// newest valid snapshot is loaded and the batches from its offset on are
+// replayed (rebuildFrom). Layout, all integers big-endian:
+//
+//	offset  size  field
+//	     0     2  version          int16   1
+//	     2     4  crc              uint32  CRC-32C (Castagnoli) of bytes [6, end)
+//	     6     8  offset           int64   the snapshot's offset, as in its name
+//	    14     4  producer count   int32
+//	    18     …  producers, by increasing producer id, each:
+//	                   0  8  producer id      int64
+//	                   8  2  producer epoch   int16
+//	                  10  8  last timestamp   int64  (of the last write: expiry)
+//	                  18  1  batch count      uint8  0-5
+//	                  19  …  batches, oldest first, 32 bytes each:
+//	                            0  4  first sequence  int32
+//	                            4  4  last sequence   int32
+//	                            8  8  first offset    int64
+//	                           16  8  last offset     int64
+//	                           24  8  timestamp       int64
+//
+// The version and the CRC-32C over everything after it are placed as in
+// Kafka's snapshot; unlike Kafka's, which keeps only each producer's last
+// batch, the file keeps all five, so duplicates are still recognised after
+// a restart. These constants are part of the file format and must not
+// change without a new version.
+//
+// The rules are Kafka 3.9's (storage/.../log/ProducerAppendInfo.java,
+// ProducerStateEntry.java, ProducerStateManager.java and
+// UnifiedLog.analyzeAndValidateProducerState), cited where applied.
+//
+// A producerState is not safe for concurrent use: the Log guards it with
+// its lock.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"log/slog"
+	"math"
+	"os"
+	"slices"
+)
+
+const (
+	snapshotSuffix     = ".snapshot"
+	snapshotVersion    = 1
+	snapshotHeaderSize = 18
+	snapshotCRCStart   = 6 // the CRC covers [6, end)
+	snapshotProducer   = 19
+	snapshotBatchSize  = 32
+
+	// batchesRetained is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN,
+	// and the most in-flight requests an idempotent producer may have.
+	batchesRetained = 5
+
+	noProducerEpoch = -1 // Kafka's RecordBatch.NO_PRODUCER_EPOCH
+	noSequence      = -1 // Kafka's RecordBatch.NO_SEQUENCE
+)
+
+// batchMeta describes a batch a producer wrote: its sequence range and
+// offset range (both inclusive) and its timestamp.
+type batchMeta struct {
+	firstSeq    int32
+	lastSeq     int32
+	firstOffset int64
+	lastOffset  int64
+	timestamp   int64
+}
+
+// producerEntry is one producer's state.
+type producerEntry struct {
+	epoch         int16
+	lastTimestamp int64
+	n             int                        // batches held, <= batchesRetained
+	batches       [batchesRetained]batchMeta // [0, n), oldest first
+}
+
+// lastSeq is the last sequence written in the current epoch, or noSequence.
+func (e *producerEntry) lastSeq() int32 {
+	if e.n == 0 {
+		return noSequence
+	}
+	return e.batches[e.n-1].lastSeq
+}
+
+// setEpoch is Kafka's maybeUpdateProducerEpoch: a new epoch forgets the
+// batches of the old one.
+func (e *producerEntry) setEpoch(epoch int16) {
+	if e.epoch != epoch {
+		e.epoch = epoch
+		e.n = 0
+		e.batches = [batchesRetained]batchMeta{} // nothing stale beyond n
+	}
+}
+
+// addBatch keeps b as the newest batch, forgetting the oldest beyond five.
+func (e *producerEntry) addBatch(b batchMeta) {
+	if e.n == batchesRetained {
+		copy(e.batches[:], e.batches[1:])
+		e.n--
+	}
+	e.batches[e.n] = b
+	e.n++
+}
+
+// producerState is the idempotent-producer state of one partition.
+type producerState struct {
+	producers map[int64]*producerEntry
+}
+
+func newProducerState() *producerState {
+	return &producerState{producers: make(map[int64]*producerEntry)}
+}
+
+// SequenceError refuses a batch whose first sequence does not follow its
+// producer's last (Kafka's OUT_OF_ORDER_SEQUENCE_NUMBER). It wraps
+// ErrOutOfOrderSequence.
+type SequenceError struct {
+	ProducerID int64
+	Epoch      int16
+	Got        int32 // the batch's first sequence
+	Expected   int32 // the sequence the partition expects next
+}
+
+func (e *SequenceError) Error() string {
+	return fmt.Sprintf("%v: producer %d epoch %d sent sequence %d, expected %d",
+		ErrOutOfOrderSequence, e.ProducerID, e.Epoch, e.Got, e.Expected)
+}
+
+func (e *SequenceError) Unwrap() error { return ErrOutOfOrderSequence }
+
+// lastSequence is the batch's last sequence, Kafka's
+// DefaultRecordBatch.lastSequence: the base sequence plus the last offset
+// delta, wrapping from MaxInt32 to 0; noSequence without a base sequence.
+func lastSequence(h *BatchHeader) int32 {
+	if h.BaseSequence < 0 {
+		return noSequence
+	}
+	return incrementSequence(h.BaseSequence, h.LastOffsetDelta)
+}
+
+// incrementSequence adds n to seq, wrapping past MaxInt32 to 0.
+func incrementSequence(seq, n int32) int32 {
+	if seq > math.MaxInt32-n {
+		return n - (math.MaxInt32 - seq) - 1
+	}
+	return seq + n
+}
+
+// inSequence is Kafka's ProducerAppendInfo.inSequence: next follows last,
+// or wraps from MaxInt32 to 0.
+func inSequence(last, next int32) bool {
+	return int64(next) == int64(last)+1 || (next == 0 && last == math.MaxInt32)
+}
+
+// check validates a batch a client sent before it is appended, as Kafka
+// does for AppendOrigin.CLIENT. A batch without a producer id (-1) is not
+// idempotent: nil, nil. Otherwise, in Kafka's order:
+//
+//  1. A duplicate (same epoch as the producer's, same first and last
+//     sequence as one of its last five batches) returns that batch's
+//     metadata and no error: the broker answers with the original offsets
+//     and writes nothing (UnifiedLog.analyzeAndValidateProducerState,
+//     ProducerStateEntry.findDuplicateBatch).
+//  2. An epoch below the producer's is fenced: an error wrapping
+//     ErrInvalidProducerEpoch (checkProducerEpoch).
+//  3. Sequences (checkSequence; control batches have none): a producer the
+//     partition does not know, or one whose epoch is unknown (-1), is
+//     accepted at any sequence. A new, higher epoch must start at sequence
+//     0 — Kafka 3.9 throws "Invalid sequence number for new epoch" for any
+//     other first sequence unless the producer's current epoch is
+//     NO_PRODUCER_EPOCH, so a bumped epoch (KIP-360) is accepted at 0 only.
+//     In the same epoch the first sequence must follow the last one written
+//     (MaxInt32 wraps to 0), or follow nothing (be 0) when no batch of the
+//     epoch is known. Otherwise a *SequenceError with the expected
+//     sequence.
+//
+// The returned metadata points into the state and is valid until the next
+// update. check does not allocate unless it fails.
+func (s *producerState) check(h *BatchHeader) (dup *batchMeta, err error) {
+	if h.ProducerID < 0 {
+		return nil, nil
+	}
+	e := s.producers[h.ProducerID]
+	if e == nil {
+		return nil, nil
+	}
+	if !h.Control() && h.ProducerEpoch == e.epoch {
+		first, last := h.BaseSequence, lastSequence(h)
+		for i := range e.n {
+			if b := &e.batches[i]; b.firstSeq == first && b.lastSeq == last {
+				return b, nil
+			}
+		}
+	}
+	if h.ProducerEpoch < e.epoch {
+		return nil, fmt.Errorf("%w: producer %d sent epoch %d, the partition has seen epoch %d",
+			ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
+	}
+	if h.Control() || e.epoch == noProducerEpoch {
+		return nil, nil
+	}
+	if h.ProducerEpoch != e.epoch {
+		if h.BaseSequence != 0 {
+			return nil, &SequenceError{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Got: h.BaseSequence, Expected: 0}
+		}
+		return nil, nil
+	}
+	if last := e.lastSeq(); !inSequence(last, h.BaseSequence) {
+		return nil, &SequenceError{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Got: h.BaseSequence, Expected: incrementSequence(last, 1)}
+	}
+	return nil, nil
+}
+
+// update records a batch appended at firstOffset. timestamp is what Kafka
+// records for it: the batch's max timestamp as written (the broker's append
+// time in a LogAppendTime topic), kept as the batch's timestamp (answered
+// with a duplicate) and as the producer's last timestamp (expiry). The Log
+// passes h.MaxTimestamp, which is what rebuildFrom replays.
+//
+// A data batch sets the producer's epoch (forgetting the batches of an
+// older one) and becomes its newest batch; a control batch (a transaction
+// marker) sets the epoch and the last timestamp only, and an empty control
+// batch is skipped, as in Kafka's ProducerAppendInfo.append. A batch without
+// a producer id is ignored. update does not allocate except for a producer
+// new to the partition.
+func (s *producerState) update(h *BatchHeader, firstOffset int64, timestamp int64) {
+	if h.ProducerID < 0 || (h.Control() && h.NumRecords == 0) {
+		return
+	}
+	e := s.producers[h.ProducerID]
+	if e == nil {
+		e = &producerEntry{epoch: noProducerEpoch}
+		s.producers[h.ProducerID] = e
+	}
+	e.setEpoch(h.ProducerEpoch)
+	e.lastTimestamp = timestamp
+	if h.Control() || h.BaseSequence < 0 {
+		return
+	}
+	e.addBatch(batchMeta{
+		firstSeq:    h.BaseSequence,
+		lastSeq:     lastSequence(h),
+		firstOffset: firstOffset,
+		lastOffset:  firstOffset + int64(h.LastOffsetDelta),
+		timestamp:   timestamp,
+	})
+}
+
+// rebuildFrom replays stored batches, oldest first, as Kafka replays the
+// log after its latest snapshot (AppendOrigin.REPLICATION: nothing is
+// checked, everything is recorded): each header's base offset and max
+// timestamp are the update's offset and timestamp.
+func (s *producerState) rebuildFrom(headers ...BatchHeader) {
+	for i := range headers {
+		s.update(&headers[i], headers[i].BaseOffset, headers[i].MaxTimestamp)
+	}
+}
+
+// expire removes the producers idle for expirationMs or longer at now (both
+// in ms), Kafka's producer.id.expiration.ms (default one day). It returns
+// how many it removed. (Kafka also keeps producers with a transaction in
+// progress; the engine does not track transactions yet.)
+func (s *producerState) expire(now, expirationMs int64) int {
+	n := 0
+	for id, e := range s.producers {
+		if now-e.lastTimestamp >= expirationMs {
+			delete(s.producers, id)
+			n++
+		}
+	}
+	return n
+}
+
+// appendSnapshot appends the snapshot of the state at offset to dst (see
+// the top of the file). A caller holding a lock can encode under it and
+// write the file after releasing it.
+func (s *producerState) appendSnapshot(dst []byte, offset int64) []byte {
+	ids := make([]int64, 0, len(s.producers))
+	for id := range s.producers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	start := len(dst)
+	be := binary.BigEndian
+	dst = be.AppendUint16(dst, snapshotVersion)
+	dst = be.AppendUint32(dst, 0) // the CRC, written last
+	dst = be.AppendUint64(dst, uint64(offset))
+	dst = be.AppendUint32(dst, uint32(len(ids)))
+	for _, id := range ids {
+		e := s.producers[id]
+		dst = be.AppendUint64(dst, uint64(id))
+		dst = be.AppendUint16(dst, uint16(e.epoch))
+		dst = be.AppendUint64(dst, uint64(e.lastTimestamp))
+		dst = append(dst, byte(e.n))
+		for _, b := range e.batches[:e.n] {
+			dst = be.AppendUint32(dst, uint32(b.firstSeq))
+			dst = be.AppendUint32(dst, uint32(b.lastSeq))
+			dst = be.AppendUint64(dst, uint64(b.firstOffset))
+			dst = be.AppendUint64(dst, uint64(b.lastOffset))
+			dst = be.AppendUint64(dst, uint64(b.timestamp))
+		}
+	}
+	snap := dst[start:]
+	be.PutUint32(snap[2:], crc32.Checksum(snap[snapshotCRCStart:], castagnoli))
+	return dst
+}
+
+// snapshotPath is the snapshot file of offset in dir.
+func snapshotPath(dir string, offset int64) string { return segmentName(dir, offset, snapshotSuffix) }
+
+// writeSnapshot writes the state as the snapshot at offset (the log end
+// offset it describes) with writeFileAtomic: a crash leaves the old files
+// or the new one whole.
+func (s *producerState) writeSnapshot(fs FS, dir string, offset int64) error {
+	return writeFileAtomic(fs, snapshotPath(dir, offset), s.appendSnapshot(nil, offset))
+}
+
+// decodeSnapshot parses a snapshot file's content. Every defect is an error
+// wrapping ErrCorrupt naming path and the byte position.
+func decodeSnapshot(path string, wantOffset int64, b []byte) (*producerState, error) {
+	bad := func(pos int, format string, args ...any) error {
+		return fmt.Errorf("%w: producer snapshot %s at position %d: %s", ErrCorrupt, path, pos, fmt.Sprintf(format, args...))
+	}
+	be := binary.BigEndian
+	if len(b) < snapshotHeaderSize {
+		return nil, bad(len(b), "%d bytes, shorter than the %d-byte header", len(b), snapshotHeaderSize)
+	}
+	if v := int16(be.Uint16(b)); v != snapshotVersion {
+		return nil, bad(0, "version %d, want %d", v, snapshotVersion)
+	}
+	if crc, got := be.Uint32(b[2:]), crc32.Checksum(b[snapshotCRCStart:], castagnoli); crc != got {
+		return nil, bad(2, "CRC 0x%08x, computed 0x%08x", crc, got)
+	}
+	if off := int64(be.Uint64(b[6:])); off != wantOffset {
+		return nil, bad(6, "offset %d, the file is named for %d", off, wantOffset)
+	}
+	count := int64(int32(be.Uint32(b[14:])))
+	if count < 0 || count > int64(len(b)-snapshotHeaderSize)/snapshotProducer {
+		return nil, bad(14, "producer count %d in %d bytes", count, len(b))
+	}
+	s := &producerState{producers: make(map[int64]*producerEntry, count)}
+	p := snapshotHeaderSize
+	prev := int64(math.MinInt64)
+	for i := range count {
+		if len(b)-p < snapshotProducer {
+			return nil, bad(p, "producer %d of %d: %d bytes left", i, count, len(b)-p)
+		}
+		id := int64(be.Uint64(b[p:]))
+		if id < 0 || (i > 0 && id <= prev) {
+			return nil, bad(p, "producer id %d after %d: ids must be >= 0 and increase", id, prev)
+		}
+		prev = id
+		e := &producerEntry{epoch: int16(be.Uint16(b[p+8:])), lastTimestamp: int64(be.Uint64(b[p+10:])), n: int(b[p+18])}
+		if e.n > batchesRetained {
+			return nil, bad(p+18, "producer %d has %d batches, at most %d", id, e.n, batchesRetained)
+		}
+		p += snapshotProducer
+		if len(b)-p < e.n*snapshotBatchSize {
+			return nil, bad(p, "producer %d's %d batches: %d bytes left", id, e.n, len(b)-p)
+		}
+		for j := range e.n {
+			e.batches[j] = batchMeta{
+				firstSeq:    int32(be.Uint32(b[p:])),
+				lastSeq:     int32(be.Uint32(b[p+4:])),
+				firstOffset: int64(be.Uint64(b[p+8:])),
+				lastOffset:  int64(be.Uint64(b[p+16:])),
+				timestamp:   int64(be.Uint64(b[p+24:])),
+			}
+			p += snapshotBatchSize
+		}
+		s.producers[id] = e
+	}
+	if p != len(b) {
+		return nil, bad(p, "%d bytes after the last producer", len(b)-p)
+	}
+	return s, nil
+}
+
+// snapshotOffsets lists the offsets of the snapshot files in dir,
+// increasing.
+func snapshotOffsets(fs FS, dir string) ([]int64, error) {
+	ents, err := fs.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("engine: read dir %s: %w", dir, err)
+	}
+	var out []int64
+	for _, e := range ents {
+		if off, ok := parseSegmentName(e.Name(), snapshotSuffix); ok {
+			out = append(out, off)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+// loadLatestSnapshot loads the newest valid producer snapshot in dir and
+// returns the state and its offset; the caller replays the log from that
+// offset with rebuildFrom. A snapshot that fails its checks (ErrCorrupt) is
+// logged, removed and the next older one tried, as Kafka's
+// ProducerStateManager.loadFromSnapshot does; with none left the state is
+// empty and the offset -1 (replay from the log start). An error reading a
+// file is returned.
+func loadLatestSnapshot(fs FS, dir string, logger *slog.Logger) (*producerState, int64, error) {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	offsets, err := snapshotOffsets(fs, dir)
+	if err != nil {
+		return nil, -1, err
+	}
+	for i := len(offsets) - 1; i >= 0; i-- {
+		path := snapshotPath(dir, offsets[i])
+		data, err := readFile(fs, path)
+		if err != nil {
+			return nil, -1, fmt.Errorf("engine: read producer snapshot %s: %w", path, err)
+		}
+		s, err := decodeSnapshot(path, offsets[i], data)
+		if err == nil {
+			return s, offsets[i], nil
+		}
+		logger.Warn("skipping corrupt producer snapshot", "file", path, "err", err)
+		if rerr := fs.Remove(path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+			logger.Warn("removing corrupt producer snapshot", "file", path, "err", rerr)
+		}
+	}
+	return newProducerState(), -1, nil
+}
+
+// removeSnapshotsAbove removes the snapshots of offsets above offset: after
+// the log is truncated to end at offset they describe records it no longer
+// has (Kafka's truncateAndReload keeps a snapshot at the end offset itself).
+func removeSnapshotsAbove(fs FS, dir string, offset int64) error {
+	return removeSnapshots(fs, dir, func(off int64) bool { return off > offset })
+}
+
+// removeSnapshotsBelow removes the snapshots of offsets below offset, as
+// Kafka's deleteSnapshotsBefore when segments are deleted.
+func removeSnapshotsBelow(fs FS, dir string, offset int64) error {
+	return removeSnapshots(fs, dir, func(off int64) bool { return off < offset })
+}
+
+func removeSnapshots(fs FS, dir string, drop func(int64) bool) error {
+	offsets, err := snapshotOffsets(fs, dir)
+	if err != nil {
+		return err
+	}
+	removed := false
+	var errs []error
+	for _, off := range offsets {
+		if !drop(off) {
+			continue
+		}
+		if err := fs.Remove(snapshotPath(dir, off)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("engine: remove producer snapshot: %w", err))
+			continue
+		}
+		removed = true
+	}
+	if removed {
+		errs = append(errs, syncDir(fs, dir))
+	}
+	return errors.Join(errs...)
+}
