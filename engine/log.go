@@ -52,6 +52,12 @@ type Log struct {
 	syncer    *syncer        // group commit rounds (shared by a Store's logs)
 	ownSyncer bool
 	durable   durableSignal // wakes appenders waiting for the recovery point
+	// epochs and producers are the partition state (state.go), guarded by
+	// mu; lastEpoch caches the epoch cache's latest epoch.
+	epochs    *epochCache
+	producers *producerState
+	lastEpoch int32
+
 	// syncRounds counts flushes that advanced the recovery point (tests and
 	// benchmarks report fsyncs per append with it).
 	syncRounds atomic.Int64
@@ -95,6 +101,10 @@ func (v *segmentView) after(base int64) *segment {
 type AppendResult struct {
 	FirstOffset int64 // offset of the batch's first record
 	LastOffset  int64 // offset of its last record
+	// Duplicate is set when an idempotent producer's batch repeats one of
+	// its last five: nothing was appended and the offsets are the original
+	// batch's.
+	Duplicate bool
 }
 
 // OpenLog opens (creating if needed) the log in dir on its own, outside a
@@ -159,6 +169,13 @@ func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool,
 			return nil, err
 		}
 	}
+	l.mu.Lock()
+	err := l.loadStateLocked()
+	l.mu.Unlock()
+	if err != nil {
+		l.closeSegments()
+		return nil, err
+	}
 	l.stopTick = make(chan struct{})
 	if opts.FlushInterval > 0 {
 		l.bg.Add(1)
@@ -212,11 +229,23 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
+	if h.ProducerID >= 0 {
+		dup, err := l.producers.check(&h)
+		if err != nil {
+			return AppendResult{}, err
+		}
+		if dup != nil {
+			return AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset, Duplicate: true}, nil
+		}
+	}
 	h.BaseOffset = l.nextOffset.Load()
 	h.LeaderEpoch = l.leaderEpoch.Load()
 	setBaseOffset(batch, h.BaseOffset)
 	setLeaderEpoch(batch, h.LeaderEpoch)
 	if err := l.appendLocked(batch, &h); err != nil {
+		return AppendResult{}, err
+	}
+	if err := l.trackAppendLocked(&h); err != nil {
 		return AppendResult{}, err
 	}
 	return AppendResult{FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}, nil
@@ -256,6 +285,9 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, error) {
 			return res, fmt.Errorf("%w: replicated batch of %d bytes", ErrBatchTooLarge, len(b))
 		}
 		if err := l.appendLocked(b, &h); err != nil {
+			return res, err
+		}
+		if err := l.trackAppendLocked(&h); err != nil {
 			return res, err
 		}
 		if res.FirstOffset < 0 {
@@ -336,6 +368,11 @@ func (l *Log) rollLocked(base int64, why string) error {
 	}
 	s, f, err := l.createSegmentLocked(base)
 	if err != nil {
+		var se *stickyError
+		if errors.As(err, &se) {
+			l.mu.err = se.err
+			return fmt.Errorf("%w: %w", ErrLogFailed, se.err)
+		}
 		return err
 	}
 	s.w.chunk = old.w.chunk
@@ -351,10 +388,23 @@ func (l *Log) rollLocked(base int64, why string) error {
 		old.mu.Unlock()
 		l.cache.touch(old)
 		l.cfg.logger.Debug("rolled segment", "reason", why, "segment", old.base, "bytes", old.size.Load(), "next", base)
+		snap, snapOff := l.snapshotLocked()
 		l.bg.Add(1)
 		go func() {
 			defer l.bg.Done()
-			if err := l.flushUpTo(base); err != nil {
+			if err := l.writeSnapshot(snap, snapOff); err != nil {
+				l.cfg.logger.Warn("writing producer snapshot", "offset", snapOff, "err", err)
+			}
+			err := l.flushUpTo(base)
+			if err == nil {
+				// flushUpTo skips a segment the recovery point has passed
+				// (flush.messages synced its data before the roll), but the
+				// seal changed it since: its trim and indexes must reach the
+				// disk too, or a crash leaves a zeroed tail in a segment
+				// that is no longer the last.
+				err = l.flushSealed(old)
+			}
+			if err != nil {
 				l.cfg.logger.Warn("flushing rolled segment", "segment", old.base, "err", err)
 			}
 		}()
@@ -374,11 +424,28 @@ func (l *Log) createSegmentLocked(base int64) (*segment, *segmentFiles, error) {
 		}
 	}
 	f, err := s.openFiles(true)
-	if err != nil {
-		return nil, nil, err
+	if err == nil {
+		if err = syncDir(l.fs, l.dir); err != nil {
+			f.close(0, true)
+		}
 	}
-	if err := syncDir(l.fs, l.dir); err != nil {
-		f.close(0, true)
+	if err != nil {
+		// Files left at base would outlive the failure: the old active
+		// segment goes on taking offsets >= base, and the next open would
+		// take the empty stray for the last segment and end the log at
+		// base. Remove them durably, or fail for good.
+		var errs []error
+		for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+			if rerr := l.fs.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
+				errs = append(errs, rerr)
+			}
+		}
+		if len(errs) == 0 {
+			errs = append(errs, syncDir(l.fs, l.dir))
+		}
+		if rerr := errors.Join(errs...); rerr != nil {
+			return nil, nil, &stickyError{fmt.Errorf("engine: create segment %d: %w; removing its files: %w", base, err, rerr)}
+		}
 		return nil, nil, err
 	}
 	s.mu.files, s.mu.pinned = f, true
@@ -506,6 +573,29 @@ func (l *Log) flushUpTo(target int64) error {
 	return nil
 }
 
+// flushSealed syncs the files of a sealed segment (data, trimmed size and
+// indexes). A failure is sticky, as in flushUpTo.
+func (l *Log) flushSealed(s *segment) error {
+	f, err := s.acquire()
+	if f == nil && err == nil {
+		return nil // removed: nothing to flush
+	}
+	if err == nil {
+		err = s.flushFiles(f)
+		s.release()
+	}
+	if err != nil {
+		l.mu.Lock()
+		if l.mu.err == nil {
+			l.mu.err = err
+		}
+		l.mu.Unlock()
+		l.durable.broadcast()
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
+	return nil
+}
+
 // isActive reports whether s is its log's active segment.
 func (s *segment) isActive() bool {
 	s.mu.Lock()
@@ -539,7 +629,9 @@ func syncPath(fs FS, path string) error {
 
 // Close flushes the log, trims the active segment and closes every file no
 // reader holds (held ones close when released). A standalone log also
-// writes its recovery point and clean-shutdown marker. Close is idempotent.
+// writes its recovery point and clean-shutdown marker. A log that failed
+// (ErrLogFailed) is closed without either, and Close returns the failure.
+// Close is idempotent.
 func (l *Log) Close() error {
 	l.mu.Lock()
 	if l.mu.closed {
@@ -557,12 +649,28 @@ func (l *Log) Close() error {
 	var errs []error
 	l.mu.Lock()
 	failed := l.mu.err != nil
-	if !failed {
-		errs = append(errs, l.mu.active.sealLocked(l.mu.files))
+	files := l.mu.files
+	if failed {
+		// Nothing is flushed or marked clean: say so, so that no caller (a
+		// Store writing its clean-shutdown marker) takes it for a clean
+		// close.
+		errs = append(errs, fmt.Errorf("%w: %w", ErrLogFailed, l.mu.err))
+	} else {
+		errs = append(errs, l.mu.active.sealLocked(files))
 	}
 	l.mu.Unlock()
 	if !failed {
 		errs = append(errs, l.flushUpTo(l.nextOffset.Load()))
+		// The seal trimmed the active segment after the recovery point may
+		// have covered its data (then flushUpTo synced nothing): the trim
+		// and the indexes must be on disk before the clean-shutdown marker
+		// says so, or the next open, which does not scan segments before
+		// the last, would read the zeroed tail as data.
+		errs = append(errs, files.flush())
+		l.mu.Lock()
+		snap, snapOff := l.snapshotLocked()
+		l.mu.Unlock()
+		errs = append(errs, l.writeSnapshot(snap, snapOff))
 	}
 	l.closeSegments()
 	l.durable.broadcast()

@@ -61,6 +61,10 @@ type Options struct {
 	// (flush.ms), without making appends wait. Default 0: never.
 	FlushInterval time.Duration
 
+	// ProducerIDExpiration is how long an idle producer's state is kept
+	// (producer.id.expiration.ms). Default 1 day.
+	ProducerIDExpiration time.Duration
+
 	// OpenSegments bounds how many inactive segments keep their files open
 	// when the Log is opened on its own; a Store uses StoreOptions instead.
 	// Default 1000.
@@ -104,6 +108,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.OpenSegments <= 0 {
 		o.OpenSegments = DefaultOpenSegments
+	}
+	if o.ProducerIDExpiration <= 0 {
+		o.ProducerIDExpiration = DefaultProducerIDExpiration
 	}
 	if o.FS == nil {
 		o.FS = OSFS

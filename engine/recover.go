@@ -96,7 +96,11 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 	})
 	for i, s := range toRecover {
 		last := i == len(toRecover)-1
-		f, truncated, err := l.recoverSegment(s, !clean, prevNext, last)
+		nextBase := int64(-1)
+		if !last {
+			nextBase = toRecover[i+1].base
+		}
+		f, truncated, err := l.recoverSegment(s, !clean, prevNext, nextBase)
 		if err != nil {
 			return err
 		}
@@ -144,9 +148,11 @@ func (l *Log) removeFile(name string) {
 
 // recoverSegment opens s writable and checks its batches: all of them when
 // full, else those after its last index entry. prevNext is the offset the
-// previous segment ended at (-1 for none). It cuts the file at the first
-// batch that fails and reports whether it did.
-func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool) (*segmentFiles, bool, error) {
+// previous segment ended at (-1 for none); nextBase is the base offset of
+// the next segment (-1 when s is the last). It cuts the file at the first
+// batch that fails and reports whether it cut batches that may have held
+// data (later segments must then go).
+func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, nextBase int64) (*segmentFiles, bool, error) {
 	f, err := s.openFiles(true)
 	if err != nil {
 		return nil, false, err
@@ -226,8 +232,14 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, isLast bool)
 	if pos < fileSize {
 		zeros := br.zeroFrom(pos)
 		switch {
-		case zeros && isLast:
+		case zeros && nextBase < 0:
 			// The preallocated tail: the normal end of an active segment.
+		case zeros && nextBase == s.w.nextOffset:
+			// The preallocated tail of a rolled segment whose trim did not
+			// reach the disk (its data was already synced, so the roll's
+			// trim was the only change): its batches end where the next
+			// segment begins, so nothing is missing.
+			l.cfg.logger.Info("truncating the untrimmed preallocated tail of a rolled segment", "segment", s.logPath(), "position", pos, "bytes", fileSize-pos)
 		case zeros:
 			// Batches of an earlier segment that never reached the disk: a
 			// hole, and later segments must go (as Kafka does).

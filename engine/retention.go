@@ -47,6 +47,9 @@ func (l *Log) setStartOffsetLocked(off int64) error {
 		return err
 	}
 	l.startOffset.Store(off)
+	if l.epochs != nil {
+		return l.epochs.truncateFromStart(off)
+	}
 	return nil
 }
 
@@ -82,6 +85,7 @@ func (l *Log) ApplyRetention() (int, error) {
 	if err := l.writableLocked(); err != nil {
 		return 0, err
 	}
+	l.expireProducersLocked()
 	total := 0
 	start := l.startOffset.Load()
 	n, err := l.deleteSegmentsLocked(func(s, next *segment) bool { return next != nil && next.base <= start }, "log start offset")

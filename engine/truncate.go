@@ -83,6 +83,10 @@ func (l *Log) finishTruncateLocked(removed []*segment, newEnd int64) {
 	if l.recoveryPoint.Load() > newEnd {
 		l.recoveryPoint.Store(newEnd)
 	}
+	if err := l.loadStateLocked(); err != nil {
+		l.mu.err = err
+		l.cfg.logger.Error("reloading partition state after truncation", "err", err)
+	}
 	l.cfg.logger.Info("truncated log", "end", newEnd)
 }
 
@@ -113,7 +117,7 @@ func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segm
 	}
 	ns := newSegment(l.dir, seg.base, l.cache, l.cfg)
 	ns.w.chunk = seg.w.chunk
-	nf, _, err := l.recoverSegment(ns, false, -1, true)
+	nf, _, err := l.recoverSegment(ns, false, -1, -1)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -172,6 +176,14 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.nextOffset.Store(offset)
 	l.recoveryPoint.Store(offset)
+	if err := l.epochs.clear(); err != nil {
+		l.mu.err = err
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
+	if err := l.loadStateLocked(); err != nil {
+		l.mu.err = err
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
 	return nil
 }
 

@@ -1,0 +1,156 @@
+package engine
+
+// Per-partition state kept beside the log, as Kafka's log layer keeps it:
+// the leader-epoch cache (epochcache.go: which epoch wrote from which offset,
+// for OffsetForLeaderEpoch and follower truncation) and the idempotent
+// producers' state (producerstate.go: the last batches' sequences, so a
+// retried batch is recognised and answered with its original offsets, also
+// after a restart). Both are updated under the log's lock with every append
+// and truncated with the log. The producer state is snapshotted when a
+// segment rolls and when the log closes; opening replays the batch headers
+// after the newest snapshot.
+
+import (
+	"fmt"
+	"time"
+)
+
+// DefaultProducerIDExpiration is Kafka's producer.id.expiration.ms.
+const DefaultProducerIDExpiration = 24 * time.Hour
+
+// loadStateLocked opens the epoch cache and rebuilds the producer state from
+// the newest snapshot at or below the log end plus a scan of the batches
+// after it.
+func (l *Log) loadStateLocked() error {
+	if l.epochs == nil {
+		c, err := openEpochCache(l.fs, l.dir)
+		if err != nil {
+			return err
+		}
+		l.epochs = c
+	}
+	end := l.nextOffset.Load()
+	if err := l.epochs.truncateFromEnd(end); err != nil {
+		return err
+	}
+	if err := l.epochs.truncateFromStart(l.startOffset.Load()); err != nil {
+		return err
+	}
+	if err := removeSnapshotsAbove(l.fs, l.dir, end); err != nil {
+		return err
+	}
+	ps, from, err := loadLatestSnapshot(l.fs, l.dir, l.cfg.logger)
+	if err != nil {
+		return err
+	}
+	from = max(from, l.startOffset.Load())
+	err = l.scanHeaders(from, func(h *BatchHeader) {
+		if h.ProducerID >= 0 && h.LastOffset() >= from {
+			ps.update(h, h.BaseOffset, h.MaxTimestamp)
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
+	}
+	l.producers = ps
+	if e, _, ok := l.epochs.latest(); ok {
+		l.lastEpoch = e
+	} else {
+		l.lastEpoch = -1
+	}
+	return nil
+}
+
+// scanHeaders calls fn with the header of every batch whose last offset is
+// at or after from, in offset order.
+func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
+	v := l.view.Load()
+	for s := v.floor(from); s != nil; s = v.after(s.base) {
+		f, err := s.acquire()
+		if err != nil {
+			return err
+		}
+		if f == nil {
+			continue
+		}
+		hr := newHeaderReader(f.log)
+		end := s.size.Load()
+		start, _, _, err := s.positionOf(f, &hr, end, from)
+		for pos := start; err == nil && pos < end; {
+			var h BatchHeader
+			if h, err = hr.header(pos, end); err == nil {
+				fn(&h)
+				pos += h.Size()
+			}
+		}
+		hr.close()
+		s.release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// trackAppendLocked records an appended batch in the epoch cache and the
+// producer state.
+func (l *Log) trackAppendLocked(h *BatchHeader) error {
+	if h.LeaderEpoch >= 0 && h.LeaderEpoch != l.lastEpoch {
+		if err := l.epochs.assign(h.LeaderEpoch, h.BaseOffset); err != nil {
+			return err
+		}
+		if e, _, ok := l.epochs.latest(); ok {
+			l.lastEpoch = e
+		}
+	}
+	if h.ProducerID >= 0 {
+		l.producers.update(h, h.BaseOffset, h.MaxTimestamp)
+	}
+	return nil
+}
+
+// snapshotLocked encodes the producer state at the log end, or nil when
+// there are no producers to remember.
+func (l *Log) snapshotLocked() ([]byte, int64) {
+	if l.producers == nil || len(l.producers.producers) == 0 {
+		return nil, 0
+	}
+	end := l.nextOffset.Load()
+	return l.producers.appendSnapshot(nil, end), end
+}
+
+// writeSnapshot writes an encoded producer snapshot and removes older
+// snapshots below the log start (keeping the one just written).
+func (l *Log) writeSnapshot(snap []byte, offset int64) error {
+	if snap == nil {
+		return nil
+	}
+	if err := writeFileAtomic(l.fs, snapshotPath(l.dir, offset), snap); err != nil {
+		return err
+	}
+	start := l.startOffset.Load()
+	return removeSnapshots(l.fs, l.dir, func(o int64) bool { return o < start && o != offset })
+}
+
+// EndOffsetForEpoch answers OffsetForLeaderEpoch: the end offset of epoch
+// in this log (see epochCache.endOffsetFor) and the epoch it belongs to.
+func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
+	return l.epochs.endOffsetFor(epoch, l.nextOffset.Load())
+}
+
+// LatestEpoch is the newest leader epoch that wrote to the log, -1 if none.
+func (l *Log) LatestEpoch() int32 {
+	e, _, ok := l.epochs.latest()
+	if !ok {
+		return -1
+	}
+	return e
+}
+
+// expireProducersLocked forgets producers idle longer than the expiration.
+func (l *Log) expireProducersLocked() {
+	if l.producers != nil {
+		l.producers.expire(l.opts.Now().UnixMilli(), l.opts.ProducerIDExpiration.Milliseconds())
+	}
+}
+
