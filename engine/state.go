@@ -153,4 +153,3 @@ func (l *Log) expireProducersLocked() {
 		l.producers.expire(l.opts.Now().UnixMilli(), l.opts.ProducerIDExpiration.Milliseconds())
 	}
 }
-
