@@ -57,7 +57,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 				failed = true
 				setProduceError(req, &sp, code, msg)
 			} else {
-				sp.BaseOffset, sp.LogStartOffset = res.FirstOffset, p.log.StartOffset()
+				sp.BaseOffset, sp.LogStartOffset, sp.LogAppendTime = res.FirstOffset, p.log.StartOffset(), res.LogAppendTime
 				done = append(done, appended{p, res, len(resp.Topics), len(st.Partitions)})
 			}
 			st.Partitions = append(st.Partitions, sp)

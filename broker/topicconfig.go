@@ -88,8 +88,8 @@ func validateTopicConfig(key string, value *string) error {
 			return fmt.Errorf("cleanup.policy %q is not supported yet (only delete)", v)
 		}
 	case "message.timestamp.type":
-		if v != "CreateTime" {
-			return fmt.Errorf("message.timestamp.type %q is not supported yet (only CreateTime)", v)
+		if v != "CreateTime" && v != "LogAppendTime" {
+			return fmt.Errorf("invalid value %s for configuration message.timestamp.type: must be CreateTime or LogAppendTime", v)
 		}
 	case "compression.type":
 		if v != "producer" {
@@ -153,6 +153,9 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 	}
 	if v, ok := n("retention.bytes"); ok {
 		o.RetentionBytes = v
+	}
+	if topicConfigs["message.timestamp.type"] == "LogAppendTime" {
+		o.LogAppendTime = true
 	}
 	if v, ok := n("flush.messages"); ok {
 		o.FlushMessages = v

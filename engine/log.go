@@ -101,6 +101,9 @@ func (v *segmentView) after(base int64) *segment {
 type AppendResult struct {
 	FirstOffset int64 // offset of the batch's first record
 	LastOffset  int64 // offset of its last record
+	// LogAppendTime is the time stamped on the batch by a LogAppendTime
+	// log, -1 otherwise (Kafka's produce response field).
+	LogAppendTime int64
 	// Duplicate is set when an idempotent producer's batch repeats one of
 	// its last five: nothing was appended and the offsets are the original
 	// batch's.
@@ -235,20 +238,23 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 			return AppendResult{}, err
 		}
 		if dup != nil {
-			return AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset, Duplicate: true}, nil
+			return AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, Duplicate: true}, nil
 		}
 	}
 	h.BaseOffset = l.nextOffset.Load()
 	h.LeaderEpoch = l.leaderEpoch.Load()
 	setBaseOffset(batch, h.BaseOffset)
 	setLeaderEpoch(batch, h.LeaderEpoch)
+	if l.opts.LogAppendTime {
+		stampLogAppendTime(batch, &h, l.opts.Now().UnixMilli())
+	}
 	if err := l.appendLocked(batch, &h); err != nil {
 		return AppendResult{}, err
 	}
 	if err := l.trackAppendLocked(&h); err != nil {
 		return AppendResult{}, err
 	}
-	return AppendResult{FirstOffset: h.BaseOffset, LastOffset: h.LastOffset()}, nil
+	return AppendResult{FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), LogAppendTime: logAppendTime(&h)}, nil
 }
 
 // AppendReplicated appends batches that already carry their offsets and

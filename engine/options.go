@@ -61,6 +61,12 @@ type Options struct {
 	// (flush.ms), without making appends wait. Default 0: never.
 	FlushInterval time.Duration
 
+	// LogAppendTime makes the log stamp every batch with the time it is
+	// appended (message.timestamp.type=LogAppendTime): the batch's max
+	// timestamp and timestamp-type attribute are rewritten and its CRC
+	// recomputed. Default false: the producer's CreateTime is kept.
+	LogAppendTime bool
+
 	// ProducerIDExpiration is how long an idle producer's state is kept
 	// (producer.id.expiration.ms). Default 1 day.
 	ProducerIDExpiration time.Duration

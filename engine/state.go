@@ -11,6 +11,7 @@ package engine
 // after the newest snapshot.
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 )
@@ -152,4 +153,23 @@ func (l *Log) expireProducersLocked() {
 	if l.producers != nil {
 		l.producers.expire(l.opts.Now().UnixMilli(), l.opts.ProducerIDExpiration.Milliseconds())
 	}
+}
+
+// stampLogAppendTime makes b a LogAppendTime batch stamped now: the
+// timestamp-type attribute set, the max timestamp now, the CRC recomputed
+// (CRC-32C runs at many GB/s: this costs little).
+func stampLogAppendTime(b []byte, h *BatchHeader, now int64) {
+	h.Attributes |= attrLogAppendTime
+	h.MaxTimestamp = now
+	binary.BigEndian.PutUint16(b[offAttributes:], uint16(h.Attributes))
+	binary.BigEndian.PutUint64(b[offMaxTimestamp:], uint64(now))
+	h.CRC = batchCRC(b)
+	binary.BigEndian.PutUint32(b[offCRC:], h.CRC)
+}
+
+func logAppendTime(h *BatchHeader) int64 {
+	if h.LogAppendTime() {
+		return h.MaxTimestamp
+	}
+	return -1
 }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // idempotentBatch is a batch of n records from producer pid/epoch starting
@@ -107,5 +108,37 @@ func TestLeaderEpochCacheFollowsTheLog(t *testing.T) {
 	}
 	if got, end := l.EndOffsetForEpoch(2); got != 2 || end != l.EndOffset() {
 		t.Fatalf("after reopen, latest epoch 2 ends at %d (%d), log end %d", end, got, l.EndOffset())
+	}
+}
+
+func TestLogAppendTime(t *testing.T) {
+	clock := &fakeClock{t: time.UnixMilli(1_800_000_000_000)}
+	l := mustOpen(t, t.TempDir(), Options{LogAppendTime: true, Now: clock.now})
+	defer l.Close()
+	res, err := l.Append(testBatch(t, 3, 10, 5))
+	if err != nil || res.LogAppendTime != clock.t.UnixMilli() {
+		t.Fatalf("append: %+v %v", res, err)
+	}
+	v, err := l.Read(0, 1<<20, l.EndOffset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := viewBytes(t, &v)
+	v.Release()
+	h, err := checkStoredBatch(data)
+	if err != nil || !h.LogAppendTime() || h.MaxTimestamp != clock.t.UnixMilli() {
+		t.Fatalf("stored batch: %+v %v", h, err)
+	}
+	it := NewRecordIterator(data)
+	for it.Next() {
+		if ts := it.Record().Timestamp; ts != clock.t.UnixMilli() {
+			t.Fatalf("record %d has timestamp %d, want the append time", it.Record().Offset, ts)
+		}
+	}
+	if it.Err() != nil {
+		t.Fatal(it.Err())
+	}
+	if off, ts, err := l.OffsetForTimestamp(clock.t.UnixMilli()); err != nil || off != 0 || ts != clock.t.UnixMilli() {
+		t.Fatalf("OffsetForTimestamp: %d %d %v", off, ts, err)
 	}
 }
