@@ -86,6 +86,9 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 		case <-c.wake:
 		case <-timer.C:
 		case <-c.b.closing:
+			// The broker is closing: answer now with what there is
+			// (closing stays closed, so waiting again would spin).
+			deadline = now
 		}
 	}
 	_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)

@@ -12,6 +12,9 @@ package broker
 //     assignment that is not this broker alone for partitions 0..n-1,
 //     INVALID_CONFIG for unknown keys, bad values or settings sluice cannot
 //     honour yet, INVALID_REQUEST for a topic named twice.
+//   - A request for more than 10,000 partitions in all is refused whole
+//     with POLICY_VIOLATION, as Kafka does (KAFKA-17870), before anything
+//     is created (each partition costs a directory, files and fsyncs).
 //   - validate_only (v1+) checks everything and creates nothing.
 //
 // Version notes: v5+ returns the partitions, factor and configs; v7+ the
@@ -37,6 +40,21 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
 	}
+	if requestedPartitions(req, c.b.cfg.NumPartitions) > maxPartitionsPerRequest {
+		// As Kafka (KAFKA-17870): refused whole, before anything else.
+		for _, rt := range req.Topics {
+			st := kmsg.NewCreateTopicsResponseTopic()
+			st.Topic = rt.Topic
+			st.NumPartitions, st.ReplicationFactor = -1, -1
+			st.ErrorCode = kerr.PolicyViolation.Code
+			if req.Version >= 1 {
+				msg := "Excessively large number of partitions per request."
+				st.ErrorMessage = &msg
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -52,6 +70,27 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// maxPartitionsPerRequest is Kafka's limit on the partitions one
+// CreateTopics request may create in all (MAX_PARTITIONS_PER_BATCH).
+const maxPartitionsPerRequest = 10000
+
+// requestedPartitions counts the partitions req asks for, as Kafka does:
+// the default for -1, the assignments when given.
+func requestedPartitions(req *kmsg.CreateTopicsRequest, defaultPartitions int32) int64 {
+	var total int64
+	for _, rt := range req.Topics {
+		switch {
+		case len(rt.ReplicaAssignment) > 0:
+			total += int64(len(rt.ReplicaAssignment))
+		case rt.NumPartitions == -1:
+			total += int64(defaultPartitions)
+		case rt.NumPartitions > 0:
+			total += int64(rt.NumPartitions)
+		}
+	}
+	return total
 }
 
 func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic, dup bool) (int16, string) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/sluice-io/sluice/coordinator"
@@ -188,8 +189,11 @@ func (b *Broker) Serve(ln net.Listener) error {
 				return nil
 			default:
 			}
+			// Out of file descriptors is transient, as a timeout is: wait
+			// and accept again (as Kafka's acceptor does) rather than stop
+			// accepting for good.
 			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
+			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}
