@@ -3,6 +3,7 @@ package engine
 import (
 	"bytes"
 	"errors"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -158,5 +159,20 @@ func TestDeleteRecordsBefore(t *testing.T) {
 	defer l.Close()
 	if l.StartOffset() != 51 {
 		t.Fatalf("start after reopen %d, want 51", l.StartOffset())
+	}
+}
+
+// Segments whose indexes were lost (rebuilt at open) still expire: the
+// rebuilt time index records the segment's newest timestamp.
+func TestRetentionWithRebuiltIndexes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "r-0")
+	writeSegments(t, dir, 20, 2, 3, true) // every record stamped 1000 ms, no index files
+	clock := &fakeClock{t: time.UnixMilli(1000).Add(2 * time.Hour)}
+	l := mustOpen(t, dir, Options{Retention: time.Hour, Now: clock.now})
+	defer l.Close()
+	end := l.EndOffset()
+	n, err := l.ApplyRetention()
+	if err != nil || n != 20 || l.StartOffset() != end {
+		t.Fatalf("deleted %d of 20 expired segments (%v); start %d, end %d", n, err, l.StartOffset(), end)
 	}
 }

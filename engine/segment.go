@@ -204,6 +204,13 @@ func (s *segment) rebuildIndexes(f *segmentFiles) error {
 		since += h.Size()
 		pos += h.Size()
 	}
+	// As sealLocked does, the last entry records the segment's newest
+	// timestamp, which retention and time lookups read from it.
+	if maxTs > ti.lastTimestamp() {
+		if err := ti.reserve(); err == nil {
+			ti.maybeAppend(maxTs, uint32(maxOff-s.base))
+		}
+	}
 	// No fsync: an index is derived data. One lost or torn in a crash fails
 	// its sanity check at open, or the check in positionOf at first use, and
 	// is rebuilt again.
