@@ -2,6 +2,7 @@ package engine
 
 import (
 	"errors"
+	"math"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -371,6 +372,21 @@ func (l *Log) rollLocked(base int64, why string) error {
 			}
 			return err
 		}
+		if l.opts.FlushMessages > 0 {
+			// The next segment's name becomes durable below. Were the old
+			// segment's size not durable first, a crash could leave it
+			// ending short of the next base, without the zeroed or torn
+			// tail that tells recovery of a hole, and the log with a gap
+			// of lost offsets. With a flush policy the old segment holds
+			// at most the batches waiting for a sync round: this fsync is
+			// cheap. (Without one it could be a whole segment of dirty
+			// data: the roll leaves it to the background flush.)
+			if err := datasync(of.log); err != nil {
+				l.mu.err = err
+				l.durable.broadcast()
+				return fmt.Errorf("%w: %w", ErrLogFailed, err)
+			}
+		}
 	}
 	s, f, err := l.createSegmentLocked(base)
 	if err != nil {
@@ -490,7 +506,11 @@ func (l *Log) Read(offset, maxBytes, upTo int64) (View, error) {
 		upTo = min(upTo, end)
 		retry := false
 		for s := v.floor(offset); s != nil; s = v.after(s.base) {
-			hi := end
+			// hi bounds the offsets in s. The last segment has none: appends
+			// may have grown it past end since end was loaded (its size and
+			// the end offset are two stores), so its read is always cut at
+			// upTo by position.
+			hi := int64(math.MaxInt64)
 			if n := v.after(s.base); n != nil {
 				hi = n.base
 			}
@@ -543,6 +563,16 @@ func (l *Log) flushUpTo(target int64) error {
 	if target <= rp {
 		return nil
 	}
+	l.mu.Lock()
+	failed := l.mu.err
+	l.mu.Unlock()
+	if failed != nil {
+		// A failed write or fsync may have lost pages that a retried fsync
+		// would report synced: nothing becomes durable until the log is
+		// reopened and recovery finds what reached the disk.
+		l.durable.broadcast()
+		return fmt.Errorf("%w: %w", ErrLogFailed, failed)
+	}
 	v := l.view.Load()
 	var errs []error
 	for s := v.floor(rp); s != nil && s.base < target; s = v.after(s.base) {
@@ -573,15 +603,28 @@ func (l *Log) flushUpTo(target int64) error {
 		l.durable.broadcast()
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
 	}
-	l.recoveryPoint.Store(target)
-	l.syncRounds.Add(1)
+	// A failure recorded meanwhile (a roll's fsync, under l.mu) may be an
+	// fsync of the same file that failed before ours "succeeded".
+	l.mu.Lock()
+	failed = l.mu.err
+	if failed == nil {
+		l.recoveryPoint.Store(target)
+	}
+	l.mu.Unlock()
 	l.durable.broadcast()
+	if failed != nil {
+		return fmt.Errorf("%w: %w", ErrLogFailed, failed)
+	}
+	l.syncRounds.Add(1)
 	return nil
 }
 
 // flushSealed syncs the files of a sealed segment (data, trimmed size and
-// indexes). A failure is sticky, as in flushUpTo.
+// indexes). A failure is sticky, as in flushUpTo, and is serialized with
+// flushUpTo's rounds, which after it advance the recovery point no more.
 func (l *Log) flushSealed(s *segment) error {
+	l.flushMu.Lock()
+	defer l.flushMu.Unlock()
 	f, err := s.acquire()
 	if f == nil && err == nil {
 		return nil // removed: nothing to flush

@@ -156,3 +156,55 @@ func TestTruncateInPlaceAndReopen(t *testing.T) {
 		t.Fatalf("after TruncateTo(0): start %d end %d segments %v", l.StartOffset(), l.EndOffset(), l.SegmentBases())
 	}
 }
+
+// A read bounded by upTo never returns a batch at or past it, even while
+// appends grow the segment between the reader's loads of the end offset and
+// of the segment's size.
+func TestReadNeverPassesUpToUnderAppends(t *testing.T) {
+	l := mustOpen(t, t.TempDir(), Options{})
+	defer l.Close()
+	batch := testBatch(t, 3, 20, 1)
+	if _, err := l.Append(batch); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b := append([]byte(nil), batch...)
+		for range 20000 {
+			if _, err := l.Append(b); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	reads := 0
+	for {
+		select {
+		case <-done:
+			if reads == 0 {
+				t.Fatal("no reads ran alongside the appends")
+			}
+			return
+		default:
+		}
+		upTo := l.EndOffset()
+		v, err := l.Read(max(upTo-6, 0), 1<<20, upTo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data := viewBytes(t, &v)
+		v.Release()
+		for p := 0; p < len(data); {
+			h, err := checkStoredBatch(data[p:])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if h.LastOffset() >= upTo {
+				t.Fatalf("read bounded by %d returned a batch ending at %d", upTo, h.LastOffset())
+			}
+			p += int(h.Size())
+		}
+		reads++
+	}
+}
