@@ -2,11 +2,13 @@ package broker
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"runtime/debug"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -50,7 +52,8 @@ func (c *conn) serve() {
 	defer c.nc.Close()
 	log := c.b.log.With("remote", c.nc.RemoteAddr().String())
 	for !c.closed.Load() {
-		frame, err := wire.ReadFrame(c.r, c.frame, c.b.cfg.SocketRequestMaxBytes)
+		buf, big := c.frameBuf()
+		frame, err := wire.ReadFrame(c.r, buf, c.b.cfg.SocketRequestMaxBytes)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !c.closed.Load() && !errors.Is(err, net.ErrClosed) {
 				log.Info("closing connection", "err", err)
@@ -59,16 +62,53 @@ func (c *conn) serve() {
 		}
 		if cap(frame) <= keepFrameBuf {
 			c.frame = frame[:0]
-		} else {
-			c.frame = nil
 		}
-		if err := c.handle(frame); err != nil {
+		err = c.handle(frame)
+		if cap(frame) > keepFrameBuf {
+			if big == nil {
+				big = new([]byte)
+			}
+			*big = frame[:0]
+			bigFrames.Put(big)
+		}
+		if err != nil {
 			if !errors.Is(err, errCloseConn) {
 				log.Info("closing connection", "err", err)
 			}
 			return
 		}
 	}
+}
+
+// bigFrames holds frame buffers above keepFrameBuf between requests. A
+// producer at full speed sends multi-megabyte requests back to back; taking
+// their buffers from here, once the next frame's size is known, saves
+// allocating and zeroing one per request, without every connection keeping
+// its largest buffer while idle (the pool empties itself over GC cycles).
+var bigFrames sync.Pool // of *[]byte
+
+// frameBuf returns the buffer to read the next frame into: the
+// connection's own, or, for a frame above keepFrameBuf (its size prefix is
+// peeked, which waits for the request to start), one from bigFrames, whose
+// holder (if any) is returned as big so that serve gives it back. A pooled
+// buffer too small for the frame is dropped for a new one, a quarter larger
+// than the frame.
+func (c *conn) frameBuf() (buf []byte, big *[]byte) {
+	sz, err := c.r.Peek(4)
+	if err != nil {
+		return c.frame, nil // ReadFrame reports it
+	}
+	n := int64(binary.BigEndian.Uint32(sz))
+	if n <= int64(cap(c.frame)) || n <= keepFrameBuf || n > int64(c.b.cfg.SocketRequestMaxBytes) {
+		return c.frame, nil
+	}
+	p, _ := bigFrames.Get().(*[]byte)
+	if p != nil && int64(cap(*p)) >= n {
+		return (*p)[:0], p
+	}
+	// None, or too small (dropped): a new one, with room for the next
+	// frames of a producer, whose sizes vary, to fit.
+	return make([]byte, 0, min(n+n/4, int64(c.b.cfg.SocketRequestMaxBytes))), p
 }
 
 // handle serves one request frame.

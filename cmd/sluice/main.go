@@ -13,6 +13,7 @@ const usage = `usage: sluice <command> [flags]
 
 commands:
   broker    run a broker (no flags: single node on localhost:9092, data in ./sluice-data)
+  bench     load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
 Run "sluice <command> -h" for a command's flags.
 `
@@ -29,6 +30,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "broker":
 		return runBroker(args[1:], stdout, stderr)
+	case "bench":
+		return runBench(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0
