@@ -2,8 +2,8 @@ package engine
 
 import (
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync"

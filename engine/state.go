@@ -13,6 +13,7 @@ package engine
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -77,8 +78,8 @@ func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
 		hr := newHeaderReader(f.log)
 		end := s.size.Load()
 		start, _, _, err := s.positionOf(f, &hr, end, from)
+		var h BatchHeader // one for the scan: fn's pointer would move it to the heap per batch
 		for pos := start; err == nil && pos < end; {
-			var h BatchHeader
 			if h, err = hr.header(pos, end); err == nil {
 				fn(&h)
 				pos += h.Size()
@@ -110,18 +111,23 @@ func (l *Log) trackAppendLocked(h *BatchHeader) error {
 	return nil
 }
 
-// snapshotLocked encodes the producer state at the log end, or nil when
-// there are no producers to remember.
+// snapshotLocked encodes the producer state at the log end. An empty state
+// is snapshotted too, as Kafka does at shutdown: the next open then replays
+// nothing before the snapshot instead of every batch header of the log.
 func (l *Log) snapshotLocked() ([]byte, int64) {
-	if l.producers == nil || len(l.producers.producers) == 0 {
+	if l.producers == nil {
 		return nil, 0
 	}
 	end := l.nextOffset.Load()
 	return l.producers.appendSnapshot(nil, end), end
 }
 
-// writeSnapshot writes an encoded producer snapshot and removes older
-// snapshots below the log start (keeping the one just written).
+// snapshotsKept is how many producer snapshots stay: the newest, and one
+// before it in case the newest is lost or damaged.
+const snapshotsKept = 2
+
+// writeSnapshot writes an encoded producer snapshot and removes all but the
+// newest snapshotsKept.
 func (l *Log) writeSnapshot(snap []byte, offset int64) error {
 	if snap == nil {
 		return nil
@@ -129,8 +135,13 @@ func (l *Log) writeSnapshot(snap []byte, offset int64) error {
 	if err := writeFileAtomic(l.fs, snapshotPath(l.dir, offset), snap); err != nil {
 		return err
 	}
-	start := l.startOffset.Load()
-	return removeSnapshots(l.fs, l.dir, func(o int64) bool { return o < start && o != offset })
+	offs, err := snapshotOffsets(l.fs, l.dir)
+	if err != nil || len(offs) <= snapshotsKept {
+		return err
+	}
+	slices.Sort(offs)
+	keep := offs[len(offs)-snapshotsKept]
+	return removeSnapshots(l.fs, l.dir, func(o int64) bool { return o < keep })
 }
 
 // EndOffsetForEpoch answers OffsetForLeaderEpoch: the end offset of epoch
