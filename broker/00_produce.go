@@ -129,6 +129,10 @@ func produceError(b *Broker, p *partition, err error) (int16, string) {
 		return kerr.CorruptMessage.Code, err.Error()
 	case errors.Is(err, engine.ErrInvalidBatch):
 		return kerr.InvalidRecord.Code, err.Error()
+	case errors.Is(err, engine.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code, err.Error()
 	case errors.Is(err, engine.ErrClosed):
 		return kerr.NotLeaderForPartition.Code, ""
 	default:
