@@ -351,33 +351,45 @@ func (s *Store) Checkpoint() error {
 	return writeCheckpoint(s.fs, filepath.Join(s.dir, recoveryPointFile), cp)
 }
 
-func (s *Store) checkpointLoop() {
+// every runs f each interval until the Store closes.
+func (s *Store) every(interval time.Duration, f func()) {
 	defer s.bg.Done()
-	t := time.NewTicker(s.opts.CheckpointInterval)
+	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
 		case <-s.stop:
 			return
 		case <-t.C:
-			if err := s.Checkpoint(); err != nil {
-				s.logger().Warn("writing recovery-point checkpoint", "err", err)
-			}
+			f()
 		}
 	}
+}
+
+func (s *Store) checkpointLoop() {
+	s.every(s.opts.CheckpointInterval, func() {
+		if err := s.Checkpoint(); err != nil {
+			s.logger().Warn("writing recovery-point checkpoint", "err", err)
+		}
+	})
+}
+
+// logs lists the open logs.
+func (s *Store) logs() []*Log {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	logs := make([]*Log, 0, len(s.mu.logs))
+	for _, sl := range s.mu.logs {
+		logs = append(logs, sl.log)
+	}
+	return logs
 }
 
 // ApplyRetention applies every log's retention now (see Log.ApplyRetention)
 // and returns the number of segments deleted.
 func (s *Store) ApplyRetention() int {
-	s.mu.Lock()
-	logs := make([]*Log, 0, len(s.mu.logs))
-	for _, sl := range s.mu.logs {
-		logs = append(logs, sl.log)
-	}
-	s.mu.Unlock()
 	total := 0
-	for _, l := range logs {
+	for _, l := range s.logs() {
 		n, err := l.ApplyRetention()
 		total += n
 		if err != nil && !errors.Is(err, ErrClosed) {
@@ -388,17 +400,7 @@ func (s *Store) ApplyRetention() int {
 }
 
 func (s *Store) retentionLoop() {
-	defer s.bg.Done()
-	t := time.NewTicker(s.opts.RetentionCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-s.stop:
-			return
-		case <-t.C:
-			s.ApplyRetention()
-		}
-	}
+	s.every(s.opts.RetentionCheckInterval, func() { s.ApplyRetention() })
 }
 
 // Close closes every log (flushing it), writes the recovery points and the
@@ -425,12 +427,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeLogs() error {
-	s.mu.Lock()
-	logs := make([]*Log, 0, len(s.mu.logs))
-	for _, sl := range s.mu.logs {
-		logs = append(logs, sl.log)
-	}
-	s.mu.Unlock()
+	logs := s.logs()
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
