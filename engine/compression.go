@@ -276,6 +276,26 @@ var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		zstd.WithDecoderMaxWindow(min(limit, zstd.MaxWindowSize)))
 })
 
+// streamEncoder is a pooled streaming compressor (gzip, lz4).
+type streamEncoder interface {
+	io.WriteCloser
+	Reset(io.Writer)
+}
+
+// compressStream appends src compressed by w to dst, leaving w reset to
+// nothing for the pool.
+func compressStream(w streamEncoder, dst, src []byte) ([]byte, error) {
+	out := appendWriter{b: dst}
+	w.Reset(&out)
+	if _, err := w.Write(src); err != nil {
+		w.Reset(nil)
+		return dst, err
+	}
+	err := w.Close()
+	w.Reset(nil)
+	return out.b, err
+}
+
 // compress appends the compressed form of src to dst with codec c, framed
 // as Kafka's Java producer frames it: one gzip member; xerial-framed snappy
 // in 32 KiB blocks; an LZ4 frame of independent 64 KiB blocks without
@@ -286,14 +306,7 @@ func compress(dst []byte, c Compression, src []byte) ([]byte, error) {
 	case CompressionGzip:
 		w := gzipEncoders.Get().(*gzip.Writer)
 		defer gzipEncoders.Put(w)
-		out := appendWriter{b: dst}
-		w.Reset(&out)
-		if _, err := w.Write(src); err != nil {
-			return dst, err
-		}
-		err := w.Close()
-		w.Reset(nil)
-		return out.b, err
+		return compressStream(w, dst, src)
 	case CompressionSnappy:
 		// xerial.Encode writes its header only into an empty dst: give it
 		// the empty tail of dst.
@@ -302,14 +315,7 @@ func compress(dst []byte, c Compression, src []byte) ([]byte, error) {
 	case CompressionLZ4:
 		w := lz4Encoders.Get().(*lz4.Writer)
 		defer lz4Encoders.Put(w)
-		out := appendWriter{b: dst}
-		w.Reset(&out)
-		if _, err := w.Write(src); err != nil {
-			return dst, err
-		}
-		err := w.Close()
-		w.Reset(nil)
-		return out.b, err
+		return compressStream(w, dst, src)
 	case CompressionZstd:
 		enc, err := zstdEncoder()
 		if err != nil {
