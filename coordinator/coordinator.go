@@ -17,6 +17,9 @@ var (
 	ErrTopicExists = errors.New("coordinator: topic already exists")
 	// ErrUnknownTopic is returned for a topic that does not exist.
 	ErrUnknownTopic = errors.New("coordinator: unknown topic")
+	// ErrInvalidPartitions is returned when a partition count does not
+	// grow.
+	ErrInvalidPartitions = errors.New("coordinator: partition count must grow")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("coordinator: closed")
 )
@@ -54,6 +57,20 @@ type Coordinator interface {
 	// CreateTopic records a new topic (its ID is assigned if zero) and
 	// returns it. ErrTopicExists if the name is taken.
 	CreateTopic(t Topic) (Topic, error)
+	// DeleteTopic removes a topic. ErrUnknownTopic if it does not exist.
+	DeleteTopic(name string) error
+	// SetPartitions raises a topic's partition count to n and returns the
+	// topic. ErrUnknownTopic if it does not exist; ErrInvalidPartitions if n
+	// is not above the current count.
+	SetPartitions(name string, n int32) (Topic, error)
+	// SetTopicConfigs replaces a topic's configuration overrides and returns
+	// the topic. ErrUnknownTopic if it does not exist.
+	SetTopicConfigs(name string, configs map[string]string) (Topic, error)
+	// BrokerConfigs returns the dynamic broker configuration: the
+	// cluster-wide defaults set at run time, by Kafka key.
+	BrokerConfigs() map[string]string
+	// SetBrokerConfigs replaces the dynamic broker configuration.
+	SetBrokerConfigs(configs map[string]string) error
 	// Close releases the backend.
 	Close() error
 }

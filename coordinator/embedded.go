@@ -5,7 +5,7 @@ package coordinator
 // fsync, rename, fsync dir) on every change:
 //
 //	{"version": 1, "cluster_id": "...", "topics": [{"name": ..., "id": ..., "partitions": N,
-//	  "replication_factor": 1, "configs": {...}}]}
+//	  "replication_factor": 1, "configs": {...}}], "broker_configs": {...}}
 
 import (
 	"crypto/rand"
@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,6 +36,8 @@ type fileMetadata struct {
 	Version   int         `json:"version"`
 	ClusterID string      `json:"cluster_id"`
 	Topics    []fileTopic `json:"topics"`
+	// BrokerConfigs are the dynamic cluster-wide broker defaults.
+	BrokerConfigs map[string]string `json:"broker_configs,omitempty"`
 }
 
 // Embedded is the single-node backend.
@@ -44,9 +47,10 @@ type Embedded struct {
 
 	mu struct {
 		sync.Mutex
-		clusterID string
-		topics    map[string]Topic
-		closed    bool
+		clusterID     string
+		topics        map[string]Topic
+		brokerConfigs map[string]string
+		closed        bool
 	}
 }
 
@@ -78,6 +82,7 @@ func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 			return nil, fmt.Errorf("coordinator: %s has unknown version %d", e.path, m.Version)
 		}
 		e.mu.clusterID = m.ClusterID
+		e.mu.brokerConfigs = m.BrokerConfigs
 		for _, ft := range m.Topics {
 			id, err := engine.ParseTopicID(ft.ID)
 			if err != nil {
@@ -90,7 +95,7 @@ func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 }
 
 func (e *Embedded) saveLocked() error {
-	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}}
+	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}, BrokerConfigs: e.mu.brokerConfigs}
 	for _, t := range e.mu.topics {
 		m.Topics = append(m.Topics, fileTopic{Name: t.Name, ID: t.ID.String(), Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Configs: t.Configs})
 	}
@@ -164,6 +169,97 @@ func (e *Embedded) CreateTopic(t Topic) (Topic, error) {
 		return Topic{}, err
 	}
 	return t, nil
+}
+
+// update applies change to a copy of the named topic and saves it; the
+// change is dropped if saving fails.
+func (e *Embedded) update(name string, change func(t *Topic) error) (Topic, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return Topic{}, ErrClosed
+	}
+	old, ok := e.mu.topics[name]
+	if !ok {
+		return Topic{}, fmt.Errorf("%w: %s", ErrUnknownTopic, name)
+	}
+	t := old
+	if err := change(&t); err != nil {
+		return Topic{}, err
+	}
+	e.mu.topics[name] = t
+	if err := e.saveLocked(); err != nil {
+		e.mu.topics[name] = old
+		return Topic{}, err
+	}
+	return t, nil
+}
+
+// DeleteTopic implements Coordinator.
+func (e *Embedded) DeleteTopic(name string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return ErrClosed
+	}
+	old, ok := e.mu.topics[name]
+	if !ok {
+		return fmt.Errorf("%w: %s", ErrUnknownTopic, name)
+	}
+	delete(e.mu.topics, name)
+	if err := e.saveLocked(); err != nil {
+		e.mu.topics[name] = old
+		return err
+	}
+	return nil
+}
+
+// SetPartitions implements Coordinator.
+func (e *Embedded) SetPartitions(name string, n int32) (Topic, error) {
+	return e.update(name, func(t *Topic) error {
+		if n <= t.Partitions {
+			return fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrInvalidPartitions, name, t.Partitions, n)
+		}
+		t.Partitions = n
+		return nil
+	})
+}
+
+// SetTopicConfigs implements Coordinator.
+func (e *Embedded) SetTopicConfigs(name string, configs map[string]string) (Topic, error) {
+	return e.update(name, func(t *Topic) error {
+		t.Configs = maps.Clone(configs)
+		if len(t.Configs) == 0 {
+			t.Configs = nil
+		}
+		return nil
+	})
+}
+
+// BrokerConfigs implements Coordinator.
+func (e *Embedded) BrokerConfigs() map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.mu.brokerConfigs)
+}
+
+// SetBrokerConfigs implements Coordinator.
+func (e *Embedded) SetBrokerConfigs(configs map[string]string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return ErrClosed
+	}
+	old := e.mu.brokerConfigs
+	e.mu.brokerConfigs = maps.Clone(configs)
+	if len(e.mu.brokerConfigs) == 0 {
+		e.mu.brokerConfigs = nil
+	}
+	if err := e.saveLocked(); err != nil {
+		e.mu.brokerConfigs = old
+		return err
+	}
+	return nil
 }
 
 // Close implements Coordinator.
