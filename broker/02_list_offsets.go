@@ -6,10 +6,14 @@ package broker
 //   - Timestamp -2 (earliest) answers the log start offset; -1 (latest)
 //     the high watermark (the last stable offset for read_committed, the
 //     same here: no transactions yet).
-//   - A lookup by timestamp (>= 0) and by max timestamp (-3, v7+) needs
-//     the engine's record-level time lookup, which comes with the broker
-//     completeness work: until then they get INVALID_REQUEST, never a
-//     wrong offset. -4/-5 (tiered storage) are earliest and latest.
+//   - A timestamp >= 0 answers the first record, in offset order, whose
+//     timestamp is at or after it, with that record's timestamp; -3 (max
+//     timestamp, v7+) the record with the largest timestamp (the earliest
+//     on ties). As in Kafka's Partition.fetchOffsetForTimestamp, an answer
+//     at or past the high watermark is not readable yet and is returned as
+//     offset -1, timestamp -1, as is a timestamp newer than every record.
+//     -4/-5 (tiered storage) are earliest and latest. Other negative
+//     timestamps get INVALID_REQUEST.
 //   - Unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION; a
 //     current leader epoch other than 0 FENCED/UNKNOWN_LEADER_EPOCH.
 //
@@ -17,9 +21,12 @@ package broker
 // with Timestamp -1; v4+ carries the leader epoch (0).
 
 import (
+	"errors"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -36,7 +43,7 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p := c.b.partition(rt.Topic, rp.Partition)
-			var off int64 = -1
+			var off, ts int64 = -1, -1
 			switch {
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
@@ -46,11 +53,13 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 				off = p.log.StartOffset()
 			case rp.Timestamp == -1 || rp.Timestamp == -5:
 				off = p.highWatermark()
+			case rp.Timestamp >= 0 || rp.Timestamp == -3 && req.Version >= 7:
+				off, ts, sp.ErrorCode = lookupTimestamp(c.b, p, rp.Timestamp)
 			default:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			}
 			if sp.ErrorCode == 0 {
-				sp.Offset, sp.LeaderEpoch = off, 0
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, 0
 				if req.Version == 0 {
 					sp.OldStyleOffsets = []int64{off}
 				}
@@ -60,4 +69,25 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
+}
+
+// lookupTimestamp answers a timestamp or max-timestamp (-3) lookup, bounded
+// by the high watermark.
+func lookupTimestamp(b *Broker, p *partition, target int64) (offset, timestamp int64, code int16) {
+	var err error
+	if target == -3 {
+		offset, timestamp, err = p.log.MaxTimestampOffset()
+	} else {
+		offset, timestamp, err = p.log.OffsetForTimestamp(target)
+	}
+	switch {
+	case errors.Is(err, engine.ErrClosed):
+		return -1, -1, kerr.NotLeaderForPartition.Code
+	case err != nil:
+		b.log.Error("timestamp lookup failed", "topic", p.topic, "partition", p.index, "err", err)
+		return -1, -1, kerr.KafkaStorageError.Code
+	case offset < 0 || offset >= p.highWatermark():
+		return -1, -1, 0
+	}
+	return offset, timestamp, 0
 }

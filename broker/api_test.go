@@ -25,6 +25,12 @@ var served = map[int16][2]int16{
 	3:  {0, 12}, // Metadata
 	18: {0, 4},  // ApiVersions
 	19: {0, 7},  // CreateTopics
+	20: {0, 6},  // DeleteTopics
+	21: {0, 2},  // DeleteRecords
+	23: {0, 4},  // OffsetForLeaderEpoch
+	35: {0, 4},  // DescribeLogDirs
+	37: {0, 3},  // CreatePartitions
+	60: {0, 1},  // DescribeCluster
 }
 
 func checkApiKeys(t *testing.T, what string, keys []kmsg.ApiVersionsResponseApiKey) {

@@ -21,6 +21,10 @@ type Broker struct {
 	log   *slog.Logger
 	store *engine.Store
 	coord coordinator.Coordinator
+	// admin serializes changes to the set of topics and partitions
+	// (create, delete, grow): a deletion must not remove the logs of a topic
+	// of the same name created meanwhile. Taken before mu.
+	admin sync.Mutex
 
 	mu struct {
 		sync.RWMutex
@@ -66,6 +70,11 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.store = store
+	if err := b.removeOrphanLogs(); err != nil {
+		store.Close()
+		coord.Close()
+		return nil, err
+	}
 	for _, t := range coord.Topics() {
 		if _, err := b.openTopic(t); err != nil {
 			store.Close()
@@ -101,18 +110,27 @@ func (b *Broker) selfAddress(listen string) (coordinator.Broker, error) {
 func (b *Broker) openTopic(t coordinator.Topic) (*topicState, error) {
 	ts := &topicState{meta: t}
 	for i := range t.Partitions {
-		l, err := b.store.CreateLog(engine.Partition{Topic: t.Name, Partition: i}, t.ID)
+		p, err := b.openPartition(t, i)
 		if err != nil {
-			return nil, fmt.Errorf("broker: open %s-%d: %w", t.Name, i, err)
+			return nil, err
 		}
-		durable := b.cfg.logOptions(t.Configs).FlushMessages == 1
-		ts.partitions = append(ts.partitions, &partition{topic: t.Name, index: i, log: l, durableHW: durable})
+		ts.partitions = append(ts.partitions, p)
 	}
 	b.mu.Lock()
 	b.mu.topics[t.Name] = ts
 	b.mu.byID[t.ID] = ts
 	b.mu.Unlock()
 	return ts, nil
+}
+
+// openPartition opens (creating) the log of partition i of t.
+func (b *Broker) openPartition(t coordinator.Topic, i int32) (*partition, error) {
+	l, err := b.store.CreateLog(engine.Partition{Topic: t.Name, Partition: i}, t.ID)
+	if err != nil {
+		return nil, fmt.Errorf("broker: open %s-%d: %w", t.Name, i, err)
+	}
+	durable := b.cfg.logOptions(t.Configs).FlushMessages == 1
+	return &partition{topic: t.Name, index: i, log: l, durableHW: durable}, nil
 }
 
 // topic returns a topic's state.
@@ -139,6 +157,8 @@ func (b *Broker) partition(topic string, index int32) *partition {
 
 // createTopic creates a topic in the metadata and opens its logs.
 func (b *Broker) createTopic(name string, partitions int32, rf int16, configs map[string]string) (*topicState, error) {
+	b.admin.Lock()
+	defer b.admin.Unlock()
 	t, err := b.coord.CreateTopic(coordinator.Topic{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
 	if err != nil {
 		return nil, err

@@ -188,10 +188,14 @@ func (rc *rawConn) produceCode(v int16, topic string, partition int32, records [
 	return p.ErrorCode, p.BaseOffset
 }
 
-// wantCode fails unless code is want.
+// wantCode fails unless code is want (nil: no error).
 func wantCode(t testing.TB, what string, code int16, want *kerr.Error) {
 	t.Helper()
-	if code != want.Code {
+	var w int16
+	if want != nil {
+		w = want.Code
+	}
+	if code != w {
 		t.Errorf("%s: error %v, want %v", what, kerr.ErrorForCode(code), want)
 	}
 }

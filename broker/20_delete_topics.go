@@ -1,0 +1,95 @@
+package broker
+
+// DeleteTopics (key 20), versions 0-6.
+//
+// Behavior:
+//   - Each topic is removed from the metadata (durably) and its logs
+//     deleted before the answer: a Metadata request that follows no longer
+//     lists it, and its name can be created again at once, with a new ID.
+//     Fetches waiting on its partitions return.
+//   - A topic that does not exist gets UNKNOWN_TOPIC_OR_PARTITION, an
+//     unknown ID (v6+) UNKNOWN_TOPIC_ID; a topic given by both name and ID
+//     INVALID_REQUEST, as are names or IDs given twice in one request (as
+//     Kafka's controller answers them).
+//
+// Version notes: v0-5 name topics, v6+ name them or give their IDs; v5+
+// carry error messages.
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(20, 0, 6, handleDeleteTopics) }
+
+func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.DeleteTopicsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteTopicsResponse)
+	topics := req.Topics
+	if req.Version < 6 {
+		topics = nil
+		for _, name := range req.TopicNames {
+			rt := kmsg.NewDeleteTopicsRequestTopic()
+			rt.Topic = &name
+			topics = append(topics, rt)
+		}
+	}
+	names := map[string]int{}
+	ids := map[[16]byte]int{}
+	for _, rt := range topics {
+		if rt.Topic != nil {
+			names[*rt.Topic]++
+		} else {
+			ids[rt.TopicID]++
+		}
+	}
+	for _, rt := range topics {
+		st := kmsg.NewDeleteTopicsResponseTopic()
+		st.Topic, st.TopicID = rt.Topic, rt.TopicID
+		code, msg := c.b.deleteOne(&rt, &st, names, ids)
+		st.ErrorCode = code
+		if code != 0 && req.Version >= 5 && msg != "" {
+			st.ErrorMessage = &msg
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) deleteOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int) (int16, string) {
+	var ts *topicState
+	switch {
+	case rt.Topic != nil && rt.TopicID != [16]byte{}:
+		return kerr.InvalidRequest.Code, "give a topic's name or its ID, not both"
+	case rt.Topic != nil && names[*rt.Topic] > 1:
+		return kerr.InvalidRequest.Code, fmt.Sprintf("topic %s is named more than once in the request", *rt.Topic)
+	case rt.Topic == nil && ids[rt.TopicID] > 1:
+		return kerr.InvalidRequest.Code, fmt.Sprintf("topic ID %s is given more than once in the request", engine.TopicID(rt.TopicID))
+	case rt.Topic != nil:
+		if ts = b.topic(*rt.Topic); ts == nil {
+			return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", *rt.Topic)
+		}
+	default:
+		if ts = b.topicByID(engine.TopicID(rt.TopicID)); ts == nil {
+			return kerr.UnknownTopicID.Code, fmt.Sprintf("topic ID %s does not exist", engine.TopicID(rt.TopicID))
+		}
+	}
+	name := ts.meta.Name
+	st.Topic, st.TopicID = &name, ts.meta.ID
+	err := b.deleteTopic(name)
+	switch {
+	case errors.Is(err, coordinator.ErrUnknownTopic):
+		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
+	case err != nil:
+		b.log.Error("deleting topic", "topic", name, "err", err)
+		return kerr.UnknownServerError.Code, err.Error()
+	}
+	return 0, ""
+}

@@ -1,0 +1,67 @@
+package broker
+
+// DeleteRecords (key 21), versions 0-2.
+//
+// Behavior:
+//   - Moves a partition's log start offset up to the requested offset
+//     (-1: the high watermark), durably, and deletes the segments wholly
+//     below it; records below it are no longer readable. The answer's low
+//     watermark is the new log start offset. An offset at or below the
+//     current start changes nothing and answers the current start.
+//   - An offset past the high watermark, or negative other than -1, gets
+//     OFFSET_OUT_OF_RANGE, as Kafka's UnifiedLog.maybeIncrementLogStartOffset;
+//     unknown topics and partitions UNKNOWN_TOPIC_OR_PARTITION.
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(21, 0, 2, handleDeleteRecords) }
+
+func handleDeleteRecords(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.DeleteRecordsRequest)
+	resp := req.ResponseKind().(*kmsg.DeleteRecordsResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewDeleteRecordsResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LowWatermark, sp.ErrorCode = c.b.deleteRecords(rt.Topic, rp.Partition, rp.Offset)
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}
+
+func (b *Broker) deleteRecords(topic string, index int32, offset int64) (int64, int16) {
+	p := b.partition(topic, index)
+	if p == nil {
+		return -1, kerr.UnknownTopicOrPartition.Code
+	}
+	hw := p.highWatermark()
+	if offset == -1 {
+		offset = hw
+	}
+	if offset < 0 || offset > hw {
+		return -1, kerr.OffsetOutOfRange.Code
+	}
+	low, err := p.log.DeleteRecordsBefore(offset)
+	switch {
+	case errors.Is(err, engine.ErrOffsetOutOfRange):
+		return -1, kerr.OffsetOutOfRange.Code
+	case errors.Is(err, engine.ErrClosed):
+		return -1, kerr.NotLeaderForPartition.Code
+	case err != nil:
+		b.log.Error("delete records failed", "topic", topic, "partition", index, "err", err)
+		return -1, kerr.KafkaStorageError.Code
+	}
+	return low, 0
+}

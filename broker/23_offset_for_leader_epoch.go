@@ -1,0 +1,63 @@
+package broker
+
+// OffsetForLeaderEpoch (key 23), versions 0-4.
+//
+// Behavior:
+//   - Answers the end offset of the requested leader epoch from the
+//     partition's leader-epoch cache, as Kafka's
+//     LeaderEpochFileCache.endOffsetFor: the log end offset for the current
+//     epoch, the start of the next epoch for an older one, -1/-1 for an
+//     epoch above every known one or for -1. Consumers use it to detect
+//     truncation after a leader change (KIP-320).
+//   - Every partition is led at epoch 0 by this broker, which counts as
+//     assigned from the start (Kafka assigns the epoch in the cache when a
+//     replica becomes leader): epoch 0 answers the log end offset even
+//     before anything was written.
+//   - v2+: a current leader epoch other than -1 is checked as Kafka does:
+//     below 0 FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH. Unknown
+//     topics and partitions get UNKNOWN_TOPIC_OR_PARTITION.
+//
+// Version notes: v0 has no epoch in the answer; v3+ carries the replica
+// ID (-1 for consumers; followers come with replication).
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(23, 0, 4, handleOffsetForLeaderEpoch) }
+
+// leaderEpoch is the epoch at which this broker leads every partition.
+const leaderEpoch = 0
+
+func handleOffsetForLeaderEpoch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.OffsetForLeaderEpochRequest)
+	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	for _, rt := range req.Topics {
+		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
+		st.Topic = rt.Topic
+		for _, rp := range rt.Partitions {
+			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
+			sp.Partition = rp.Partition
+			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			p := c.b.partition(rt.Topic, rp.Partition)
+			switch {
+			case p == nil:
+				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case req.Version >= 2 && rp.CurrentLeaderEpoch != -1 && rp.CurrentLeaderEpoch < leaderEpoch:
+				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			case req.Version >= 2 && rp.CurrentLeaderEpoch > leaderEpoch:
+				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+			case rp.LeaderEpoch == leaderEpoch:
+				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, p.log.EndOffset()
+			default:
+				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
+			}
+			st.Partitions = append(st.Partitions, sp)
+		}
+		resp.Topics = append(resp.Topics, st)
+	}
+	return resp, nil
+}

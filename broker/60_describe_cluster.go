@@ -1,0 +1,48 @@
+package broker
+
+// DescribeCluster (key 60), versions 0-1.
+//
+// Behavior:
+//   - Answers the cluster ID, the controller and the live brokers, as
+//     Metadata does. Authorized operations are not computed (no ACLs): the
+//     field is left at Kafka's "not requested" value (-2147483648) even when
+//     asked for, as a broker without an authorizer answers.
+//   - v1: an endpoint type other than brokers (1) gets
+//     UNSUPPORTED_ENDPOINT_TYPE: sluice has no separate controller
+//     endpoints.
+
+import (
+	"math"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(60, 0, 1, handleDescribeCluster) }
+
+func handleDescribeCluster(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.DescribeClusterRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
+	resp.EndpointType = 1
+	resp.ClusterAuthorizedOperations = math.MinInt32
+	if req.Version >= 1 && req.EndpointType != 1 {
+		resp.EndpointType = req.EndpointType
+		resp.ErrorCode = kerr.UnsupportedEndpointType.Code
+		msg := "sluice brokers serve the brokers endpoint type (1) only"
+		resp.ErrorMessage = &msg
+		return resp, nil
+	}
+	resp.ClusterID = c.b.coord.ClusterID()
+	resp.ControllerID = c.b.coord.ControllerID()
+	for _, br := range c.b.coord.Brokers() {
+		if br.ID == c.b.self().ID {
+			br = c.b.self()
+		}
+		rb := kmsg.NewDescribeClusterResponseBroker()
+		rb.NodeID, rb.Host, rb.Port, rb.Rack = br.ID, br.Host, br.Port, br.Rack
+		resp.Brokers = append(resp.Brokers, rb)
+	}
+	return resp, nil
+}
