@@ -613,3 +613,50 @@ func TestDescribeLogDirs(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// Deleting and creating a topic again while clients produce to it and
+// fetch from it: requests in flight get errors, never a crash, and the
+// broker keeps serving.
+func TestDeleteTopicUnderLoad(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), nil)
+	tb.createTopic(t, "churn", 2)
+	l := newLedger(t, tb, "steady")
+	stop := make(chan struct{})
+	done := make(chan struct{}, 4)
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			rc := dialRaw(t, tb.addr)
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if g%2 == 0 {
+					rc.produceCode(11, "churn", int32(i%2), batch("x"))
+				} else {
+					req := fetchReq("churn", [16]byte{}, int32(i%2), 0, 1<<20)
+					req.SetVersion(12)
+					rc.roundTrip(req, 12)
+				}
+			}
+		}()
+	}
+	adm := tb.admin(t)
+	ctx := ctxTimeout(t, 30*time.Second)
+	for range 20 {
+		if r, err := adm.DeleteTopic(ctx, "churn"); err != nil || r.Err != nil {
+			t.Fatalf("delete: %v %v", err, r.Err)
+		}
+		if _, err := adm.CreateTopic(ctx, 2, 1, nil, "churn"); err != nil {
+			t.Fatalf("create: %v", err)
+		}
+	}
+	close(stop)
+	for range 4 {
+		<-done
+	}
+	l.add(t, "after churn")
+	l.check(t, "after churn")
+}
