@@ -30,7 +30,8 @@ const (
 	checkpointVersion = 0
 )
 
-// readCheckpoint reads an offset checkpoint. A missing file is empty.
+// readCheckpoint reads an offset checkpoint. A missing or empty file is
+// empty, as Kafka reads it.
 func readCheckpoint(fs FS, path string) (map[string]int64, error) {
 	data, err := readFile(fs, path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -39,10 +40,31 @@ func readCheckpoint(fs FS, path string) (map[string]int64, error) {
 	if err != nil {
 		return nil, fmt.Errorf("engine: read checkpoint: %w", err)
 	}
+	out := map[string]int64{}
+	err = parseCheckpointText("checkpoint", path, data, checkpointVersion, func(f []string) bool {
+		if len(f) != 2 {
+			return false
+		}
+		o, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil || o < 0 {
+			return false
+		}
+		out[f[0]] = o
+		return true
+	})
+	return out, err
+}
+
+// parseCheckpointText parses Kafka's checkpoint text format, which every
+// checkpoint file here shares: a version line, an entry count, and exactly
+// that many entry lines, each split into white-space separated fields and
+// handed to entry, which says whether the line is well formed. An empty
+// file holds no entries. Errors wrap ErrCorrupt and name the file and line.
+func parseCheckpointText(kind, path string, data []byte, version int, entry func(fields []string) bool) error {
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	line := 0
-	bad := func(why string) error {
-		return fmt.Errorf("%w: checkpoint %s line %d: %s", ErrCorrupt, path, line, why)
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s %s line %d: %s", ErrCorrupt, kind, path, line, fmt.Sprintf(format, args...))
 	}
 	next := func() (string, bool) {
 		line++
@@ -52,25 +74,36 @@ func readCheckpoint(fs FS, path string) (map[string]int64, error) {
 		return sc.Text(), true
 	}
 	v, ok := next()
-	if !ok || v != strconv.Itoa(checkpointVersion) {
-		return nil, bad("unknown version " + strconv.Quote(v))
+	if !ok {
+		if err := sc.Err(); err != nil {
+			return bad("%v", err)
+		}
+		return nil
+	}
+	if strings.TrimSpace(v) != strconv.Itoa(version) {
+		return bad("unknown version %q", v)
 	}
 	v, ok = next()
-	n, err := strconv.Atoi(v)
+	n, err := strconv.Atoi(strings.TrimSpace(v))
 	if !ok || err != nil || n < 0 {
-		return nil, bad("bad entry count " + strconv.Quote(v))
+		return bad("bad entry count %q", v)
 	}
-	out := make(map[string]int64, n)
-	for range n {
+	for i := range n {
 		v, ok = next()
-		name, off, found := strings.Cut(v, " ")
-		o, err := strconv.ParseInt(off, 10, 64)
-		if !ok || !found || err != nil || o < 0 {
-			return nil, bad("bad entry " + strconv.Quote(v))
+		if !ok {
+			return bad("missing entry: the count says %d, the file has %d", n, i)
 		}
-		out[name] = o
+		if !entry(strings.Fields(v)) {
+			return bad("malformed entry %q", v)
+		}
 	}
-	return out, nil
+	if v, ok := next(); ok {
+		return bad("%q after the %d entries the count announces", v, n)
+	}
+	if err := sc.Err(); err != nil {
+		return bad("%v", err)
+	}
+	return nil
 }
 
 // writeCheckpoint replaces the checkpoint at path with entries.

@@ -25,15 +25,12 @@ package engine
 // every change is written before the call returns.
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 )
 
@@ -92,52 +89,21 @@ func openEpochCache(fs FS, dir string) (*epochCache, error) {
 // parseEpochCheckpoint parses the checkpoint format above, strictly: the
 // version, a count, and exactly that many lines of two integers.
 func parseEpochCheckpoint(path string, data []byte) ([]epochEntry, error) {
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	line := 0
-	bad := func(format string, args ...any) error {
-		return fmt.Errorf("%w: leader-epoch checkpoint %s line %d: %s", ErrCorrupt, path, line, fmt.Sprintf(format, args...))
-	}
-	next := func() (string, bool) {
-		line++
-		if !sc.Scan() {
-			return "", false
-		}
-		return sc.Text(), true
-	}
-	v, ok := next()
-	if !ok {
-		return nil, nil // an empty file, as Kafka reads it
-	}
-	if strings.TrimSpace(v) != strconv.Itoa(leaderEpochCheckpointVersion) {
-		return nil, bad("unknown version %q", v)
-	}
-	v, ok = next()
-	n, err := strconv.Atoi(strings.TrimSpace(v))
-	if !ok || err != nil || n < 0 {
-		return nil, bad("bad entry count %q", v)
-	}
-	entries := make([]epochEntry, 0, min(n, 1<<16))
-	for range n {
-		v, ok = next()
-		if !ok {
-			return nil, bad("missing entry: the count says %d, the file has %d", n, len(entries))
-		}
-		f := strings.Fields(v)
+	var entries []epochEntry
+	err := parseCheckpointText("leader-epoch checkpoint", path, data, leaderEpochCheckpointVersion, func(f []string) bool {
 		if len(f) != 2 {
-			return nil, bad("malformed entry %q, want \"<epoch> <start offset>\"", v)
+			return false
 		}
 		epoch, err1 := strconv.ParseInt(f[0], 10, 32)
 		start, err2 := strconv.ParseInt(f[1], 10, 64)
 		if err1 != nil || err2 != nil || epoch < 0 || start < 0 {
-			return nil, bad("malformed entry %q, want \"<epoch> <start offset>\"", v)
+			return false
 		}
 		entries = append(entries, epochEntry{int32(epoch), start})
-	}
-	if v, ok := next(); ok {
-		return nil, bad("%q after the %d entries the count announces", v, n)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, bad("%v", err)
+		return true
+	})
+	if err != nil {
+		return nil, err
 	}
 	return entries, nil
 }
