@@ -71,6 +71,11 @@ type Coordinator interface {
 	BrokerConfigs() map[string]string
 	// SetBrokerConfigs replaces the dynamic broker configuration.
 	SetBrokerConfigs(configs map[string]string) error
+	// AllocateProducerIDs reserves a block of n producer ids [first,
+	// first+n) for idempotent producers, recorded durably before it returns:
+	// no id of it is ever returned again, across restarts. Blocks increase.
+	// ErrProducerIDsExhausted once they would pass the largest int64.
+	AllocateProducerIDs(n int64) (first int64, err error)
 	// Close releases the backend.
 	Close() error
 }
