@@ -239,7 +239,11 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 			return AppendResult{}, err
 		}
 		if dup != nil {
-			return AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, Duplicate: true}, nil
+			res := AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, Duplicate: true}
+			if l.opts.LogAppendTime {
+				res.LogAppendTime = dup.timestamp // the original's: its max timestamp was stamped
+			}
+			return res, nil
 		}
 	}
 	h.BaseOffset = l.nextOffset.Load()

@@ -68,7 +68,8 @@ type Options struct {
 	LogAppendTime bool
 
 	// ProducerIDExpiration is how long an idle producer's state is kept
-	// (producer.id.expiration.ms). Default 1 day.
+	// (producer.id.expiration.ms), measured from the max timestamp of its
+	// last batch; ApplyRetention forgets older ones. Default 1 day.
 	ProducerIDExpiration time.Duration
 
 	// OpenSegments bounds how many inactive segments keep their files open

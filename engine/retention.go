@@ -78,6 +78,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 
 // ApplyRetention deletes the segments that retention by time, by size or
 // the log start offset no longer keeps, and returns how many it deleted.
+// It also forgets the producers idle for ProducerIDExpiration (state.go).
 // The Store runs it in the background.
 func (l *Log) ApplyRetention() (int, error) {
 	l.mu.Lock()

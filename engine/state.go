@@ -9,6 +9,13 @@ package engine
 // and truncated with the log. The producer state is snapshotted when a
 // segment rolls and when the log closes; opening replays the batch headers
 // after the newest snapshot.
+//
+// A producer idle for Options.ProducerIDExpiration (its last batch's max
+// timestamp that long before Options.Now) is forgotten, as Kafka's
+// producer.id.expiration.ms: by ApplyRetention, which a Store runs on every
+// log, written to or not, each StoreOptions.RetentionCheckInterval (Kafka
+// runs its check apart, every producer.id.expiration.check.interval.ms, 10
+// minutes by default), and when the snapshot is loaded.
 
 import (
 	"encoding/binary"
@@ -45,6 +52,10 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return err
 	}
+	// Producers already expired are not loaded, as in Kafka's
+	// ProducerStateManager.loadFromSnapshot; those replayed from the log
+	// below expire at the next check.
+	ps.expire(l.opts.Now().UnixMilli(), l.opts.ProducerIDExpiration.Milliseconds())
 	from = max(from, l.startOffset.Load())
 	err = l.scanHeaders(from, func(h *BatchHeader) {
 		if h.ProducerID >= 0 && h.LastOffset() >= from {
@@ -159,7 +170,8 @@ func (l *Log) LatestEpoch() int32 {
 	return e
 }
 
-// expireProducersLocked forgets producers idle longer than the expiration.
+// expireProducersLocked forgets producers idle for the expiration or
+// longer (ApplyRetention runs it).
 func (l *Log) expireProducersLocked() {
 	if l.producers != nil {
 		l.producers.expire(l.opts.Now().UnixMilli(), l.opts.ProducerIDExpiration.Milliseconds())

@@ -25,7 +25,10 @@ func TestIdempotentDuplicatesSurviveRestart(t *testing.T) {
 	for _, how := range []string{"snapshot", "log scan"} {
 		t.Run(how, func(t *testing.T) {
 			dir := t.TempDir()
-			opts := Options{SegmentBytes: 2 << 10}
+			// The clock of the batches' timestamps: their producer does
+			// not expire (producerIDExpiration) at the reopen.
+			clock := &fakeClock{t: time.UnixMilli(1_700_000_000_000)}
+			opts := Options{SegmentBytes: 2 << 10, Now: clock.now}
 			l := mustOpen(t, dir, opts)
 			var firsts []int64
 			seq := int32(0)
@@ -140,5 +143,130 @@ func TestLogAppendTime(t *testing.T) {
 	}
 	if off, ts, err := l.OffsetForTimestamp(clock.t.UnixMilli()); err != nil || off != 0 || ts != clock.t.UnixMilli() {
 		t.Fatalf("OffsetForTimestamp: %d %d %v", off, ts, err)
+	}
+}
+
+// An idle producer is forgotten once producer.id.expiration.ms has passed
+// since its last write: retention (which the Store runs on every log,
+// written to or not) expires it, and a restart does not bring it back from
+// the snapshot. Forgotten, it is a producer the partition does not know,
+// accepted at any sequence; known, a gap in its sequences is refused.
+func TestProducerExpiry(t *testing.T) {
+	const ts = 1_700_000_000_000 // idempotentBatch's record timestamps
+	clock := &fakeClock{t: time.UnixMilli(ts)}
+	opts := Options{ProducerIDExpiration: time.Hour, Now: clock.now}
+	gap := func(l *Log, pid int64) error {
+		_, err := l.Append(idempotentBatch(t, pid, 0, 42, 1))
+		return err
+	}
+
+	t.Run("retention", func(t *testing.T) {
+		clock.t = time.UnixMilli(ts)
+		l := mustOpen(t, t.TempDir(), opts)
+		defer l.Close()
+		if _, err := l.Append(idempotentBatch(t, 7, 0, 0, 3)); err != nil {
+			t.Fatal(err)
+		}
+		clock.t = time.UnixMilli(ts).Add(time.Hour - time.Millisecond)
+		if _, err := l.ApplyRetention(); err != nil {
+			t.Fatal(err)
+		}
+		if err := gap(l, 7); !errors.Is(err, ErrOutOfOrderSequence) {
+			t.Fatalf("before expiry, a gap: %v", err)
+		}
+		clock.t = time.UnixMilli(ts).Add(time.Hour)
+		if _, err := l.ApplyRetention(); err != nil {
+			t.Fatal(err)
+		}
+		if err := gap(l, 7); err != nil {
+			t.Fatalf("after expiry, the producer is unknown: %v", err)
+		}
+	})
+
+	t.Run("store", func(t *testing.T) {
+		clock.t = time.UnixMilli(ts)
+		st, err := OpenStore(t.TempDir(), StoreOptions{Log: opts})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer st.Close()
+		busy, err := st.CreateLog(Partition{"busy", 0}, NewTopicID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		idle, err := st.CreateLog(Partition{"idle", 0}, NewTopicID())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range []*Log{busy, idle} {
+			if _, err := l.Append(idempotentBatch(t, 7, 0, 0, 3)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clock.t = time.UnixMilli(ts).Add(2 * time.Hour)
+		// The busy log's producer wrote again (its batch is stamped now).
+		b := testBatch(t, 1, 20, clock.t.UnixMilli())
+		copy(b[offProducerID:], idempotentBatch(t, 7, 0, 3, 1)[offProducerID:offRecordCount])
+		binary.BigEndian.PutUint32(b[offCRC:], batchCRC(b))
+		if _, err := busy.Append(b); err != nil {
+			t.Fatal(err)
+		}
+		st.ApplyRetention()
+		if err := gap(idle, 7); err != nil {
+			t.Fatalf("the idle log's producer did not expire: %v", err)
+		}
+		if err := gap(busy, 7); !errors.Is(err, ErrOutOfOrderSequence) {
+			t.Fatalf("the busy log's producer: %v", err)
+		}
+	})
+
+	t.Run("restart", func(t *testing.T) {
+		clock.t = time.UnixMilli(ts)
+		dir := t.TempDir()
+		l := mustOpen(t, dir, opts)
+		if _, err := l.Append(idempotentBatch(t, 7, 0, 0, 3)); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Reopened before the expiration: the snapshot's state holds.
+		clock.t = time.UnixMilli(ts).Add(time.Hour - time.Millisecond)
+		l = mustOpen(t, dir, opts)
+		if err := gap(l, 7); !errors.Is(err, ErrOutOfOrderSequence) {
+			t.Fatalf("reopened before expiry, a gap: %v", err)
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		// Reopened after it: the snapshot's producer is not loaded.
+		clock.t = time.UnixMilli(ts).Add(time.Hour)
+		l = mustOpen(t, dir, opts)
+		defer l.Close()
+		if err := gap(l, 7); err != nil {
+			t.Fatalf("reopened after expiry, the producer is unknown: %v", err)
+		}
+	})
+}
+
+// A retried batch in a LogAppendTime log is answered with the time the
+// original was stamped with; in a CreateTime log with none (-1).
+func TestDuplicateLogAppendTime(t *testing.T) {
+	for _, logAppendTime := range []bool{true, false} {
+		clock := &fakeClock{t: time.UnixMilli(1_800_000_000_000)}
+		l := mustOpen(t, t.TempDir(), Options{LogAppendTime: logAppendTime, Now: clock.now})
+		first, err := l.Append(idempotentBatch(t, 7, 0, 0, 2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clock.t = clock.t.Add(time.Minute)
+		retry, err := l.Append(idempotentBatch(t, 7, 0, 0, 2))
+		if err != nil || !retry.Duplicate || retry.FirstOffset != first.FirstOffset || retry.LogAppendTime != first.LogAppendTime {
+			t.Errorf("LogAppendTime %v: first %+v, retry %+v %v", logAppendTime, first, retry, err)
+		}
+		if logAppendTime && first.LogAppendTime != 1_800_000_000_000 || !logAppendTime && first.LogAppendTime != -1 {
+			t.Errorf("LogAppendTime %v: first append %+v", logAppendTime, first)
+		}
+		l.Close()
 	}
 }
