@@ -27,6 +27,7 @@ var served = map[int16][2]int16{
 	19: {0, 7},  // CreateTopics
 	20: {0, 6},  // DeleteTopics
 	21: {0, 2},  // DeleteRecords
+	22: {0, 5},  // InitProducerId
 	23: {0, 4},  // OffsetForLeaderEpoch
 	35: {0, 4},  // DescribeLogDirs
 	37: {0, 3},  // CreatePartitions

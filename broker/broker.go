@@ -25,6 +25,7 @@ type Broker struct {
 	// (create, delete, grow): a deletion must not remove the logs of a topic
 	// of the same name created meanwhile. Taken before mu.
 	admin sync.Mutex
+	pids  producerIDs // InitProducerId's ids, from the coordinator's blocks
 
 	mu struct {
 		sync.RWMutex
@@ -57,6 +58,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.coord = coord
+	b.pids.coord = coord
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
 		Log:                    cfg.logOptions(nil),
 		RetentionCheckInterval: cfg.LogRetentionCheck,

@@ -592,6 +592,10 @@ func (hs *harness) seedRequest(key int16, records []byte) kmsg.Request {
 		rt.Configs = append(rt.Configs, c)
 		req.Topics = append(req.Topics, rt)
 		return req
+	case 22:
+		req := kmsg.NewPtrInitProducerIDRequest()
+		req.TransactionTimeoutMillis = 60000
+		return req
 	}
 	return kmsg.RequestForKey(key) // a key served later: its zero request
 }
@@ -613,7 +617,7 @@ func TestServedKeys(t *testing.T) {
 	for _, k := range hs.keys {
 		got = append(got, fmt.Sprintf("%d:%d-%d", k.ApiKey, k.MinVersion, k.MaxVersion))
 	}
-	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "18:0-4", "19:0-7"}; !slices.Equal(got, want) {
+	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "35:0-4", "37:0-3", "60:0-1"}; !slices.Equal(got, want) {
 		t.Errorf("served %v, want %v", got, want)
 	}
 }

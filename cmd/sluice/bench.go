@@ -25,7 +25,7 @@ const benchUsage = `usage: sluice bench produce|consume|e2e [flags]
             the send time travels in each record's first 8 bytes
 
 Works against any Kafka-compatible broker. Idempotent production is off unless
---idempotent (sluice does not serve InitProducerId yet).
+--idempotent (the figures in BENCHMARKS.md were taken without it).
 
 flags:
 `
@@ -64,7 +64,7 @@ func newBenchFlags(out io.Writer) *benchFlags {
 	fs.Float64Var(&f.rate, "rate", 0, "target records/s over all producers (0: as fast as possible)")
 	fs.DurationVar(&f.linger, "linger", 0, "producer linger (franz-go's own default is 10ms)")
 	fs.IntVar(&f.inflight, "inflight", 5, "produce requests in flight per broker and producer")
-	fs.BoolVar(&f.idempotent, "idempotent", false, "use the idempotent producer (needs InitProducerId on the broker)")
+	fs.BoolVar(&f.idempotent, "idempotent", false, "use the idempotent producer (the broker must serve InitProducerId)")
 	fs.DurationVar(&f.progress, "progress", time.Second, "interval of the progress lines")
 	return f
 }

@@ -1,0 +1,75 @@
+package broker
+
+// InitProducerId (key 22), versions 0-5, as Kafka 3.9 serves them.
+//
+// Behavior:
+//   - Without a transactional id (the idempotent producer): a producer id
+//     never handed out before, at epoch 0. A v3+ request's producer id and
+//     epoch (KIP-360: a producer recovering from an error) are not looked
+//     at beyond the check below: Kafka's
+//     TransactionCoordinator.handleInitProducerId "blindly accepts" a null
+//     transactional id and returns a fresh id. Ids come from blocks of 1000
+//     that the coordinator records durably before any is handed out
+//     (producerids.go), so a restart skips the rest of a block and never
+//     reuses an id. Ids are not tied to partitions: Produce accepts a
+//     producer id it has not seen (at any sequence).
+//   - A producer id of -1 with an epoch other than -1, or the reverse, is
+//     INVALID_REQUEST (KafkaApis checks this before the coordinator).
+//   - Transactions are not served yet: a transactional id gets
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as transactional Produce does —
+//     Kafka's answer when ACLs deny the id, which clients report as fatal
+//     instead of retrying. An empty transactional id is INVALID_REQUEST, as
+//     in Kafka's coordinator.
+//   - When the coordinator cannot record a new block, the answer is
+//     COORDINATOR_LOAD_IN_PROGRESS, which clients retry (what Kafka's KRaft
+//     broker answers while it has no block); when the ids are exhausted,
+//     UNKNOWN_SERVER_ERROR (Kafka's ZooKeeper allocator throws).
+//   - Every error answer carries producer id -1 and epoch -1, as Kafka's.
+//
+// Version notes: v1 answers after throttling (no throttling here); v2+ is
+// flexible; v3+ carries the producer id and epoch; v4 and v5 add error
+// codes (PRODUCER_FENCED, TRANSACTION_ABORTABLE) only transactions return.
+
+import (
+	"errors"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(22, 0, 5, handleInitProducerID) }
+
+const (
+	noProducerID    = -1 // Kafka's RecordBatch.NO_PRODUCER_ID
+	noProducerEpoch = -1 // Kafka's RecordBatch.NO_PRODUCER_EPOCH
+)
+
+func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.InitProducerIDRequest)
+	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
+	resp.ProducerID, resp.ProducerEpoch = noProducerID, noProducerEpoch
+	switch {
+	case req.TransactionalID != nil && *req.TransactionalID != "":
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case (req.ProducerID == noProducerID) != (req.ProducerEpoch == noProducerEpoch):
+		resp.ErrorCode = kerr.InvalidRequest.Code
+	case req.TransactionalID != nil:
+		resp.ErrorCode = kerr.InvalidRequest.Code
+	default:
+		id, err := c.b.pids.next()
+		switch {
+		case err == nil:
+			resp.ProducerID, resp.ProducerEpoch = id, 0
+		case errors.Is(err, coordinator.ErrProducerIDsExhausted):
+			c.b.log.Error("InitProducerId", "err", err)
+			resp.ErrorCode = kerr.UnknownServerError.Code
+		default:
+			c.b.log.Error("InitProducerId: allocating producer ids", "err", err)
+			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
+		}
+	}
+	return resp, nil
+}
