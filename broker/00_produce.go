@@ -18,10 +18,23 @@ package broker
 //   - Records are written as the producer sent them: the engine writes the
 //     base offset and leader epoch into the batch in place in the request
 //     buffer and writes it with one write.
+//   - Idempotent producers (a batch with a producer id, which InitProducerId
+//     hands out) are checked against the partition's producer state, as
+//     Kafka 3.9 does (engine/producerstate.go): a retry of one of the
+//     producer's last five batches is answered with the offsets it was
+//     first written at (in a LogAppendTime topic, its append time too;
+//     elsewhere -1, where Kafka answers the batch's max timestamp) and not
+//     written again, also after a restart; a first sequence that does
+//     not follow the producer's last is OUT_OF_ORDER_SEQUENCE_NUMBER, as is
+//     a new epoch not starting at 0; an older epoch is
+//     INVALID_PRODUCER_EPOCH. A producer the partition does not know (new,
+//     or expired after producer.id.expiration.ms) is accepted at any
+//     sequence: UNKNOWN_PRODUCER_ID is never answered.
 //
 // Version notes: v5+ reports the log start offset; v8+ an error message.
 // Transactional produce (a transactional id) is not served yet: it gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED.
+// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as InitProducerId does for a
+// transactional id.
 
 import (
 	"errors"

@@ -230,10 +230,20 @@ func produceSync(t testing.TB, cl *kgo.Client, topic string, partition int32, va
 // checking the offsets are 0..n-1.
 func (tb *testBroker) consumeValues(t testing.TB, topic string, partition int32, n int) []string {
 	t.Helper()
+	var out []string
+	for _, r := range tb.consumeRecords(t, topic, partition, n) {
+		out = append(out, string(r.Value))
+	}
+	return out
+}
+
+// consumeRecords is consumeValues returning the records.
+func (tb *testBroker) consumeRecords(t testing.TB, topic string, partition int32, n int) []*kgo.Record {
+	t.Helper()
 	ctx := ctxTimeout(t, 10*time.Second)
 	cl := tb.client(t, kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: {partition: kgo.NewOffset().At(0)}}))
 	defer cl.Close()
-	var out []string
+	var out []*kgo.Record
 	for len(out) < n {
 		fs := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
@@ -244,7 +254,7 @@ func (tb *testBroker) consumeValues(t testing.TB, topic string, partition int32,
 			if r.Offset != int64(len(out)) {
 				t.Fatalf("consuming %s-%d: record at offset %d, want %d", topic, partition, r.Offset, len(out))
 			}
-			out = append(out, string(r.Value))
+			out = append(out, r)
 		})
 	}
 	if len(out) != n {
