@@ -37,6 +37,8 @@ type Config struct {
 	FlushIntervalMessages int64         // log.flush.interval.messages; default none (Long.MAX_VALUE)
 	FlushInterval         time.Duration // log.flush.interval.ms; default none
 
+	ProducerIDExpiration time.Duration // producer.id.expiration.ms; default 1 day
+
 	Logger *slog.Logger // default slog.Default()
 }
 
@@ -81,6 +83,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LogRetentionBytes == 0 {
 		c.LogRetentionBytes = -1
+	}
+	if c.ProducerIDExpiration <= 0 {
+		c.ProducerIDExpiration = engine.DefaultProducerIDExpiration
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -197,6 +202,11 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			if n, err = num(k, v, 64); err == nil {
 				c.FlushInterval = time.Duration(n) * time.Millisecond
 			}
+		case "producer.id.expiration.ms": // Kafka: an int, at least 1
+			if n, err = num(k, v, 32); err == nil && n < 1 {
+				err = fmt.Errorf("broker: config %s=%q: must be at least 1", k, v)
+			}
+			c.ProducerIDExpiration = time.Duration(n) * time.Millisecond
 		default:
 			unknown = append(unknown, k)
 		}

@@ -122,6 +122,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		RetentionBytes:     c.LogRetentionBytes,
 		Logger:             c.Logger,
 	}
+	o.ProducerIDExpiration = c.ProducerIDExpiration // a broker setting only, as in Kafka
 	n := func(k string) (int64, bool) {
 		v, ok := topicConfigs[k]
 		if !ok {
