@@ -11,5 +11,8 @@
 // and nothing else; every other problem is answered with a Kafka error code.
 //
 // Lock order: Broker.mu before partition.mu; neither is held across I/O
-// except the engine's own.
+// except the engine's own. producerIDs.mu nests no other broker lock; it is
+// held while the coordinator records a new block of producer ids (a small
+// file written and fsync'd, once per 1000 ids), so InitProducerId requests
+// wait for that write rather than hand out ids not yet recorded.
 package broker
