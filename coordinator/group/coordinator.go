@@ -1,0 +1,223 @@
+package group
+
+import (
+	"errors"
+	"log/slog"
+	"math"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Config is the coordinator's configuration, with Kafka's broker keys.
+type Config struct {
+	Partitions            int32         // offsets.topic.num.partitions; default 50
+	InitialRebalanceDelay time.Duration // group.initial.rebalance.delay.ms; default 3 s (0 is allowed: set NoInitialDelay)
+	NoInitialDelay        bool          // use an initial rebalance delay of 0
+	MinSessionTimeout     time.Duration // group.min.session.timeout.ms; default 6 s
+	MaxSessionTimeout     time.Duration // group.max.session.timeout.ms; default 30 min
+	MaxGroupSize          int           // group.max.size; default unlimited
+	OffsetsRetention      time.Duration // offsets.retention.minutes; default 7 days
+	OffsetsRetentionCheck time.Duration // offsets.retention.check.interval.ms; default 10 min
+	MaxMetadataBytes      int           // offset.metadata.max.bytes; default 4096
+
+	// Topics reports a topic's partition count; commits for partitions it
+	// does not know are refused with UNKNOWN_TOPIC_OR_PARTITION, as Kafka's
+	// KafkaApis does before the coordinator sees them. Nil accepts all.
+	Topics func(topic string) (partitions int32, ok bool)
+
+	Clock  Clock        // default WallClock
+	Logger *slog.Logger // default slog.Default()
+}
+
+func (c Config) withDefaults() Config {
+	if c.Partitions <= 0 {
+		c.Partitions = 50
+	}
+	if c.InitialRebalanceDelay == 0 && !c.NoInitialDelay {
+		c.InitialRebalanceDelay = 3 * time.Second
+	}
+	if c.NoInitialDelay {
+		c.InitialRebalanceDelay = 0
+	}
+	if c.MinSessionTimeout == 0 {
+		c.MinSessionTimeout = 6 * time.Second
+	}
+	if c.MaxSessionTimeout == 0 {
+		c.MaxSessionTimeout = 30 * time.Minute
+	}
+	if c.MaxGroupSize <= 0 {
+		c.MaxGroupSize = math.MaxInt32
+	}
+	if c.OffsetsRetention == 0 {
+		c.OffsetsRetention = 7 * 24 * time.Hour
+	}
+	if c.OffsetsRetentionCheck == 0 {
+		c.OffsetsRetentionCheck = 10 * time.Minute
+	}
+	if c.MaxMetadataBytes == 0 {
+		c.MaxMetadataBytes = 4096
+	}
+	if c.Clock == nil {
+		c.Clock = WallClock{}
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Record is one record of __consumer_offsets; a nil Value is a tombstone.
+type Record struct {
+	Key, Value []byte
+}
+
+// Store is the coordinator's storage: the partitions of __consumer_offsets,
+// provided by the broker.
+type Store interface {
+	// Append writes records to a partition as one batch and returns once
+	// they are committed (acks=all).
+	Append(partition int32, records []Record) error
+	// Read calls fn for each record of a partition, in offset order, up to
+	// the high watermark.
+	Read(partition int32, fn func(Record) error) error
+}
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("group: coordinator closed")
+
+// Coordinator is the group coordinator.
+type Coordinator struct {
+	cfg   Config
+	store Store
+	log   *slog.Logger
+
+	mu struct {
+		sync.Mutex
+		groups map[string]*group
+		closed bool
+	}
+	expiry Timer
+}
+
+// New loads the groups and offsets of every partition of store and
+// returns the coordinator.
+func New(cfg Config, store Store) (*Coordinator, error) {
+	cfg = cfg.withDefaults()
+	c := &Coordinator{cfg: cfg, store: store, log: cfg.Logger}
+	c.mu.groups = map[string]*group{}
+	if err := c.load(); err != nil {
+		return nil, err
+	}
+	c.scheduleOffsetExpiry()
+	return c, nil
+}
+
+// PartitionFor is the __consumer_offsets partition of a group, as Kafka
+// computes it: abs(String.hashCode(group)) % partitions, the hash over the
+// string's UTF-16 code units.
+func PartitionFor(groupID string, partitions int32) int32 {
+	var h int32
+	for _, u := range utf16Units(groupID) {
+		h = 31*h + int32(u)
+	}
+	return (h & math.MaxInt32) % partitions
+}
+
+func utf16Units(s string) []uint16 {
+	out := make([]uint16, 0, len(s))
+	for _, r := range s {
+		if r >= 0x10000 {
+			r -= 0x10000
+			out = append(out, uint16(0xd800+(r>>10)), uint16(0xdc00+(r&0x3ff)))
+		} else {
+			out = append(out, uint16(r))
+		}
+	}
+	return out
+}
+
+func (c *Coordinator) partitionFor(groupID string) int32 {
+	return PartitionFor(groupID, c.cfg.Partitions)
+}
+
+func (c *Coordinator) now() time.Time { return c.cfg.Clock.Now() }
+
+// getGroup returns a group, nil if unknown; with create, an unknown group
+// is created Empty.
+func (c *Coordinator) getGroup(id string, create bool) *group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.closed {
+		return nil
+	}
+	g := c.mu.groups[id]
+	if g == nil && create {
+		g = newGroup(id, c.now())
+		c.mu.groups[id] = g
+	}
+	return g
+}
+
+// groups lists the groups, sorted by id.
+func (c *Coordinator) groups() []*group {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]*group, 0, len(c.mu.groups))
+	for _, g := range c.mu.groups {
+		out = append(out, g)
+	}
+	slices.SortFunc(out, func(a, b *group) int {
+		if a.id < b.id {
+			return -1
+		}
+		return 1
+	})
+	return out
+}
+
+// forget removes a dead group from the map.
+func (c *Coordinator) forget(g *group) {
+	c.mu.Lock()
+	if c.mu.groups[g.id] == g {
+		delete(c.mu.groups, g.id)
+	}
+	c.mu.Unlock()
+}
+
+// Close stops every timer and answers parked requests with
+// NOT_COORDINATOR, as Kafka does when it unloads a group.
+func (c *Coordinator) Close() {
+	c.mu.Lock()
+	if c.mu.closed {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.closed = true
+	if c.expiry != nil {
+		c.expiry.Stop()
+	}
+	c.mu.Unlock()
+	for _, g := range c.groups() {
+		g.mu.Lock()
+		g.seq++
+		for _, t := range []Timer{g.joinTimer, g.syncTimer} {
+			if t != nil {
+				t.Stop()
+			}
+		}
+		for _, m := range g.members {
+			if m.hbTimer != nil {
+				m.hbTimer.Stop()
+			}
+			g.answerJoin(m, joinError(m.id, errNotCoordinator))
+			g.answerSync(m, syncResult{err: errNotCoordinator})
+		}
+		for _, p := range g.pending {
+			if p.timer != nil {
+				p.timer.Stop()
+			}
+		}
+		g.mu.Unlock()
+	}
+}

@@ -1,0 +1,189 @@
+package group
+
+// Records of __consumer_offsets, in Kafka's formats (each key and value
+// starts with its int16 version, then the fields of kmsg's types):
+//
+//	offset commit   key   OffsetCommitKey v1     group, topic, partition
+//	                value OffsetCommitValue v3   offset, leader epoch, metadata, commit time
+//	group metadata  key   GroupMetadataKey v2    group
+//	                value GroupMetadataValue v3  protocol type, generation, protocol,
+//	                                             leader, state time, members
+//	                                             (id, instance id, client id and host,
+//	                                             timeouts, subscription, assignment)
+//
+// A tombstone (no value) deletes its key. Loading reads every partition
+// in order and keeps the last record of each key.
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+func offsetKey(group, topic string, partition int32) []byte {
+	k := kmsg.NewOffsetCommitKey()
+	k.Version, k.Group, k.Topic, k.Partition = 1, group, topic, partition
+	return k.AppendTo(nil)
+}
+
+func offsetValue(o committed) []byte {
+	v := kmsg.NewOffsetCommitValue()
+	v.Version, v.Offset, v.LeaderEpoch, v.Metadata, v.CommitTimestamp = 3, o.offset, o.leaderEpoch, o.metadata, o.commitTime
+	return v.AppendTo(nil)
+}
+
+func groupKey(group string) []byte {
+	k := kmsg.NewGroupMetadataKey()
+	k.Version, k.Group = 2, group
+	return k.AppendTo(nil)
+}
+
+func ptrIfSet(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// storeGroup writes the group's metadata with assignment (member id ->
+// assignment) to its partition.
+func (c *Coordinator) storeGroup(g *group, assignment map[string][]byte) error {
+	v := kmsg.NewGroupMetadataValue()
+	v.Version = 3
+	v.ProtocolType, v.Generation = g.protocolType, g.generation
+	v.Protocol, v.Leader = ptrIfSet(g.protocolName), ptrIfSet(g.leader)
+	v.CurrentStateTimestamp = g.stateTime.UnixMilli()
+	for _, id := range g.order {
+		m := g.members[id]
+		vm := kmsg.NewGroupMetadataValueMember()
+		vm.MemberID, vm.InstanceID, vm.ClientID, vm.ClientHost = m.id, m.instanceID, m.clientID, m.clientHost
+		vm.RebalanceTimeoutMillis = int32(m.rebalanceTimeout.Milliseconds())
+		vm.SessionTimeoutMillis = int32(m.sessionTimeout.Milliseconds())
+		vm.Subscription, vm.Assignment = m.metadata(g.protocolName), assignment[id]
+		if vm.Assignment == nil {
+			vm.Assignment = []byte{}
+		}
+		v.Members = append(v.Members, vm)
+	}
+	return c.store.Append(c.partitionFor(g.id), []Record{{Key: groupKey(g.id), Value: v.AppendTo(nil)}})
+}
+
+// load rebuilds the groups from every partition.
+func (c *Coordinator) load() error {
+	type loaded struct {
+		meta    *kmsg.GroupMetadataValue
+		offsets map[topicPartition]committed
+	}
+	all := map[string]*loaded{}
+	get := func(id string) *loaded {
+		l := all[id]
+		if l == nil {
+			l = &loaded{offsets: map[topicPartition]committed{}}
+			all[id] = l
+		}
+		return l
+	}
+	for p := range c.cfg.Partitions {
+		err := c.store.Read(p, func(r Record) error {
+			if len(r.Key) < 2 {
+				return fmt.Errorf("group: __consumer_offsets-%d: key of %d bytes", p, len(r.Key))
+			}
+			switch version := int16(binary.BigEndian.Uint16(r.Key)); version {
+			case 0, 1:
+				var k kmsg.OffsetCommitKey
+				if err := k.ReadFrom(r.Key); err != nil {
+					return fmt.Errorf("group: __consumer_offsets-%d: offset key: %w", p, err)
+				}
+				l, tp := get(k.Group), topicPartition{k.Topic, k.Partition}
+				if r.Value == nil {
+					delete(l.offsets, tp)
+					return nil
+				}
+				var v kmsg.OffsetCommitValue
+				if err := v.ReadFrom(r.Value); err != nil {
+					return fmt.Errorf("group: __consumer_offsets-%d: offset of %s %s-%d: %w", p, k.Group, k.Topic, k.Partition, err)
+				}
+				expire := int64(-1)
+				if v.Version == 1 {
+					expire = v.ExpireTimestamp
+				}
+				leaderEpoch := int32(-1)
+				if v.Version >= 3 {
+					leaderEpoch = v.LeaderEpoch
+				}
+				l.offsets[tp] = committed{offset: v.Offset, leaderEpoch: leaderEpoch, metadata: v.Metadata, commitTime: v.CommitTimestamp, expireTime: expire}
+			case 2:
+				var k kmsg.GroupMetadataKey
+				if err := k.ReadFrom(r.Key); err != nil {
+					return fmt.Errorf("group: __consumer_offsets-%d: group key: %w", p, err)
+				}
+				l := get(k.Group)
+				if r.Value == nil {
+					// The group was deleted: its offsets were tombstoned first.
+					l.meta = nil
+					if len(l.offsets) == 0 {
+						delete(all, k.Group)
+					}
+					return nil
+				}
+				v := new(kmsg.GroupMetadataValue)
+				if err := v.ReadFrom(r.Value); err != nil {
+					return fmt.Errorf("group: __consumer_offsets-%d: group %s: %w", p, k.Group, err)
+				}
+				l.meta = v
+			default:
+				// Newer record types (consumer-protocol groups, KIP-848) are
+				// not this coordinator's.
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	now := c.now()
+	for id, l := range all {
+		g := newGroup(id, now)
+		g.offsets = l.offsets
+		if m := l.meta; m != nil {
+			g.protocolType, g.generation = m.ProtocolType, m.Generation
+			if m.Protocol != nil {
+				g.protocolName = *m.Protocol
+			}
+			if m.CurrentStateTimestamp > 0 {
+				g.stateTime = time.UnixMilli(m.CurrentStateTimestamp)
+			}
+			for _, vm := range m.Members {
+				mm := &member{
+					id: vm.MemberID, instanceID: vm.InstanceID, clientID: vm.ClientID, clientHost: vm.ClientHost,
+					rebalanceTimeout: time.Duration(vm.RebalanceTimeoutMillis) * time.Millisecond,
+					sessionTimeout:   time.Duration(vm.SessionTimeoutMillis) * time.Millisecond,
+					protocolType:     m.ProtocolType,
+					protocols:        []protocol{{g.protocolName, vm.Subscription}},
+					assignment:       vm.Assignment,
+				}
+				if m.Version == 0 {
+					mm.rebalanceTimeout = mm.sessionTimeout
+				}
+				g.add(mm, nil)
+			}
+			if m.Leader != nil {
+				g.leader = *m.Leader
+			}
+			if len(g.members) > 0 {
+				g.state = stable
+				g.subscribed = g.computeSubscribed()
+				for _, mm := range g.members {
+					c.scheduleExpiry(g, mm, mm.sessionTimeout)
+				}
+			}
+		}
+		c.mu.groups[id] = g
+	}
+	if len(all) > 0 {
+		c.log.Info("loaded consumer groups", "groups", len(all))
+	}
+	return nil
+}
