@@ -7,6 +7,9 @@ package broker
 //     deleted before the answer: a Metadata request that follows no longer
 //     lists it, and its name can be created again at once, with a new ID.
 //     Fetches waiting on its partitions return.
+//   - __consumer_offsets cannot be deleted (INVALID_REQUEST): the group
+//     coordinator keeps every group's offsets there. Kafka lets it go and
+//     loses them; sluice refuses.
 //   - A topic that does not exist gets UNKNOWN_TOPIC_OR_PARTITION, an
 //     unknown ID (v6+) UNKNOWN_TOPIC_ID; a topic given by both name and ID
 //     INVALID_REQUEST, as are names or IDs given twice in one request (as
@@ -83,6 +86,9 @@ func (b *Broker) deleteOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTop
 	}
 	name := ts.meta.Name
 	st.Topic, st.TopicID = &name, ts.meta.ID
+	if name == offsetsTopic {
+		return kerr.InvalidRequest.Code, "the internal topic " + offsetsTopic + " holds the groups' offsets and cannot be deleted"
+	}
 	err := b.deleteTopic(name)
 	switch {
 	case errors.Is(err, coordinator.ErrUnknownTopic):

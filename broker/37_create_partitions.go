@@ -12,6 +12,8 @@ package broker
 //     replica list per new partition, each this broker alone; INVALID_REQUEST
 //     for a topic named twice; POLICY_VIOLATION for more than 10,000 new
 //     partitions in one request (as CreateTopics).
+//   - __consumer_offsets cannot grow (INVALID_REQUEST): groups are mapped
+//     to its partitions by hash, so growing it would lose their offsets.
 //   - validate_only checks everything and changes nothing.
 
 import (
@@ -64,6 +66,9 @@ func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnl
 	ts := b.topic(rt.Topic)
 	if ts == nil {
 		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic)
+	}
+	if rt.Topic == offsetsTopic {
+		return kerr.InvalidRequest.Code, "the partitions of " + offsetsTopic + " cannot change: every group is mapped to one of them by hash"
 	}
 	current := int32(len(ts.partitions))
 	switch {

@@ -23,6 +23,15 @@ var served = map[int16][2]int16{
 	1:  {4, 17}, // Fetch
 	2:  {0, 9},  // ListOffsets
 	3:  {0, 12}, // Metadata
+	8:  {0, 9},  // OffsetCommit
+	9:  {0, 9},  // OffsetFetch
+	10: {0, 5},  // FindCoordinator
+	11: {0, 9},  // JoinGroup
+	12: {0, 4},  // Heartbeat
+	13: {0, 5},  // LeaveGroup
+	14: {0, 5},  // SyncGroup
+	15: {0, 5},  // DescribeGroups
+	16: {0, 5},  // ListGroups
 	18: {0, 4},  // ApiVersions
 	19: {0, 7},  // CreateTopics
 	20: {0, 6},  // DeleteTopics
@@ -31,6 +40,8 @@ var served = map[int16][2]int16{
 	23: {0, 4},  // OffsetForLeaderEpoch
 	35: {0, 4},  // DescribeLogDirs
 	37: {0, 3},  // CreatePartitions
+	42: {0, 2},  // DeleteGroups
+	47: {0, 0},  // OffsetDelete
 	60: {0, 1},  // DescribeCluster
 }
 

@@ -38,6 +38,7 @@ type Broker struct {
 	}
 	closing chan struct{}
 	connWG  sync.WaitGroup
+	groups  groupsState // the group coordinator (groups.go)
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -79,6 +80,15 @@ func New(cfg Config) (*Broker, error) {
 	}
 	for _, t := range coord.Topics() {
 		if _, err := b.openTopic(t); err != nil {
+			store.Close()
+			coord.Close()
+			return nil, err
+		}
+	}
+	if b.topic(offsetsTopic) != nil {
+		// Groups load at start, as a Kafka broker loads the partitions of
+		// __consumer_offsets it leads.
+		if _, err := b.groupCoordinator(); err != nil {
 			store.Close()
 			coord.Close()
 			return nil, err
@@ -275,6 +285,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		c.stopReading()
 	}
 	b.mu.Unlock()
+	b.closeGroups() // answers parked joins and syncs
 	done := make(chan struct{})
 	go func() { b.connWG.Wait(); close(done) }()
 	select {

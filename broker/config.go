@@ -39,6 +39,8 @@ type Config struct {
 
 	ProducerIDExpiration time.Duration // producer.id.expiration.ms; default 1 day
 
+	Groups GroupConfig // group.* and offsets.* keys (groupconfig.go)
+
 	Logger *slog.Logger // default slog.Default()
 }
 
@@ -208,7 +210,10 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			}
 			c.ProducerIDExpiration = time.Duration(n) * time.Millisecond
 		default:
-			unknown = append(unknown, k)
+			var ok bool
+			if ok, err = c.Groups.apply(k, v); !ok {
+				unknown = append(unknown, k)
+			}
 		}
 		if err != nil {
 			return unknown, err

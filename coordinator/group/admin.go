@@ -119,3 +119,16 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	c.log.Info("deleted group", "group", id, "offsets", len(all))
 	return 0
 }
+
+// Generation is a group's generation (Kafka does not report it in
+// DescribeGroups); false for an unknown group. Tests use it to tell
+// whether a rebalance happened.
+func (c *Coordinator) Generation(groupID string) (int32, bool) {
+	g := c.getGroup(groupID, false)
+	if g == nil {
+		return 0, false
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.generation, g.state != dead
+}

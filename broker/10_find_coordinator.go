@@ -1,0 +1,58 @@
+package broker
+
+// FindCoordinator (key 10), versions 0-5.
+//
+// Behavior:
+//   - Every group's coordinator is this broker (the single node leads every
+//     partition of __consumer_offsets); the first request creates
+//     __consumer_offsets and starts the coordinator, as Kafka does.
+//   - Transaction coordinators (key type 1) are not served yet:
+//     COORDINATOR_NOT_AVAILABLE. Another key type is INVALID_REQUEST.
+//
+// Version notes: v4+ batches keys; v0-3 answer one.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(10, 0, 5, handleFindCoordinator) }
+
+func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.FindCoordinatorRequest)
+	resp := req.ResponseKind().(*kmsg.FindCoordinatorResponse)
+	keys := req.CoordinatorKeys
+	if req.Version < 4 {
+		keys = []string{req.CoordinatorKey}
+	}
+	for _, key := range keys {
+		co := kmsg.NewFindCoordinatorResponseCoordinator()
+		co.Key, co.NodeID, co.Port = key, -1, -1
+		var msg string
+		switch req.CoordinatorType {
+		case 0:
+			if _, err := c.b.groupCoordinator(); err != nil {
+				co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, err.Error()
+				break
+			}
+			self := c.b.self()
+			co.NodeID, co.Host, co.Port = self.ID, self.Host, self.Port
+		case 1:
+			co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, "transactions are not supported yet"
+		default:
+			co.ErrorCode, msg = kerr.InvalidRequest.Code, "unknown coordinator type"
+		}
+		if co.ErrorCode != 0 {
+			co.ErrorMessage = &msg
+		}
+		resp.Coordinators = append(resp.Coordinators, co)
+	}
+	if req.Version < 4 {
+		co := resp.Coordinators[0]
+		resp.ErrorCode, resp.ErrorMessage, resp.NodeID, resp.Host, resp.Port = co.ErrorCode, co.ErrorMessage, co.NodeID, co.Host, co.Port
+		resp.Coordinators = nil
+	}
+	return resp, nil
+}

@@ -1,0 +1,27 @@
+package broker
+
+// DescribeGroups (key 15), versions 0-5, answered by coordinator/group.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(15, 0, 5, handleDescribeGroups) }
+
+func handleDescribeGroups(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.DescribeGroupsRequest)
+	g, err := c.b.groupCoordinator()
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
+		for _, id := range req.Groups {
+			dg := kmsg.NewDescribeGroupsResponseGroup()
+			dg.Group, dg.ErrorCode = id, kerr.CoordinatorNotAvailable.Code
+			resp.Groups = append(resp.Groups, dg)
+		}
+		return resp, nil
+	}
+	return g.DescribeGroups(req), nil
+}

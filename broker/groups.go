@@ -1,0 +1,188 @@
+package broker
+
+// The group coordinator's place in the broker: __consumer_offsets, created
+// on first use as Kafka creates it (on the first FindCoordinator), and the
+// coordinator/group.Coordinator loaded from it. The coordinator reads and
+// appends through offsetsStore, a partition interface: it knows nothing of
+// the engine, so replication will cover offsets without changing it.
+//
+// Until log compaction exists, __consumer_offsets keeps everything
+// (retention.ms=-1, retention.bytes=-1): offsets of a quiet group must not be
+// lost to time retention; the price is a load time that grows with every
+// commit ever made, which compaction will bound.
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/coordinator/group"
+	"github.com/sluice-io/sluice/engine"
+)
+
+// offsetsTopic is Kafka's internal topic of committed offsets and group
+// metadata.
+const offsetsTopic = "__consumer_offsets"
+
+// groupsState holds the group coordinator once it exists. Lock order:
+// groupsState.mu before Broker.admin.
+type groupsState struct {
+	mu     sync.Mutex
+	c      *group.Coordinator
+	closed bool
+}
+
+// groupCoordinator returns the group coordinator, creating
+// __consumer_offsets and loading the groups on first use.
+func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
+	b.groups.mu.Lock()
+	defer b.groups.mu.Unlock()
+	if b.groups.closed {
+		return nil, errors.New("broker: closing")
+	}
+	if b.groups.c != nil {
+		return b.groups.c, nil
+	}
+	gc := b.cfg.Groups.withDefaults()
+	ts := b.topic(offsetsTopic)
+	if ts == nil {
+		// offsets.topic.replication.factor is 3; a single node can only
+		// hold one copy (as Kafka's KRaft single-node setups configure).
+		rf := min(gc.OffsetsReplication, int16(len(b.coord.Brokers())))
+		configs := map[string]string{
+			"segment.bytes":   strconv.FormatInt(gc.OffsetsSegmentBytes, 10),
+			"retention.ms":    "-1",
+			"retention.bytes": "-1",
+		}
+		var err error
+		ts, err = b.createTopic(offsetsTopic, gc.OffsetsPartitions, rf, configs)
+		if errors.Is(err, coordinator.ErrTopicExists) {
+			ts = b.topic(offsetsTopic)
+		} else if err != nil {
+			return nil, fmt.Errorf("broker: create %s: %w", offsetsTopic, err)
+		}
+		if ts == nil {
+			return nil, fmt.Errorf("broker: %s is not open", offsetsTopic)
+		}
+	}
+	cfg := group.Config{
+		Partitions:            int32(len(ts.partitions)),
+		MinSessionTimeout:     gc.MinSessionTimeout,
+		MaxSessionTimeout:     gc.MaxSessionTimeout,
+		MaxGroupSize:          gc.MaxSize,
+		OffsetsRetention:      gc.OffsetsRetention,
+		OffsetsRetentionCheck: gc.OffsetsRetentionCheck,
+		MaxMetadataBytes:      gc.OffsetMetadataMax,
+		Logger:                b.log,
+		Topics: func(topic string) (int32, bool) {
+			t := b.topic(topic)
+			if t == nil {
+				return 0, false
+			}
+			return int32(len(t.partitions)), true
+		},
+	}
+	if d := gc.InitialRebalanceDelay; d != nil {
+		cfg.InitialRebalanceDelay, cfg.NoInitialDelay = *d, *d == 0
+	}
+	start := time.Now()
+	c, err := group.New(cfg, &offsetsStore{ts: ts})
+	if err != nil {
+		return nil, err
+	}
+	b.log.Info("group coordinator ready", "partitions", len(ts.partitions), "load", time.Since(start))
+	b.groups.c = c
+	return c, nil
+}
+
+// closeGroups stops the group coordinator: parked joins and syncs are
+// answered (NOT_COORDINATOR) so that connections can finish.
+func (b *Broker) closeGroups() {
+	b.groups.mu.Lock()
+	defer b.groups.mu.Unlock()
+	b.groups.closed = true
+	if b.groups.c != nil {
+		b.groups.c.Close()
+	}
+}
+
+// offsetsStore is group.Store over the partitions of __consumer_offsets.
+type offsetsStore struct {
+	ts *topicState
+}
+
+// Append writes records as one batch and waits for the flush policy: on a
+// single node that is acks=all.
+func (s *offsetsStore) Append(partition int32, records []group.Record) error {
+	p := s.ts.partitions[partition]
+	var bb engine.BatchBuilder
+	now := time.Now().UnixMilli()
+	for _, r := range records {
+		bb.Add(engine.Record{Timestamp: now, Key: r.Key, Value: r.Value})
+	}
+	res, err := p.log.AppendNoWait(bb.Build())
+	if err == nil {
+		err = p.log.AwaitFlushPolicy(res)
+	}
+	p.notify()
+	return err
+}
+
+// Read calls fn for every record of a partition up to the high watermark.
+func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error {
+	p := s.ts.partitions[partition]
+	hw := p.highWatermark()
+	var buf []byte
+	it := engine.NewRecordIterator(nil)
+	for off := p.log.StartOffset(); off < hw; {
+		v, err := p.log.Read(off, 1<<20, hw)
+		if err != nil {
+			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+		}
+		if v.Len() == 0 {
+			v.Release()
+			return nil
+		}
+		buf, err = v.AppendTo(buf[:0])
+		v.Release()
+		if err != nil {
+			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+		}
+		*it = *engine.NewRecordIterator(buf)
+		for it.Next() {
+			r := it.Record()
+			rec := group.Record{Key: bytes.Clone(r.Key)}
+			if r.Value != nil {
+				rec.Value = bytes.Clone(r.Value)
+			}
+			if err := fn(rec); err != nil {
+				return err
+			}
+		}
+		if err := it.Err(); err != nil {
+			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+		}
+		for pos := 0; pos < len(buf); {
+			h, err := engine.ParseBatchHeader(buf[pos:])
+			if err != nil {
+				return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+			}
+			off = h.LastOffset() + 1
+			pos += int(h.Size())
+		}
+	}
+	return nil
+}
+
+// clientHost is the connection's peer as Kafka reports it: "/" and the IP.
+func (c *conn) clientHost() string {
+	if a, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+		return "/" + a.IP.String()
+	}
+	return "/" + c.nc.RemoteAddr().String()
+}
