@@ -100,6 +100,13 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 	return c, nil
 }
 
+// existingGroups is the group coordinator if it exists already.
+func (b *Broker) existingGroups() *group.Coordinator {
+	b.groups.mu.Lock()
+	defer b.groups.mu.Unlock()
+	return b.groups.c
+}
+
 // closeGroups stops the group coordinator: parked joins and syncs are
 // answered (NOT_COORDINATOR) so that connections can finish.
 func (b *Broker) closeGroups() {

@@ -424,3 +424,28 @@ func TestGroupBadInput(t *testing.T) {
 	steady := dialRaw(t, tb.addr)
 	steadyOK(t, steady)
 }
+
+// Deleting a topic deletes the groups' offsets of it: a topic created again
+// under the name starts with none.
+func TestGroupOffsetsOfDeletedTopic(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), groupTimeouts)
+	tb.createTopic(t, "gone", 2)
+	adm := tb.admin(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	var os kadm.Offsets
+	os.Add(kadm.Offset{Topic: "gone", Partition: 1, At: 7, LeaderEpoch: -1})
+	if r, err := adm.CommitOffsets(ctx, "g", os); err != nil || r.Error() != nil {
+		t.Fatalf("commit: %v %v", err, r.Error())
+	}
+	if r, err := adm.DeleteTopic(ctx, "gone"); err != nil || r.Err != nil {
+		t.Fatalf("delete: %v %v", err, r.Err)
+	}
+	tb.createTopic(t, "gone", 2)
+	offs, err := adm.FetchOffsets(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, ok := offs.Lookup("gone", 1); ok && o.At >= 0 {
+		t.Errorf("offset of the deleted topic survived: %+v", o)
+	}
+}

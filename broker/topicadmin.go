@@ -41,6 +41,11 @@ func (b *Broker) deleteTopic(name string) error {
 		p.notify()
 	}
 	b.log.Info("deleted topic", "topic", name, "id", ts.meta.ID.String())
+	if g := b.existingGroups(); g != nil {
+		if n := g.DeleteTopicOffsets(name); n > 0 {
+			b.log.Info("removed the committed offsets of a deleted topic", "topic", name, "offsets", n)
+		}
+	}
 	return firstErr
 }
 

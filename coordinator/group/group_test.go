@@ -629,3 +629,20 @@ func TestPartitionFor(t *testing.T) {
 		}
 	}
 }
+
+func TestDeleteTopicOffsets(t *testing.T) {
+	f := newFixture(t)
+	f.c.OffsetCommit(commitReq("a", "", -1, 5, 0, 1))
+	f.c.OffsetCommit(commitReq("b", "", -1, 6, 2))
+	if n := f.c.DeleteTopicOffsets("t"); n != 3 {
+		t.Errorf("removed %d offsets, want 3", n)
+	}
+	if n := f.c.DeleteTopicOffsets("t"); n != 0 {
+		t.Errorf("removed %d offsets the second time", n)
+	}
+	f.c.Close()
+	c := f.open()
+	if got := fetch(c, "a", 0, 1); got[0].Offset != -1 || got[1].Offset != -1 {
+		t.Errorf("offsets of a deleted topic after reload: %+v", got)
+	}
+}

@@ -376,3 +376,26 @@ func (c *Coordinator) ExpireOffsets() int {
 	}
 	return removed
 }
+
+// DeleteTopicOffsets removes every group's offsets of a deleted topic (as
+// Kafka's handleDeletedPartitions), with tombstones, and returns how many
+// it removed.
+func (c *Coordinator) DeleteTopicOffsets(topic string) int {
+	removed := 0
+	for _, g := range c.groups() {
+		g.mu.Lock()
+		var doomed []topicPartition
+		for tp := range g.offsets {
+			if tp.topic == topic {
+				doomed = append(doomed, tp)
+			}
+		}
+		if err := c.deleteOffsets(g, doomed, false); err != nil {
+			c.log.Warn("deleting offsets of a deleted topic", "group", g.id, "topic", topic, "err", err)
+		} else {
+			removed += len(doomed)
+		}
+		g.mu.Unlock()
+	}
+	return removed
+}
