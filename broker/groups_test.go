@@ -75,7 +75,7 @@ func (m *tracked) partitions() []int32 {
 
 // member starts a group member on topic and polls in the background,
 // recording what it consumes.
-func (tb *testBroker) member(t *testing.T, group, topic string, opts ...kgo.Opt) (*kgo.Client, *tracked) {
+func (tb *testBroker) member(t testing.TB, group, topic string, opts ...kgo.Opt) (*kgo.Client, *tracked) {
 	t.Helper()
 	m := &tracked{owned: map[int32]bool{}, changed: make(chan struct{}, 1)}
 	base := []kgo.Opt{
@@ -108,7 +108,7 @@ func (tb *testBroker) member(t *testing.T, group, topic string, opts ...kgo.Opt)
 }
 
 // await waits, woken by the members' changes, until cond holds.
-func await(t *testing.T, what string, cond func() bool, members ...*tracked) {
+func await(t testing.TB, what string, cond func() bool, members ...*tracked) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for !cond() {
@@ -158,7 +158,7 @@ func covers(n int32, members ...*tracked) func() bool {
 	}
 }
 
-func produceN(t *testing.T, tb *testBroker, topic string, n int) {
+func produceN(t testing.TB, tb *testBroker, topic string, n int) {
 	t.Helper()
 	cl := tb.client(t, kgo.ProducerLinger(5*time.Millisecond))
 	ctx := ctxTimeout(t, 60*time.Second)
