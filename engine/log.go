@@ -20,13 +20,17 @@ import (
 // the segment tree) and the log end offset atomically, then take a reference
 // on one segment.
 //
+// Options may change while the log is open (SetOptions): every operation
+// loads the current *Options once and reads its settings from that copy, so
+// an append never mixes two configurations.
+//
 // Lock order: Log.mu, then fileCache.mu, then segment.mu. Log.flushMu is
 // taken without Log.mu held and never while holding segment.mu.
 type Log struct {
 	dir        string
 	name       string // directory base name, the checkpoint key
 	fs         FS
-	opts       Options
+	opts       atomic.Pointer[Options] // immutable once stored; SetOptions replaces it whole
 	cfg        *segmentConfig
 	cache      *fileCache
 	standalone bool     // opened by OpenLog: owns its checkpoint, marker and lock
@@ -39,6 +43,8 @@ type Log struct {
 		files  *segmentFiles // the active segment's files
 		err    error         // sticky write failure
 		closed bool
+		// ticking is set while the flush.ms ticker goroutine runs.
+		ticking bool
 	}
 
 	view          atomic.Pointer[segmentView] // readers' snapshot of mu.tree
@@ -62,7 +68,8 @@ type Log struct {
 	// syncRounds counts flushes that advanced the recovery point (tests and
 	// benchmarks report fsyncs per append with it).
 	syncRounds atomic.Int64
-	stopTick   chan struct{}
+	stopTick   chan struct{} // closed by Close: the flush.ms ticker ends
+	resetTick  chan struct{} // buffered 1: the ticker rereads flush.ms
 }
 
 type segEntry struct {
@@ -149,17 +156,19 @@ func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool,
 	l := &Log{
 		dir:    dir,
 		name:   filepath.Base(dir),
-		opts:   opts,
 		cache:  cache,
 		syncer: sy,
 		fs:     opts.FS,
 		cfg: &segmentConfig{
-			fs:            opts.FS,
-			indexInterval: int64(opts.IndexIntervalBytes),
-			indexBytes:    int64(opts.SegmentIndexBytes),
-			logger:        opts.Logger.With("log", filepath.Base(dir)),
+			fs:     opts.FS,
+			logger: opts.Logger.With("log", filepath.Base(dir)),
 		},
+		stopTick:  make(chan struct{}),
+		resetTick: make(chan struct{}, 1),
 	}
+	l.opts.Store(&opts)
+	l.cfg.indexInterval.Store(int64(opts.IndexIntervalBytes))
+	l.cfg.indexBytes.Store(int64(opts.SegmentIndexBytes))
 	l.mu.tree = btree.NewG(32, segLess)
 	if err := l.load(clean, recoveryPoint); err != nil {
 		l.closeSegments()
@@ -175,17 +184,78 @@ func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool,
 	}
 	l.mu.Lock()
 	err := l.loadStateLocked()
+	if err == nil {
+		l.startTickerLocked()
+	}
 	l.mu.Unlock()
 	if err != nil {
 		l.closeSegments()
 		return nil, err
 	}
-	l.stopTick = make(chan struct{})
-	if opts.FlushInterval > 0 {
-		l.bg.Add(1)
-		go l.flushTicker(opts.FlushInterval, l.stopTick)
-	}
 	return l, nil
+}
+
+// Options returns the log's current options.
+func (l *Log) Options() Options { return *l.opts.Load() }
+
+// SetOptions changes the log's settings while it is open, as Kafka applies a
+// topic's new configuration without a restart. Zero fields mean defaults, as
+// at open. Each setting takes effect at the next operation that reads it:
+//   - SegmentBytes, SegmentAge, MaxBatchBytes, LogAppendTime, FlushMessages
+//     and IndexIntervalBytes at the next append (a lowered SegmentBytes rolls
+//     the active segment at the next append that would pass it);
+//   - Retention, RetentionBytes and ProducerIDExpiration at the next
+//     retention pass;
+//   - FlushInterval restarts the flush.ms ticker (zero stops it);
+//   - SegmentIndexBytes from the next segment, as in Kafka: the active
+//     segment's index files are already sized.
+//
+// FS, Now, Logger and OpenSegments are fixed at open and ignored here.
+// Appends already past their options check finish under the old settings.
+func (l *Log) SetOptions(o Options) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed {
+		return ErrClosed
+	}
+	cur := l.opts.Load()
+	o = o.withDefaults()
+	next := *cur
+	next.SegmentBytes = o.SegmentBytes
+	next.SegmentAge = o.SegmentAge
+	next.SegmentIndexBytes = o.SegmentIndexBytes
+	next.IndexIntervalBytes = o.IndexIntervalBytes
+	next.MaxBatchBytes = o.MaxBatchBytes
+	next.Retention = o.Retention
+	next.RetentionBytes = o.RetentionBytes
+	next.FlushMessages = o.FlushMessages
+	next.FlushInterval = o.FlushInterval
+	next.LogAppendTime = o.LogAppendTime
+	next.ProducerIDExpiration = o.ProducerIDExpiration
+	l.opts.Store(&next)
+	l.cfg.indexInterval.Store(int64(next.IndexIntervalBytes))
+	l.cfg.indexBytes.Store(int64(next.SegmentIndexBytes))
+	if next.FlushInterval != cur.FlushInterval {
+		l.startTickerLocked()
+		select {
+		case l.resetTick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}
+
+// startTickerLocked starts the flush.ms ticker if the options ask for one
+// and it is not running. l.mu is held and the log is open, so the bg.Add
+// happens before Close's bg.Wait.
+func (l *Log) startTickerLocked() {
+	interval := l.opts.Load().FlushInterval
+	if l.mu.ticking || interval <= 0 {
+		return
+	}
+	l.mu.ticking = true
+	l.bg.Add(1)
+	go l.flushTicker(interval)
 }
 
 // Dir is the log's directory.
@@ -221,8 +291,9 @@ func (l *Log) Append(batch []byte) (AppendResult, error) {
 // AppendNoWait is Append without waiting for the flush policy: the caller
 // calls AwaitFlushPolicy before acknowledging the records.
 func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
-	if len(batch) > l.opts.MaxBatchBytes {
-		return AppendResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrBatchTooLarge, len(batch), l.opts.MaxBatchBytes)
+	o := l.opts.Load()
+	if len(batch) > o.MaxBatchBytes {
+		return AppendResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrBatchTooLarge, len(batch), o.MaxBatchBytes)
 	}
 	h, err := ValidateBatch(batch)
 	if err != nil {
@@ -240,7 +311,7 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 		}
 		if dup != nil {
 			res := AppendResult{FirstOffset: dup.firstOffset, LastOffset: dup.lastOffset, LogAppendTime: -1, Duplicate: true}
-			if l.opts.LogAppendTime {
+			if o.LogAppendTime {
 				res.LogAppendTime = dup.timestamp // the original's: its max timestamp was stamped
 			}
 			return res, nil
@@ -250,10 +321,10 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	h.LeaderEpoch = l.leaderEpoch.Load()
 	setBaseOffset(batch, h.BaseOffset)
 	setLeaderEpoch(batch, h.LeaderEpoch)
-	if l.opts.LogAppendTime {
-		stampLogAppendTime(batch, &h, l.opts.Now().UnixMilli())
+	if o.LogAppendTime {
+		stampLogAppendTime(batch, &h, o.Now().UnixMilli())
 	}
-	if err := l.appendLocked(batch, &h); err != nil {
+	if err := l.appendLocked(o, batch, &h); err != nil {
 		return AppendResult{}, err
 	}
 	if err := l.trackAppendLocked(&h); err != nil {
@@ -283,6 +354,7 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, error) {
 		return AppendResult{}, err
 	}
 	res := AppendResult{FirstOffset: -1, LastOffset: -1}
+	o := l.opts.Load()
 	for pos := 0; pos < len(batches); {
 		h, err := checkStoredBatch(batches[pos:])
 		if err != nil {
@@ -292,10 +364,10 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, error) {
 		if next := l.nextOffset.Load(); h.BaseOffset < next {
 			return res, fmt.Errorf("%w: replicated batch at byte %d has base offset %d, the log ends at %d", ErrNonMonotonic, pos, h.BaseOffset, next)
 		}
-		if len(b) > max(l.opts.MaxBatchBytes, int(l.opts.SegmentBytes)) {
+		if len(b) > max(o.MaxBatchBytes, int(o.SegmentBytes)) {
 			return res, fmt.Errorf("%w: replicated batch of %d bytes", ErrBatchTooLarge, len(b))
 		}
-		if err := l.appendLocked(b, &h); err != nil {
+		if err := l.appendLocked(o, b, &h); err != nil {
 			return res, err
 		}
 		if err := l.trackAppendLocked(&h); err != nil {
@@ -320,11 +392,12 @@ func (l *Log) writableLocked() error {
 	return nil
 }
 
-// appendLocked rolls if needed and writes one batch with offsets assigned.
-func (l *Log) appendLocked(b []byte, h *BatchHeader) error {
-	now := l.opts.Now()
+// appendLocked rolls if needed and writes one batch with offsets assigned,
+// under the options o.
+func (l *Log) appendLocked(o *Options, b []byte, h *BatchHeader) error {
+	now := o.Now()
 	s := l.mu.active
-	if why := s.needsRoll(l.mu.files, int64(len(b)), h.LastOffset(), h.MaxTimestamp, l.opts.SegmentBytes, l.opts.SegmentAge, now); why != "" {
+	if why := s.needsRoll(l.mu.files, int64(len(b)), h.LastOffset(), h.MaxTimestamp, o.SegmentBytes, o.SegmentAge, now); why != "" {
 		if err := l.rollLocked(h.BaseOffset, why); err != nil {
 			return err
 		}
@@ -376,7 +449,7 @@ func (l *Log) rollLocked(base int64, why string) error {
 			}
 			return err
 		}
-		if l.opts.FlushMessages > 0 {
+		if l.opts.Load().FlushMessages > 0 {
 			// The next segment's name becomes durable below. Were the old
 			// segment's size not durable first, a crash could leave it
 			// ending short of the next base, without the zeroed or torn
@@ -694,9 +767,7 @@ func (l *Log) Close() error {
 	l.mu.closed = true
 	l.closed.Store(true)
 	l.mu.Unlock()
-	if l.stopTick != nil {
-		close(l.stopTick)
-	}
+	close(l.stopTick)
 	l.bg.Wait()
 
 	var errs []error

@@ -18,7 +18,9 @@ const (
 )
 
 // Options configures a Log. The zero value means Kafka's defaults; every
-// field documents its default. Options are copied at open.
+// field documents its default. Options are copied at open; Log.SetOptions
+// changes every setting but FS, Now, Logger and OpenSegments while the log
+// is open.
 type Options struct {
 	// SegmentBytes is the size at which the active segment rolls
 	// (segment.bytes). Default 1 GiB.

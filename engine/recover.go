@@ -206,7 +206,7 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, nextBase int
 		if h.MaxTimestamp > s.w.maxTimestamp {
 			s.w.maxTimestamp, s.w.offsetOfMaxTs = h.MaxTimestamp, h.LastOffset()
 		}
-		if pos != from && s.w.bytesSinceIndex >= s.cfg.indexInterval {
+		if pos != from && s.w.bytesSinceIndex >= s.cfg.indexInterval.Load() {
 			if err := errors.Join(f.index.reserve(), f.timeIndex.reserve()); err != nil {
 				f.close(0, false)
 				return nil, false, err
@@ -227,7 +227,7 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, nextBase int
 		}
 		hr.close()
 	}
-	s.w.created = l.opts.Now()
+	s.w.created = l.opts.Load().Now()
 	truncated := false
 	if pos < fileSize {
 		zeros := br.zeroFrom(pos)

@@ -94,8 +94,9 @@ func (l *Log) ApplyRetention() (int, error) {
 	if err != nil {
 		return total, err
 	}
-	if r := l.opts.Retention; r > 0 {
-		limit := l.opts.Now().Add(-r).UnixMilli()
+	o := l.opts.Load()
+	if r := o.Retention; r > 0 {
+		limit := o.Now().Add(-r).UnixMilli()
 		n, err := l.deleteSegmentsLocked(func(s, next *segment) bool {
 			return s.size.Load() > 0 && l.segmentMaxTimestamp(s) < limit
 		}, "retention.ms")
@@ -104,7 +105,7 @@ func (l *Log) ApplyRetention() (int, error) {
 			return total, err
 		}
 	}
-	if rb := l.opts.RetentionBytes; rb > 0 {
+	if rb := o.RetentionBytes; rb > 0 {
 		excess := l.sizeLocked() - rb
 		n, err := l.deleteSegmentsLocked(func(s, next *segment) bool {
 			if size := s.size.Load(); excess-size >= 0 && size > 0 {

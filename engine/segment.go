@@ -61,11 +61,13 @@ type segment struct {
 	}
 }
 
-// segmentConfig is what a log's segments share of its options.
+// segmentConfig is what a log's segments share of its options. The two
+// sizes change with Log.SetOptions: indexInterval is read at each append
+// and index rebuild, indexBytes when a segment's index files are created.
 type segmentConfig struct {
 	fs            FS
-	indexInterval int64
-	indexBytes    int64
+	indexInterval atomic.Int64
+	indexBytes    atomic.Int64
 	logger        *slog.Logger
 }
 
@@ -113,12 +115,12 @@ func (s *segment) openFiles(writable bool) (*segmentFiles, error) {
 		}
 		return f, nil
 	}
-	ix, err := openIndexFile(s.cfg.fs, s.indexPath(), offsetIndexEntrySize, s.cfg.indexBytes, true)
+	ix, err := openIndexFile(s.cfg.fs, s.indexPath(), offsetIndexEntrySize, s.cfg.indexBytes.Load(), true)
 	if err != nil {
 		lf.Close()
 		return nil, err
 	}
-	tx, err := openIndexFile(s.cfg.fs, s.timeIndexPath(), timeIndexEntrySize, s.cfg.indexBytes, true)
+	tx, err := openIndexFile(s.cfg.fs, s.timeIndexPath(), timeIndexEntrySize, s.cfg.indexBytes.Load(), true)
 	if err != nil {
 		ix.close(false)
 		lf.Close()
@@ -161,7 +163,7 @@ func (s *segment) openIndexesReadOnly(f *segmentFiles) error {
 // rebuildIndexes rewrites both index files from a scan of the log's batch
 // headers and maps the result read-only into f.
 func (s *segment) rebuildIndexes(f *segmentFiles) error {
-	interval := s.cfg.indexInterval
+	interval := s.cfg.indexInterval.Load()
 	entries := s.size.Load()/interval + 2
 	ix, err := openIndexFile(s.cfg.fs, s.indexPath()+".rebuild", offsetIndexEntrySize, entries*offsetIndexEntrySize, true)
 	if err != nil {

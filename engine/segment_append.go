@@ -56,7 +56,7 @@ func (s *segment) appendLocked(f *segmentFiles, b []byte, h *BatchHeader, now ti
 			return err
 		}
 	}
-	indexDue := s.w.bytesSinceIndex >= s.cfg.indexInterval
+	indexDue := s.w.bytesSinceIndex >= s.cfg.indexInterval.Load()
 	if indexDue {
 		if err := f.index.reserve(); err != nil {
 			return err

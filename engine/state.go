@@ -55,7 +55,8 @@ func (l *Log) loadStateLocked() error {
 	// Producers already expired are not loaded, as in Kafka's
 	// ProducerStateManager.loadFromSnapshot; those replayed from the log
 	// below expire at the next check.
-	ps.expire(l.opts.Now().UnixMilli(), l.opts.ProducerIDExpiration.Milliseconds())
+	o := l.opts.Load()
+	ps.expire(o.Now().UnixMilli(), o.ProducerIDExpiration.Milliseconds())
 	from = max(from, l.startOffset.Load())
 	err = l.scanHeaders(from, func(h *BatchHeader) {
 		if h.ProducerID >= 0 && h.LastOffset() >= from {
@@ -174,7 +175,8 @@ func (l *Log) LatestEpoch() int32 {
 // longer (ApplyRetention runs it).
 func (l *Log) expireProducersLocked() {
 	if l.producers != nil {
-		l.producers.expire(l.opts.Now().UnixMilli(), l.opts.ProducerIDExpiration.Milliseconds())
+		o := l.opts.Load()
+		l.producers.expire(o.Now().UnixMilli(), o.ProducerIDExpiration.Milliseconds())
 	}
 }
 

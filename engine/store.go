@@ -92,7 +92,9 @@ type StoreOptions struct {
 	Log Options
 
 	// LogOptions, if set, gives the options of one topic's logs (a topic's
-	// configuration overriding the broker's).
+	// configuration overriding the broker's). It is called with the
+	// store's lock held (when a log opens, and by ReloadOptions), so it must
+	// not call into the Store.
 	LogOptions func(topic string) Options
 
 	// OpenFiles bounds how many inactive segments keep their files open
@@ -301,6 +303,42 @@ func (s *Store) CreateLog(tp Partition, id TopicID) (*Log, error) {
 	}
 	s.mu.logs[tp] = storeLog{log: l, id: id}
 	return l, nil
+}
+
+// ReloadOptions applies the current options of topic (LogOptions, or the
+// store's defaults) to each of its open logs (Log.SetOptions): the topic's
+// configuration changed. It holds the store's lock, so a log CreateLog opens
+// meanwhile is either open already, and updated, or opened afterwards with
+// the new options. LogOptions must not call into the Store.
+func (s *Store) ReloadOptions(topic string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var o Options
+	loaded := false
+	for tp, sl := range s.mu.logs {
+		if tp.Topic != topic {
+			continue
+		}
+		if !loaded {
+			o, loaded = s.logOptions(topic), true
+		}
+		sl.log.SetOptions(o) // ErrClosed only: a log being deleted
+	}
+}
+
+// ReloadAllOptions is ReloadOptions for every topic: the defaults changed.
+func (s *Store) ReloadAllOptions() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byTopic := map[string]Options{}
+	for tp, sl := range s.mu.logs {
+		o, ok := byTopic[tp.Topic]
+		if !ok {
+			o = s.logOptions(tp.Topic)
+			byTopic[tp.Topic] = o
+		}
+		sl.log.SetOptions(o)
+	}
 }
 
 // DeleteLog closes the log of tp and removes its data: the directory is

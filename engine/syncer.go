@@ -123,7 +123,7 @@ func (d *durableSignal) broadcast() {
 // needsSync reports whether the flush policy wants res made durable before
 // it is acknowledged: flush.messages=N asks it once N records are unsynced.
 func (l *Log) needsSync(res AppendResult) bool {
-	n := l.opts.FlushMessages
+	n := l.opts.Load().FlushMessages
 	return n > 0 && res.LastOffset+1-l.recoveryPoint.Load() >= n
 }
 
@@ -159,15 +159,31 @@ func (l *Log) awaitDurable(offset int64) error {
 	}
 }
 
-// flushTicker flushes the log every interval (flush.ms) until stop closes.
-func (l *Log) flushTicker(interval time.Duration, stop <-chan struct{}) {
+// flushTicker flushes the log every flush.ms (interval at first) until
+// Close, following changes of the interval (SetOptions signals resetTick);
+// it ends when flush.ms is turned off, and SetOptions starts a new one when
+// it is turned on again.
+func (l *Log) flushTicker(interval time.Duration) {
 	defer l.bg.Done()
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-l.stopTick:
 			return
+		case <-l.resetTick:
+			l.mu.Lock()
+			next := l.opts.Load().FlushInterval
+			if next <= 0 {
+				l.mu.ticking = false
+				l.mu.Unlock()
+				return
+			}
+			l.mu.Unlock()
+			if next != interval {
+				interval = next
+				t.Reset(interval)
+			}
 		case <-t.C:
 			if l.nextOffset.Load() > l.recoveryPoint.Load() {
 				l.syncer.request(l)
