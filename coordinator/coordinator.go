@@ -71,6 +71,12 @@ type Coordinator interface {
 	BrokerConfigs() map[string]string
 	// SetBrokerConfigs replaces the dynamic broker configuration.
 	SetBrokerConfigs(configs map[string]string) error
+	// NodeConfigs returns one broker's own dynamic configuration (Kafka's
+	// broker resource named by its id), which overrides BrokerConfigs on
+	// that broker.
+	NodeConfigs(id int32) map[string]string
+	// SetNodeConfigs replaces one broker's own dynamic configuration.
+	SetNodeConfigs(id int32, configs map[string]string) error
 	// AllocateProducerIDs reserves a block of n producer ids [first,
 	// first+n) for idempotent producers, recorded durably before it returns:
 	// no id of it is ever returned again, across restarts. Blocks increase.

@@ -5,7 +5,8 @@ package coordinator
 // fsync, rename, fsync dir) on every change:
 //
 //	{"version": 1, "cluster_id": "...", "topics": [{"name": ..., "id": ..., "partitions": N,
-//	  "replication_factor": 1, "configs": {...}}], "broker_configs": {...}}
+//	  "replication_factor": 1, "configs": {...}}], "broker_configs": {...},
+//	  "node_configs": {"<broker id>": {...}}}
 
 import (
 	"crypto/rand"
@@ -17,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/sluice-io/sluice/engine"
@@ -38,6 +40,8 @@ type fileMetadata struct {
 	Topics    []fileTopic `json:"topics"`
 	// BrokerConfigs are the dynamic cluster-wide broker defaults.
 	BrokerConfigs map[string]string `json:"broker_configs,omitempty"`
+	// NodeConfigs are each broker's own dynamic configuration, by id.
+	NodeConfigs map[string]map[string]string `json:"node_configs,omitempty"`
 }
 
 // Embedded is the single-node backend.
@@ -50,6 +54,7 @@ type Embedded struct {
 		clusterID     string
 		topics        map[string]Topic
 		brokerConfigs map[string]string
+		nodeConfigs   map[string]map[string]string // by decimal broker id
 		closed        bool
 	}
 }
@@ -83,6 +88,7 @@ func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 		}
 		e.mu.clusterID = m.ClusterID
 		e.mu.brokerConfigs = m.BrokerConfigs
+		e.mu.nodeConfigs = m.NodeConfigs
 		for _, ft := range m.Topics {
 			id, err := engine.ParseTopicID(ft.ID)
 			if err != nil {
@@ -95,7 +101,7 @@ func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 }
 
 func (e *Embedded) saveLocked() error {
-	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}, BrokerConfigs: e.mu.brokerConfigs}
+	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}, BrokerConfigs: e.mu.brokerConfigs, NodeConfigs: e.mu.nodeConfigs}
 	for _, t := range e.mu.topics {
 		m.Topics = append(m.Topics, fileTopic{Name: t.Name, ID: t.ID.String(), Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Configs: t.Configs})
 	}
@@ -257,6 +263,42 @@ func (e *Embedded) SetBrokerConfigs(configs map[string]string) error {
 	}
 	if err := e.saveLocked(); err != nil {
 		e.mu.brokerConfigs = old
+		return err
+	}
+	return nil
+}
+
+// NodeConfigs implements Coordinator.
+func (e *Embedded) NodeConfigs(id int32) map[string]string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return maps.Clone(e.mu.nodeConfigs[strconv.Itoa(int(id))])
+}
+
+// SetNodeConfigs implements Coordinator.
+func (e *Embedded) SetNodeConfigs(id int32, configs map[string]string) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return ErrClosed
+	}
+	old := e.mu.nodeConfigs
+	next := maps.Clone(old)
+	if next == nil {
+		next = map[string]map[string]string{}
+	}
+	key := strconv.Itoa(int(id))
+	if len(configs) == 0 {
+		delete(next, key)
+	} else {
+		next[key] = maps.Clone(configs)
+	}
+	if len(next) == 0 {
+		next = nil
+	}
+	e.mu.nodeConfigs = next
+	if err := e.saveLocked(); err != nil {
+		e.mu.nodeConfigs = old
 		return err
 	}
 	return nil

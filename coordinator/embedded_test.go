@@ -53,6 +53,17 @@ func TestEmbeddedChangesSurviveReopen(t *testing.T) {
 	if err := e.SetBrokerConfigs(map[string]string{"log.retention.ms": "5"}); err != nil {
 		t.Fatal(err)
 	}
+	node := map[string]string{"log.segment.bytes": "1024"}
+	if err := e.SetNodeConfigs(1, node); err != nil {
+		t.Fatal(err)
+	}
+	node["log.segment.bytes"] = "changed by the caller afterwards"
+	if err := e.SetNodeConfigs(2, map[string]string{"message.max.bytes": "10"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.SetNodeConfigs(2, nil); err != nil {
+		t.Fatal(err)
+	}
 	e.Close()
 
 	e, err = OpenEmbedded(dir, self)
@@ -69,6 +80,12 @@ func TestEmbeddedChangesSurviveReopen(t *testing.T) {
 	}
 	if got := e.BrokerConfigs(); !maps.Equal(got, map[string]string{"log.retention.ms": "5"}) {
 		t.Fatalf("broker configs after reopen: %v", got)
+	}
+	if got := e.NodeConfigs(1); !maps.Equal(got, map[string]string{"log.segment.bytes": "1024"}) {
+		t.Fatalf("node 1 configs after reopen: %v", got)
+	}
+	if got := e.NodeConfigs(2); got != nil {
+		t.Fatalf("node 2 configs after they were cleared: %v", got)
 	}
 	// A deleted name can be created again, with a new ID.
 	b2, err := e.CreateTopic(Topic{Name: "b", Partitions: 1, ReplicationFactor: 1})
