@@ -13,6 +13,9 @@ package broker
 //     INVALID_RECORD, one over max.message.bytes MESSAGE_TOO_LARGE. Unknown
 //     topics and partitions get UNKNOWN_TOPIC_OR_PARTITION (Produce does not
 //     create topics; Metadata does).
+//   - acks=-1 on a topic whose min.insync.replicas is above 1 gets
+//     NOT_ENOUGH_REPLICAS: the in-sync replica set of a single node is
+//     itself alone.
 //   - acks=0 sends no response; if any partition failed the connection is
 //     closed instead, as Kafka does, so the client notices.
 //   - Records are written as the producer sent them: the engine writes the
@@ -38,6 +41,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -118,6 +122,9 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	p := b.partition(topic, rp.Partition)
 	if p == nil {
 		return nil, res, kerr.UnknownTopicOrPartition.Code, ""
+	}
+	if n := p.minInsync.Load(); req.Acks == -1 && n > 1 {
+		return nil, res, kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set of %s-%d has 1 member, fewer than min.insync.replicas=%d", topic, rp.Partition, n)
 	}
 	records := rp.Records
 	if len(records) >= engine.BatchHeaderSize {

@@ -17,8 +17,9 @@ package broker
 //     is created (each partition costs a directory, files and fsyncs).
 //   - validate_only (v1+) checks everything and creates nothing.
 //
-// Version notes: v5+ returns the partitions, factor and configs; v7+ the
-// topic ID.
+// Version notes: v5+ returns the partitions, factor and every topic config
+// with its effective value and source (as DescribeConfigs); v7+ the topic
+// ID.
 
 import (
 	"errors"
@@ -131,16 +132,29 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	}
 	configs := map[string]string{}
 	for _, cfg := range rt.Configs {
-		if err := validateTopicConfig(cfg.Name, cfg.Value); err != nil {
+		v, err := validateTopicConfig(cfg.Name, cfg.Value)
+		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
-		configs[cfg.Name] = *cfg.Value
+		configs[cfg.Name] = v
+	}
+	if err := validateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
+		return kerr.InvalidConfig.Code, err.Error()
 	}
 	st.NumPartitions, st.ReplicationFactor = partitions, rf
-	for k, v := range configs {
-		rc := kmsg.NewCreateTopicsResponseTopicConfig()
-		rc.Name, rc.Value, rc.Source = k, &v, 1 // DYNAMIC_TOPIC_CONFIG
-		st.Configs = append(st.Configs, rc)
+	if req.Version >= 5 {
+		for i := range topicKeys {
+			k := &topicKeys[i]
+			rc := kmsg.NewCreateTopicsResponseTopicConfig()
+			var chain []sourcedValue
+			rc.Name = k.name
+			rc.Value, chain = b.topicChain(k, configs)
+			rc.Source = int8(kmsg.ConfigSourceDefaultConfig)
+			if len(chain) > 0 {
+				rc.Source = int8(chain[0].source)
+			}
+			st.Configs = append(st.Configs, rc)
+		}
 	}
 	if req.ValidateOnly {
 		return 0, ""

@@ -38,6 +38,7 @@ var served = map[int16][2]int16{
 	21: {0, 2},  // DeleteRecords
 	22: {0, 5},  // InitProducerId
 	23: {0, 4},  // OffsetForLeaderEpoch
+	32: {0, 4},  // DescribeConfigs
 	35: {0, 4},  // DescribeLogDirs
 	37: {0, 3},  // CreatePartitions
 	42: {0, 2},  // DeleteGroups

@@ -22,10 +22,12 @@ type Broker struct {
 	store *engine.Store
 	coord coordinator.Coordinator
 	// admin serializes changes to the set of topics and partitions
-	// (create, delete, grow): a deletion must not remove the logs of a topic
-	// of the same name created meanwhile. Taken before mu.
+	// (create, delete, grow) and to configuration: a deletion must not
+	// remove the logs of a topic of the same name created meanwhile. Taken
+	// before the Store's lock and mu.
 	admin sync.Mutex
 	pids  producerIDs // InitProducerId's ids, from the coordinator's blocks
+	cfgs  configState // configuration beyond Config (dynconfig.go)
 
 	mu struct {
 		sync.RWMutex
@@ -44,6 +46,7 @@ type Broker struct {
 // New opens the broker's data directory and metadata. It does not listen
 // yet: call Serve or ListenAndServe.
 func New(cfg Config) (*Broker, error) {
+	raw := cfg
 	cfg = cfg.withDefaults()
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
 	b.mu.topics = map[string]*topicState{}
@@ -60,12 +63,13 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.coord = coord
 	b.pids.coord = coord
+	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
-		Log:                    cfg.logOptions(nil),
+		Log:                    b.logOptions(nil),
 		RetentionCheckInterval: cfg.LogRetentionCheck,
 		LogOptions: func(topic string) engine.Options {
 			t, _ := coord.Topic(topic)
-			return b.cfg.logOptions(t.Configs)
+			return b.logOptions(t.Configs)
 		},
 	})
 	if err != nil {
@@ -141,8 +145,12 @@ func (b *Broker) openPartition(t coordinator.Topic, i int32) (*partition, error)
 	if err != nil {
 		return nil, fmt.Errorf("broker: open %s-%d: %w", t.Name, i, err)
 	}
-	durable := b.cfg.logOptions(t.Configs).FlushMessages == 1
-	return &partition{topic: t.Name, index: i, log: l, durableHW: durable}, nil
+	// Configuration changes hold b.admin, as the callers do: the log's
+	// options and t's configs are current.
+	p := &partition{topic: t.Name, index: i, log: l}
+	p.durableHW.Store(l.Options().FlushMessages == 1)
+	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
+	return p, nil
 }
 
 // topic returns a topic's state.

@@ -2,6 +2,7 @@ package broker
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
@@ -14,8 +15,13 @@ type partition struct {
 	log   *engine.Log
 	// durableHW: with flush.messages=1 only what is on disk is readable, as
 	// Kafka flushes before it advances the high watermark; otherwise a
-	// machine crash would reuse offsets consumers already read.
-	durableHW bool
+	// machine crash would reuse offsets consumers already read. It follows
+	// the topic's configuration (refreshPartition) and is read on the fetch
+	// path.
+	durableHW atomic.Bool
+	// minInsync is the topic's min.insync.replicas: above the in-sync
+	// replica count (1 on a single node) acks=all produces are refused.
+	minInsync atomic.Int32
 
 	mu struct {
 		sync.Mutex
@@ -26,7 +32,7 @@ type partition struct {
 // highWatermark is the offset below which records are readable. On a single
 // node every appended record is replicated to the whole ISR (itself).
 func (p *partition) highWatermark() int64 {
-	if p.durableHW {
+	if p.durableHW.Load() {
 		return min(p.log.EndOffset(), p.log.RecoveryPoint())
 	}
 	return p.log.EndOffset()

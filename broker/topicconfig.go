@@ -1,111 +1,13 @@
 package broker
 
 import (
-	"fmt"
+	"math"
+	"slices"
 	"strconv"
-	"time"
+	"strings"
 
 	"github.com/sluice-io/sluice/engine"
 )
-
-// topicConfigKind says how a topic configuration key is validated.
-type topicConfigKind int
-
-const (
-	cfgLong topicConfigKind = iota
-	cfgInt
-	cfgBool
-	cfgDouble
-	cfgString
-)
-
-// topicConfigs are Kafka's topic-level keys. Keys sluice accepts but does
-// not act on are stored and reported, as Kafka does for settings without
-// effect on a single node.
-var topicConfigs = map[string]topicConfigKind{
-	"cleanup.policy":                          cfgString,
-	"compression.type":                        cfgString,
-	"delete.retention.ms":                     cfgLong,
-	"file.delete.delay.ms":                    cfgLong,
-	"flush.messages":                          cfgLong,
-	"flush.ms":                                cfgLong,
-	"follower.replication.throttled.replicas": cfgString,
-	"index.interval.bytes":                    cfgInt,
-	"leader.replication.throttled.replicas":   cfgString,
-	"local.retention.bytes":                   cfgLong,
-	"local.retention.ms":                      cfgLong,
-	"max.compaction.lag.ms":                   cfgLong,
-	"max.message.bytes":                       cfgInt,
-	"message.downconversion.enable":           cfgBool,
-	"message.format.version":                  cfgString,
-	"message.timestamp.after.max.ms":          cfgLong,
-	"message.timestamp.before.max.ms":         cfgLong,
-	"message.timestamp.difference.max.ms":     cfgLong,
-	"message.timestamp.type":                  cfgString,
-	"min.cleanable.dirty.ratio":               cfgDouble,
-	"min.compaction.lag.ms":                   cfgLong,
-	"min.insync.replicas":                     cfgInt,
-	"preallocate":                             cfgBool,
-	"remote.storage.enable":                   cfgBool,
-	"retention.bytes":                         cfgLong,
-	"retention.ms":                            cfgLong,
-	"segment.bytes":                           cfgInt,
-	"segment.index.bytes":                     cfgInt,
-	"segment.jitter.ms":                       cfgLong,
-	"segment.ms":                              cfgLong,
-	"unclean.leader.election.enable":          cfgBool,
-}
-
-// validateTopicConfig checks one topic configuration entry as Kafka does,
-// and refuses values sluice cannot honour yet rather than accepting and
-// ignoring them.
-func validateTopicConfig(key string, value *string) error {
-	kind, ok := topicConfigs[key]
-	if !ok {
-		return fmt.Errorf("unknown topic config name: %s", key)
-	}
-	if value == nil {
-		return fmt.Errorf("null value not supported for topic config %s", key)
-	}
-	v := *value
-	var err error
-	switch kind {
-	case cfgLong:
-		_, err = strconv.ParseInt(v, 10, 64)
-	case cfgInt:
-		_, err = strconv.ParseInt(v, 10, 32)
-	case cfgBool:
-		_, err = strconv.ParseBool(v)
-	case cfgDouble:
-		_, err = strconv.ParseFloat(v, 64)
-	}
-	if err != nil {
-		return fmt.Errorf("invalid value %s for configuration %s", v, key)
-	}
-	switch key {
-	case "cleanup.policy":
-		if v != "delete" {
-			return fmt.Errorf("cleanup.policy %q is not supported yet (only delete)", v)
-		}
-	case "message.timestamp.type":
-		if v != "CreateTime" && v != "LogAppendTime" {
-			return fmt.Errorf("invalid value %s for configuration message.timestamp.type: must be CreateTime or LogAppendTime", v)
-		}
-	case "compression.type":
-		if v != "producer" {
-			return fmt.Errorf("compression.type %q is not supported (only producer: batches are stored as sent)", v)
-		}
-	case "segment.bytes":
-		if n, _ := strconv.ParseInt(v, 10, 32); n < 14 {
-			return fmt.Errorf("invalid value %s for configuration segment.bytes: must be at least 14", v)
-		}
-	case "max.message.bytes", "index.interval.bytes", "segment.index.bytes":
-		if n, _ := strconv.ParseInt(v, 10, 32); n < 0 {
-			return fmt.Errorf("invalid value %s for configuration %s: must be at least 0", v, key)
-		}
-	}
-	return nil
-}
 
 // logOptions is the engine configuration of a topic: the broker defaults,
 // overridden by the topic's configs.
@@ -135,25 +37,39 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		o.SegmentBytes = v
 	}
 	if v, ok := n("segment.ms"); ok {
-		o.SegmentAge = time.Duration(v) * time.Millisecond
+		o.SegmentAge = saturatingMs(v)
 	}
 	if v, ok := n("segment.index.bytes"); ok {
 		o.SegmentIndexBytes = int(v)
 	}
+	// The engine reads a zero option as its default; Kafka's zero values
+	// that mean something else are mapped to their nearest engine value.
 	if v, ok := n("index.interval.bytes"); ok {
-		o.IndexIntervalBytes = int(v)
+		o.IndexIntervalBytes = max(int(v), 1) // 0: an index entry for every batch
 	}
 	if v, ok := n("max.message.bytes"); ok {
-		o.MaxBatchBytes = int(v)
+		o.MaxBatchBytes = max(int(v), 1) // 0: every batch is too large
 	}
 	if v, ok := n("retention.ms"); ok {
-		o.Retention = time.Duration(v) * time.Millisecond
-		if v < 0 {
+		switch {
+		case v < 0:
 			o.Retention = -1
+		case v == 0:
+			o.Retention = 1 // every segment with data expires at once
+		default:
+			o.Retention = saturatingMs(v)
 		}
 	}
 	if v, ok := n("retention.bytes"); ok {
 		o.RetentionBytes = v
+		if v == 0 {
+			o.RetentionBytes = 1 // delete all but the newest segment
+		}
+	}
+	if p, ok := topicConfigs["cleanup.policy"]; ok && !slices.Contains(strings.Split(p, ","), "delete") {
+		// Without delete (an empty list: compact is refused) Kafka deletes
+		// nothing but what is below the log start offset.
+		o.Retention, o.RetentionBytes = -1, -1
 	}
 	if topicConfigs["message.timestamp.type"] == "LogAppendTime" {
 		o.LogAppendTime = true
@@ -162,7 +78,10 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		o.FlushMessages = v
 	}
 	if v, ok := n("flush.ms"); ok {
-		o.FlushInterval = time.Duration(v) * time.Millisecond
+		o.FlushInterval = saturatingMs(v)
+		if o.FlushInterval == math.MaxInt64 {
+			o.FlushInterval = 0 // Kafka's default, Long.MAX_VALUE: never
+		}
 	}
 	return o
 }

@@ -619,6 +619,18 @@ func (hs *harness) seedRequest(key int16, records []byte) kmsg.Request {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionTimeoutMillis = 60000
 		return req
+	case 32:
+		req := kmsg.NewPtrDescribeConfigsRequest()
+		req.IncludeSynonyms, req.IncludeDocumentation = true, true
+		for _, kind := range []kmsg.ConfigResourceType{kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker} {
+			rr := kmsg.NewDescribeConfigsRequestResource()
+			rr.ResourceType, rr.ResourceName = kind, seedTopic
+			if kind == kmsg.ConfigResourceTypeBroker {
+				rr.ResourceName = "0"
+			}
+			req.Resources = append(req.Resources, rr)
+		}
+		return req
 	}
 	return kmsg.RequestForKey(key) // a key served later: its zero request
 }
@@ -640,7 +652,7 @@ func TestServedKeys(t *testing.T) {
 	for _, k := range hs.keys {
 		got = append(got, fmt.Sprintf("%d:%d-%d", k.ApiKey, k.MinVersion, k.MaxVersion))
 	}
-	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "35:0-4", "37:0-3", "42:0-2", "47:0-0", "60:0-1"}; !slices.Equal(got, want) {
+	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "32:0-4", "35:0-4", "37:0-3", "42:0-2", "47:0-0", "60:0-1"}; !slices.Equal(got, want) {
 		t.Errorf("served %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,155 @@
+package broker
+
+// DescribeConfigs (key 32), versions 0-4.
+//
+// Behavior:
+//   - Topic resources (type 2) list every topic key (configs.go) with its
+//     effective value and source: the topic's override
+//     (DYNAMIC_TOPIC_CONFIG), else the first broker synonym set in this
+//     broker's dynamic config, the cluster-wide dynamic default, the
+//     configuration file, or Kafka's default, else the topic key's own
+//     default (DEFAULT_CONFIG). Topic keys are never read-only. An invalid
+//     name gets INVALID_TOPIC_EXCEPTION, an unknown topic
+//     UNKNOWN_TOPIC_OR_PARTITION.
+//   - Broker resources (type 4): "" is the cluster-wide dynamic default and
+//     lists only the keys set there; this broker's id lists every broker
+//     key sluice knows, each read-only unless Kafka can change it at run
+//     time. A name that is not an integer, or another broker's id, gets
+//     INVALID_REQUEST, as Kafka.
+//   - BROKER_LOGGER (8) and CLIENT_METRICS (16) resources get
+//     INVALID_REQUEST: sluice has neither. A type Kafka does not know fails
+//     every resource of the request with INVALID_REQUEST, as in Kafka, whose
+//     authorization pass throws on it before describing anything.
+//   - ConfigurationKeys (ConfigNames), when not null or empty, keeps only the named keys
+//     (unknown names are left out silently). Entries are sorted by name.
+//
+// Version notes: v0 reports IsDefault: the source is DEFAULT_CONFIG (Kafka
+// 3.9's broker leaves it false, so its v0 clients take every value for
+// set; sluice answers what the field means); v1+
+// the source and, when IncludeSynonyms, the synonyms: every layer's value,
+// highest priority first; v3+ the config type and, when
+// IncludeDocumentation, a short documentation string.
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(32, 0, 4, handleDescribeConfigs) }
+
+func handleDescribeConfigs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.DescribeConfigsRequest)
+	resp := req.ResponseKind().(*kmsg.DescribeConfigsResponse)
+	var unknown *kmsg.DescribeConfigsRequestResource
+	for i, rr := range req.Resources {
+		switch rr.ResourceType {
+		case kmsg.ConfigResourceTypeTopic, kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
+		default:
+			unknown = &req.Resources[i]
+		}
+	}
+	for _, rr := range req.Resources {
+		res := kmsg.NewDescribeConfigsResponseResource()
+		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
+		var code int16
+		var msg string
+		if unknown != nil {
+			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected resource type %d for resource %s", int8(unknown.ResourceType), unknown.ResourceName)
+		} else {
+			res.Configs, code, msg = c.b.describeResource(req, &rr)
+		}
+		if code != 0 {
+			res.ErrorCode, res.ErrorMessage, res.Configs = code, &msg, nil
+		}
+		resp.Resources = append(resp.Resources, res)
+	}
+	return resp, nil
+}
+
+func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.DescribeConfigsRequestResource) ([]kmsg.DescribeConfigsResponseResourceConfig, int16, string) {
+	var entries []kmsg.DescribeConfigsResponseResourceConfig
+	wanted := func(name string) bool {
+		return len(rr.ConfigNames) == 0 || slices.Contains(rr.ConfigNames, name)
+	}
+	add := func(k *configKey, value *string, chain []sourcedValue, readOnly bool) {
+		if !wanted(k.name) {
+			return
+		}
+		e := kmsg.NewDescribeConfigsResponseResourceConfig()
+		e.Name, e.Value, e.ReadOnly = k.name, value, readOnly
+		e.Source = kmsg.ConfigSourceDefaultConfig
+		if len(chain) > 0 {
+			e.Source = chain[0].source
+		}
+		e.IsDefault = e.Source == kmsg.ConfigSourceDefaultConfig
+		if req.IncludeSynonyms {
+			for _, s := range chain {
+				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
+				syn.Name, syn.Value, syn.Source = s.name, s.value, s.source
+				e.ConfigSynonyms = append(e.ConfigSynonyms, syn)
+			}
+		}
+		e.ConfigType = k.typ
+		if req.IncludeDocumentation {
+			doc := k.doc
+			e.Documentation = &doc
+		}
+		entries = append(entries, e)
+	}
+	switch rr.ResourceType {
+	case kmsg.ConfigResourceTypeTopic:
+		name := rr.ResourceName
+		if err := validateTopicName(name); err != nil {
+			return nil, kerr.InvalidTopicException.Code, err.Error()
+		}
+		overrides, ok := b.topicConfigs(name)
+		if !ok {
+			return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
+		}
+		for i := range topicKeys {
+			k := &topicKeys[i]
+			v, chain := b.topicChain(k, overrides)
+			add(k, v, chain, false)
+		}
+	case kmsg.ConfigResourceTypeBroker:
+		perBroker, code, msg := b.brokerResource(rr.ResourceName)
+		if code != 0 {
+			return nil, code, msg
+		}
+		for i := range brokerKeys {
+			k := &brokerKeys[i]
+			chain := b.brokerChain(brokerSynonyms(k.name), perBroker)
+			// As Kafka: a key's own synonyms start at the key itself
+			// (log.retention.hours does not report log.retention.ms).
+			for len(chain) > 0 && chain[0].name != k.name {
+				chain = chain[1:]
+			}
+			if !perBroker {
+				// The cluster default lists what is set there, alone.
+				chain = slices.DeleteFunc(chain, func(s sourcedValue) bool { return s.source != kmsg.ConfigSourceDynamicDefaultBrokerConfig })
+				if len(chain) == 0 {
+					continue
+				}
+			}
+			var v *string
+			if len(chain) > 0 {
+				v = chain[0].value
+			}
+			add(k, v, chain, !k.dynamic)
+		}
+	default:
+		kind := "BROKER_LOGGER"
+		if rr.ResourceType == kmsg.ConfigResourceTypeClientMetrics {
+			kind = "CLIENT_METRICS"
+		}
+		return nil, kerr.InvalidRequest.Code, kind + " resources are not supported by sluice"
+	}
+	slices.SortFunc(entries, func(a, b kmsg.DescribeConfigsResponseResourceConfig) int { return strings.Compare(a.Name, b.Name) })
+	return entries, 0, ""
+}

@@ -1,0 +1,294 @@
+package broker
+
+// The layers a configuration value comes from, beyond Config: topic
+// overrides and the two dynamic broker layers, the cluster-wide default
+// (the coordinator's BrokerConfigs) and this broker's own (NodeConfigs),
+// read at start; and the effective values they give: what DescribeConfigs
+// reports, and the engine options of a topic's logs (Broker.logOptions,
+// which the Store calls when a log opens and when a change reloads it;
+// configchange.go makes changes).
+//
+// Precedence, lowest first: Kafka's default < the configuration file
+// (Config) < the cluster-wide dynamic default < this broker's dynamic
+// config < the topic's override.
+//
+// The dynamic layers are an immutable value behind an atomic pointer: the
+// Store's LogOptions callback reads them under the Store's lock without
+// taking another.
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/engine"
+)
+
+// configState is the broker's configuration beyond Config.
+type configState struct {
+	static  map[string]string // STATIC_BROKER_CONFIG: the keys Config sets; read-only after New
+	dynamic atomic.Pointer[dynamicConfigs]
+}
+
+// dynamicConfigs are the two dynamic broker layers. Immutable: a change
+// stores a new value.
+type dynamicConfigs struct {
+	node    map[string]string // DYNAMIC_BROKER_CONFIG, resource "<id>"
+	cluster map[string]string // DYNAMIC_DEFAULT_BROKER_CONFIG, resource ""
+}
+
+// sourcedValue is one layer's value of a key: an entry of DescribeConfigs'
+// synonyms.
+type sourcedValue struct {
+	name   string
+	value  *string
+	source kmsg.ConfigSource
+}
+
+// loadConfigs fills the static layer from the configuration as given
+// (before defaults) and the dynamic layers from the coordinator. Persisted
+// entries that no longer validate are dropped with a warning, as Kafka
+// does.
+func (b *Broker) loadConfigs(raw Config) {
+	b.cfgs.static = staticBrokerConfigs(raw)
+	valid := func(layer string, m map[string]string) map[string]string {
+		for k, v := range m {
+			if _, err := validateBrokerConfig(k, v); err != nil {
+				b.log.Warn("ignoring invalid dynamic broker config", "layer", layer, "key", k, "value", v, "err", err)
+				delete(m, k)
+			}
+		}
+		return m
+	}
+	b.cfgs.dynamic.Store(&dynamicConfigs{
+		node:    valid("broker "+strconv.Itoa(int(b.cfg.ID)), b.coord.NodeConfigs(b.cfg.ID)),
+		cluster: valid("cluster default", b.coord.BrokerConfigs()),
+	})
+}
+
+// staticBrokerConfigs are the broker keys the configuration sets (fields
+// that are not zero), by Kafka name. A duration is given as its .ms key.
+func staticBrokerConfigs(c Config) map[string]string {
+	m := map[string]string{}
+	num := func(k string, n int64) {
+		if n != 0 {
+			m[k] = strconv.FormatInt(n, 10)
+		}
+	}
+	ms := func(k string, d time.Duration) {
+		if d != 0 {
+			m[k] = strconv.FormatInt(d.Milliseconds(), 10)
+		}
+	}
+	if c.ID != 0 {
+		num("broker.id", int64(c.ID))
+		num("node.id", int64(c.ID))
+	}
+	if c.Listen != "" {
+		m["listeners"] = c.Listen
+	}
+	if c.Advertise != "" {
+		m["advertised.listeners"] = c.Advertise
+	}
+	if c.DataDir != "" {
+		m["log.dirs"] = c.DataDir
+	}
+	num("num.partitions", int64(c.NumPartitions))
+	num("default.replication.factor", int64(c.DefaultReplicationFactor))
+	if c.AutoCreateTopics != nil {
+		m["auto.create.topics.enable"] = strconv.FormatBool(*c.AutoCreateTopics)
+	}
+	num("message.max.bytes", int64(c.MessageMaxBytes))
+	num("socket.request.max.bytes", int64(c.SocketRequestMaxBytes))
+	num("log.segment.bytes", c.LogSegmentBytes)
+	ms("log.roll.ms", c.LogRoll)
+	num("log.index.size.max.bytes", int64(c.LogIndexSizeMaxBytes))
+	num("log.index.interval.bytes", int64(c.LogIndexIntervalBytes))
+	if c.LogRetention < 0 {
+		m["log.retention.ms"] = "-1"
+	} else {
+		ms("log.retention.ms", c.LogRetention)
+	}
+	num("log.retention.bytes", c.LogRetentionBytes)
+	ms("log.retention.check.interval.ms", c.LogRetentionCheck)
+	num("log.flush.interval.messages", c.FlushIntervalMessages)
+	ms("log.flush.interval.ms", c.FlushInterval)
+	ms("producer.id.expiration.ms", c.ProducerIDExpiration)
+	return m
+}
+
+// brokerChain is every layer's value of the broker keys names (synonyms of
+// one setting, highest priority first), in precedence order: what
+// DescribeConfigs lists as synonyms; the first is the effective value.
+// perBroker includes this broker's own dynamic layer.
+func (b *Broker) brokerChain(names []string, perBroker bool) []sourcedValue {
+	d := b.cfgs.dynamic.Load()
+	var out []sourcedValue
+	layer := func(m map[string]string, src kmsg.ConfigSource) {
+		for _, n := range names {
+			if v, ok := m[n]; ok {
+				out = append(out, sourcedValue{n, &v, src})
+			}
+		}
+	}
+	if perBroker {
+		layer(d.node, kmsg.ConfigSourceDynamicBrokerConfig)
+	}
+	layer(d.cluster, kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+	layer(b.cfgs.static, kmsg.ConfigSourceStaticBrokerConfig)
+	for _, n := range names {
+		if k := brokerKeyByName[n]; k != nil && k.def != nil {
+			out = append(out, sourcedValue{n, k.def, kmsg.ConfigSourceDefaultConfig})
+		}
+	}
+	return out
+}
+
+// topicChain is topic key k's chain for a topic with overrides, and its
+// effective value: the override, else the first broker synonym's value in
+// the topic key's unit, else Kafka's default.
+func (b *Broker) topicChain(k *configKey, overrides map[string]string) (*string, []sourcedValue) {
+	var chain []sourcedValue
+	if v, ok := overrides[k.name]; ok {
+		chain = append(chain, sourcedValue{k.name, &v, kmsg.ConfigSourceDynamicTopicConfig})
+	}
+	names := make([]string, len(k.synonyms))
+	for i, s := range k.synonyms {
+		names[i] = s.name
+	}
+	chain = append(chain, b.brokerChain(names, true)...)
+	if len(chain) == 0 {
+		return k.def, nil
+	}
+	first := chain[0]
+	if first.source == kmsg.ConfigSourceDynamicTopicConfig {
+		return first.value, chain
+	}
+	v := topicValueFromBroker(first.name, *first.value, synonymUnit(k, first.name))
+	return &v, chain
+}
+
+func synonymUnit(k *configKey, broker string) int64 {
+	for _, s := range k.synonyms {
+		if s.name == broker {
+			return s.unit
+		}
+	}
+	return 0
+}
+
+// topicValue is the effective value of a topic key ("" when it has none).
+func (b *Broker) topicValue(key string, overrides map[string]string) string {
+	v, _ := b.topicChain(topicKeyByName[key], overrides)
+	if v == nil {
+		return ""
+	}
+	return *v
+}
+
+// withDynamicDefaults is a topic's overrides plus, for every topic key it
+// does not override, the value a dynamic broker config gives it: with
+// Config's static values and defaults this is the topic's whole effective
+// configuration, which Config.logOptions turns into engine options.
+func (d *dynamicConfigs) withDynamicDefaults(overrides map[string]string) map[string]string {
+	if len(d.node) == 0 && len(d.cluster) == 0 {
+		return overrides
+	}
+	out := maps.Clone(overrides)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for i := range topicKeys {
+		k := &topicKeys[i]
+		if _, ok := out[k.name]; ok {
+			continue
+		}
+	layers:
+		for _, m := range []map[string]string{d.node, d.cluster} {
+			for _, s := range k.synonyms {
+				if v, ok := m[s.name]; ok {
+					out[k.name] = topicValueFromBroker(s.name, v, s.unit)
+					break layers
+				}
+			}
+		}
+	}
+	return out
+}
+
+// brokerValue is the value of a broker key from the dynamic layers.
+func (d *dynamicConfigs) brokerValue(key string) (string, bool) {
+	if v, ok := d.node[key]; ok {
+		return v, true
+	}
+	v, ok := d.cluster[key]
+	return v, ok
+}
+
+// logOptions is the engine configuration of a topic's logs: the broker's
+// configuration with its dynamic layers, overridden by the topic's configs.
+func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
+	d := b.cfgs.dynamic.Load()
+	o := b.cfg.logOptions(d.withDynamicDefaults(topicConfigs))
+	if v, ok := d.brokerValue("producer.id.expiration.ms"); ok {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
+			o.ProducerIDExpiration = time.Duration(n) * time.Millisecond
+		}
+	}
+	return o
+}
+
+// minInsyncReplicas is a topic's effective min.insync.replicas.
+func (b *Broker) minInsyncReplicas(topicConfigs map[string]string) int32 {
+	n, err := strconv.ParseInt(b.topicValue("min.insync.replicas", topicConfigs), 10, 32)
+	if err != nil || n < 1 {
+		return 1
+	}
+	return int32(n)
+}
+
+// topicConfigs returns a copy of a topic's overrides, or false if it does
+// not exist.
+func (b *Broker) topicConfigs(name string) (map[string]string, bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	ts := b.mu.topics[name]
+	if ts == nil {
+		return nil, false
+	}
+	return maps.Clone(ts.meta.Configs), true
+}
+
+// brokerResource checks a broker resource name: "" (the cluster-wide
+// default) or this broker's id. It returns whether it names this broker.
+func (b *Broker) brokerResource(name string) (perBroker bool, code int16, msg string) {
+	if name == "" {
+		return false, 0, ""
+	}
+	id, err := strconv.ParseInt(name, 10, 32)
+	if err != nil {
+		return false, kerr.InvalidRequest.Code, "Broker id must be an integer, but it is: " + name
+	}
+	if int32(id) != b.cfg.ID {
+		return false, kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected broker id, expected %d or empty string, but received %s", b.cfg.ID, name)
+	}
+	return true, 0, ""
+}
+
+// saturatingMs converts ms to a Duration, saturating instead of
+// overflowing (Kafka's "never" is Long.MAX_VALUE ms).
+func saturatingMs(n int64) time.Duration {
+	if n > math.MaxInt64/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	if n < math.MinInt64/int64(time.Millisecond) {
+		return math.MinInt64
+	}
+	return time.Duration(n) * time.Millisecond
+}
