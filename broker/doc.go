@@ -10,9 +10,17 @@
 // unsupported version, a body that does not decode) close that connection
 // and nothing else; every other problem is answered with a Kafka error code.
 //
-// Lock order: Broker.mu before partition.mu; neither is held across I/O
-// except the engine's own. producerIDs.mu nests no other broker lock; it is
-// held while the coordinator records a new block of producer ids (a small
-// file written and fsync'd, once per 1000 ids), so InitProducerId requests
-// wait for that write rather than hand out ids not yet recorded.
+// Configuration (configs.go: the catalogue of keys; dynconfig.go: the
+// layers a value comes from; configchange.go: changes, applied to open
+// logs) is read and changed by DescribeConfigs, AlterConfigs and
+// IncrementalAlterConfigs.
+//
+// Lock order: Broker.admin (one change to the topics, their partitions or
+// the configuration at a time) before the engine Store's lock before
+// Broker.mu before partition.mu; Broker.mu and partition.mu are not held
+// across I/O except the engine's own. producerIDs.mu nests no other broker
+// lock; it is held while the coordinator records a new block of producer
+// ids (a small file written and fsync'd, once per 1000 ids), so
+// InitProducerId requests wait for that write rather than hand out ids not
+// yet recorded.
 package broker

@@ -14,7 +14,10 @@ package fuzz
 // at 100 ms (the bytes are rewritten in place), and an input that would
 // create more than 64 partitions (CreateTopics, Metadata auto-creation) is
 // skipped; each partition costs the broker milliseconds of fsyncs and file
-// descriptors for good.
+// descriptors for good. So is an AlterConfigs or IncrementalAlterConfigs
+// that would change the broker's configuration or the health topic's for
+// real (not validate_only): a retention.ms or max.message.bytes there would
+// fail the health check by design, not by a bug.
 //
 // The broker is started once per process (each fuzzing worker has its
 // own) and stopped in TestMain.
@@ -367,6 +370,33 @@ func creates(key, version int16, body []byte) int64 {
 	return 0
 }
 
+// changesHealth reports a config alter that decodes, is not validate_only,
+// and names a broker resource or the health topic.
+func changesHealth(key, version int16, body []byte, health string) bool {
+	touches := func(kind kmsg.ConfigResourceType, name string) bool {
+		return kind == kmsg.ConfigResourceTypeBroker || kind == kmsg.ConfigResourceTypeTopic && name == health
+	}
+	switch key {
+	case 33:
+		req := kmsg.NewPtrAlterConfigsRequest()
+		req.SetVersion(version)
+		if req.ReadFrom(body) != nil || req.ValidateOnly {
+			return false
+		}
+		return slices.ContainsFunc(req.Resources, func(r kmsg.AlterConfigsRequestResource) bool { return touches(r.ResourceType, r.ResourceName) })
+	case 44:
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		req.SetVersion(version)
+		if req.ReadFrom(body) != nil || req.ValidateOnly {
+			return false
+		}
+		return slices.ContainsFunc(req.Resources, func(r kmsg.IncrementalAlterConfigsRequestResource) bool {
+			return touches(r.ResourceType, r.ResourceName)
+		})
+	}
+	return false
+}
+
 // try sends one fuzzed request and checks the broker's behaviour.
 func (hs *harness) try(t *testing.T, key, version int16, body []byte) {
 	key, version = hs.normalize(key, version)
@@ -376,6 +406,9 @@ func (hs *harness) try(t *testing.T, key, version int16, body []byte) {
 	n := creates(key, version, body)
 	if n > maxCreates {
 		t.Skipf("%s may create %d partitions", what, n)
+	}
+	if changesHealth(key, version, body, hs.health) {
+		t.Skipf("%s changes the broker's or the health topic's configuration", what)
 	}
 	timeout := hangTimeout + time.Duration(n)*100*time.Millisecond
 
@@ -631,6 +664,29 @@ func (hs *harness) seedRequest(key int16, records []byte) kmsg.Request {
 			req.Resources = append(req.Resources, rr)
 		}
 		return req
+	case 33:
+		req := kmsg.NewPtrAlterConfigsRequest()
+		rr := kmsg.NewAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, seedTopic
+		c := kmsg.NewAlterConfigsRequestResourceConfig()
+		c.Name, c.Value = "retention.ms", kmsg.StringPtr("3600000")
+		rr.Configs = append(rr.Configs, c)
+		req.Resources = append(req.Resources, rr)
+		return req
+	case 44:
+		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, seedTopic
+		for i, name := range []string{"segment.bytes", "cleanup.policy"} {
+			c := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+			c.Op, c.Name, c.Value = kmsg.IncrementalAlterConfigOp(2*i), name, kmsg.StringPtr("1048576")
+			if i == 1 {
+				c.Value = kmsg.StringPtr("delete")
+			}
+			rr.Configs = append(rr.Configs, c)
+		}
+		req.Resources = append(req.Resources, rr)
+		return req
 	}
 	return kmsg.RequestForKey(key) // a key served later: its zero request
 }
@@ -652,7 +708,7 @@ func TestServedKeys(t *testing.T) {
 	for _, k := range hs.keys {
 		got = append(got, fmt.Sprintf("%d:%d-%d", k.ApiKey, k.MinVersion, k.MaxVersion))
 	}
-	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "32:0-4", "35:0-4", "37:0-3", "42:0-2", "47:0-0", "60:0-1"}; !slices.Equal(got, want) {
+	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "32:0-4", "33:0-2", "35:0-4", "37:0-3", "42:0-2", "44:0-1", "47:0-0", "60:0-1"}; !slices.Equal(got, want) {
 		t.Errorf("served %v, want %v", got, want)
 	}
 }

@@ -1,0 +1,172 @@
+package broker
+
+// Configuration changes (AlterConfigs, IncrementalAlterConfigs): a new
+// override set of a topic, or a new dynamic broker layer, is validated as
+// Kafka does, persisted in the coordinator, and applied to the open logs
+// (Store.ReloadOptions) and to the settings the broker keeps for each
+// partition (refreshPartition). A change holds Broker.admin from validation
+// until applied: one at a time, and none while topics or partitions are
+// created or deleted.
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/engine"
+)
+
+// refreshPartition brings the settings the broker keeps for p in line with
+// its log's options and its topic's configs. Turning flush.messages=1 on
+// flushes the log before the high watermark is bound to the recovery
+// point, so the high watermark does not move back over what was readable
+// (but for appends that race with the change: they become readable again
+// once synced, which their producers wait for).
+func (b *Broker) refreshPartition(p *partition, topicConfigs map[string]string) {
+	p.minInsync.Store(b.minInsyncReplicas(topicConfigs))
+	durable := p.log.Options().FlushMessages == 1
+	if durable && !p.durableHW.Load() {
+		if err := p.log.Flush(); err != nil && !errors.Is(err, engine.ErrClosed) {
+			b.log.Warn("flushing for flush.messages=1", "topic", p.topic, "partition", p.index, "err", err)
+		}
+	}
+	p.durableHW.Store(durable)
+}
+
+// setTopicConfigsLocked validates a topic's complete new override set and,
+// unless validateOnly, persists and applies it. Errors in Kafka's order (its
+// controller's): the name, the configs, then whether the topic exists.
+// b.admin is held.
+func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, validateOnly bool) (int16, string) {
+	if name == "" {
+		return kerr.InvalidRequest.Code, "Default topic resources are not allowed."
+	}
+	if err := validateTopicName(name); err != nil {
+		return kerr.InvalidTopicException.Code, err.Error()
+	}
+	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
+		v := configs[k]
+		nv, err := validateTopicConfig(k, &v)
+		if err != nil {
+			return kerr.InvalidConfig.Code, err.Error()
+		}
+		configs[k] = nv
+	}
+	if err := validateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
+		return kerr.InvalidConfig.Code, err.Error()
+	}
+	if b.topic(name) == nil {
+		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
+	}
+	if validateOnly {
+		return 0, ""
+	}
+	if len(configs) == 0 {
+		configs = nil
+	}
+	t, err := b.coord.SetTopicConfigs(name, configs)
+	if errors.Is(err, coordinator.ErrUnknownTopic) {
+		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
+	}
+	if err != nil {
+		b.log.Error("saving topic configs", "topic", name, "err", err)
+		return kerr.UnknownServerError.Code, err.Error()
+	}
+	// The topic's state is replaced, not changed in place: readers hold it
+	// without a lock.
+	b.mu.Lock()
+	var parts []*partition
+	if old := b.mu.topics[name]; old != nil && old.meta.ID == t.ID {
+		next := &topicState{meta: t, partitions: old.partitions}
+		b.mu.topics[name], b.mu.byID[t.ID] = next, next
+		parts = slices.Clone(old.partitions)
+	}
+	b.mu.Unlock()
+	b.store.ReloadOptions(name)
+	for _, p := range parts {
+		b.refreshPartition(p, t.Configs)
+	}
+	b.log.Info("altered topic configs", "topic", name, "configs", t.Configs)
+	return 0, ""
+}
+
+// currentBrokerConfigs returns a copy of one dynamic broker layer.
+func (b *Broker) currentBrokerConfigs(perBroker bool) map[string]string {
+	d := b.cfgs.dynamic.Load()
+	if perBroker {
+		return maps.Clone(d.node)
+	}
+	return maps.Clone(d.cluster)
+}
+
+// setBrokerConfigsLocked validates one dynamic broker layer's complete new
+// set and, unless validateOnly, persists it and applies it to every log.
+// Kafka answers a broker config it refuses with INVALID_REQUEST, not
+// INVALID_CONFIG (KAFKA-13609), and so does sluice. b.admin is held.
+func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]string, validateOnly bool) (int16, string) {
+	var readOnly []string
+	for k := range configs {
+		if bk := brokerKeyByName[k]; bk != nil && !bk.dynamic {
+			readOnly = append(readOnly, k)
+		}
+	}
+	if len(readOnly) > 0 {
+		slices.Sort(readOnly)
+		return kerr.InvalidRequest.Code, fmt.Sprintf("Cannot update these configs dynamically: %v", readOnly)
+	}
+	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
+		nv, err := validateBrokerConfig(k, configs[k])
+		if err != nil {
+			return kerr.InvalidRequest.Code, err.Error()
+		}
+		configs[k] = nv
+	}
+	if validateOnly {
+		return 0, ""
+	}
+	if len(configs) == 0 {
+		configs = nil
+	}
+	cur := b.cfgs.dynamic.Load()
+	next := &dynamicConfigs{node: cur.node, cluster: cur.cluster}
+	var err error
+	if perBroker {
+		err = b.coord.SetNodeConfigs(b.cfg.ID, configs)
+		next.node = configs
+	} else {
+		err = b.coord.SetBrokerConfigs(configs)
+		next.cluster = configs
+	}
+	if err != nil {
+		b.log.Error("saving dynamic broker configs", "err", err)
+		return kerr.UnknownServerError.Code, err.Error()
+	}
+	b.cfgs.dynamic.Store(next)
+	b.store.ReloadAllOptions()
+	type part struct {
+		p       *partition
+		configs map[string]string
+	}
+	var parts []part
+	b.mu.RLock()
+	for _, ts := range b.mu.topics {
+		for _, p := range ts.partitions {
+			parts = append(parts, part{p, ts.meta.Configs})
+		}
+	}
+	b.mu.RUnlock()
+	for _, x := range parts {
+		b.refreshPartition(x.p, x.configs)
+	}
+	resource := "cluster default"
+	if perBroker {
+		resource = "broker " + strconv.Itoa(int(b.cfg.ID))
+	}
+	b.log.Info("altered dynamic broker configs", "resource", resource, "configs", configs)
+	return 0, ""
+}
