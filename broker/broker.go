@@ -183,8 +183,22 @@ func (b *Broker) createTopic(name string, partitions int32, rf int16, configs ma
 	if err != nil {
 		return nil, err
 	}
+	ts, err := b.openTopic(t)
+	if err != nil {
+		// Undo, so that neither this broker nor its next start holds a
+		// topic whose logs could not be created.
+		for i := range t.Partitions {
+			if derr := b.store.DeleteLog(engine.Partition{Topic: name, Partition: i}); derr != nil {
+				b.log.Warn("removing the logs of a topic that failed to open", "topic", name, "partition", i, "err", derr)
+			}
+		}
+		if derr := b.coord.DeleteTopic(name); derr != nil {
+			b.log.Warn("removing a topic that failed to open from the metadata", "topic", name, "err", derr)
+		}
+		return nil, err
+	}
 	b.log.Info("created topic", "topic", name, "partitions", partitions, "id", t.ID.String())
-	return b.openTopic(t)
+	return ts, nil
 }
 
 // self is this broker's advertised identity.

@@ -36,7 +36,8 @@ func partitionDirs(t testing.TB, dir, topic string) []string {
 	}
 	var out []string
 	for _, d := range m {
-		if filepath.Ext(d) == "" { // not a "<topic>-<n>.<random>-delete" directory
+		fi, err := os.Stat(d)
+		if err == nil && fi.IsDir() && filepath.Ext(d) == "" { // not a "<topic>-<n>.<random>-delete" directory
 			out = append(out, filepath.Base(d))
 		}
 	}
@@ -659,4 +660,35 @@ func TestDeleteTopicUnderLoad(t *testing.T) {
 	}
 	l.add(t, "after churn")
 	l.check(t, "after churn")
+}
+
+// A topic whose logs cannot all be created is not created at all: it is not
+// listed, its other partitions' logs are gone, the broker restarts, and the
+// name can be created once the obstacle is gone.
+func TestCreateTopicFailureLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	tb := startBroker(t, dir, nil)
+	blocker := filepath.Join(dir, "half-2")
+	if err := os.WriteFile(blocker, []byte("not a directory"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := tb.admin(t).CreateTopic(ctxTimeout(t, 10*time.Second), 3, 1, nil, "half")
+	if err == nil {
+		t.Fatal("created a topic whose partition 2 cannot have a directory")
+	}
+	if got := listTopics(t, tb); len(got) != 0 {
+		t.Errorf("topics after the failed create: %v", got)
+	}
+	if d := partitionDirs(t, dir, "half"); len(d) != 0 {
+		t.Errorf("partition directories left: %v", d)
+	}
+	tb.stop(t)
+	tb = startBroker(t, dir, nil)
+	if got := listTopics(t, tb); len(got) != 0 {
+		t.Errorf("topics after a restart: %v", got)
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	tb.createTopic(t, "half", 3)
 }
