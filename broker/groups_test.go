@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -447,5 +448,50 @@ func TestGroupOffsetsOfDeletedTopic(t *testing.T) {
 	}
 	if o, ok := offs.Lookup("gone", 1); ok && o.At >= 0 {
 		t.Errorf("offset of the deleted topic survived: %+v", o)
+	}
+}
+
+// A broker stopping while a JoinGroup is parked (here in the 3 s initial
+// rebalance delay) answers it at once (NOT_COORDINATOR, as Kafka does when
+// it unloads a group) instead of waiting for the rebalance.
+func TestShutdownAnswersParkedJoin(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), nil)
+	rc := dialRaw(t, tb.addr)
+	join := kmsg.NewPtrJoinGroupRequest()
+	join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = "g", 10000, 60000, "consumer"
+	p := kmsg.NewJoinGroupRequestProtocol()
+	p.Name = "range"
+	join.Protocols = append(join.Protocols, p)
+	jr := rc.roundTrip(join, 9).(*kmsg.JoinGroupResponse)
+	wantCode(t, "first join", jr.ErrorCode, kerr.MemberIDRequired)
+	join.MemberID = jr.MemberID
+	join.SetVersion(9)
+	corr := rc.send(join)
+	// Wait for the join to be parked (in the initial delay), then stop the
+	// broker.
+	g, err := tb.groupCoordinator()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := kmsg.NewPtrDescribeGroupsRequest()
+	d.Groups = []string{"g"}
+	for deadline := time.Now().Add(5 * time.Second); ; runtime.Gosched() {
+		if dg := g.DescribeGroups(d).Groups[0]; dg.State == "PreparingRebalance" && len(dg.Members) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the join was never parked")
+		}
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	go func() { tb.stop(t); close(done) }()
+	resp := kmsg.NewPtrJoinGroupResponse()
+	resp.SetVersion(9)
+	rc.readResponse(corr, resp, 10*time.Second)
+	<-done
+	wantCode(t, "parked join at shutdown", resp.ErrorCode, kerr.NotCoordinator)
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("shutdown took %v with a join parked", d)
 	}
 }
