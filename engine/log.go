@@ -70,6 +70,7 @@ type Log struct {
 	syncRounds atomic.Int64
 	stopTick   chan struct{} // closed by Close: the flush.ms ticker ends
 	resetTick  chan struct{} // buffered 1: the ticker rereads flush.ms
+	clean      logCleanState // compaction (cleaner.go)
 }
 
 type segEntry struct {
@@ -132,8 +133,12 @@ func OpenLog(dir string, opts Options) (*Log, error) {
 	}
 	clean, err := takeCleanMarker(o.FS, dir)
 	var cp map[string]int64
+	var ccp *cleanerCheckpoint
 	if err == nil {
 		cp, err = readCheckpoint(o.FS, filepath.Join(dir, recoveryPointFile))
+	}
+	if err == nil {
+		ccp, err = openCleanerCheckpoint(o.FS, dir)
 	}
 	if err != nil {
 		lock.Close()
@@ -147,6 +152,7 @@ func OpenLog(dir string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	l.standalone, l.dirLock, l.ownSyncer = true, lock, true
+	l.clean.cp = ccp
 	return l, nil
 }
 
@@ -206,6 +212,8 @@ func (l *Log) Options() Options { return *l.opts.Load() }
 //     the active segment at the next append that would pass it);
 //   - Retention, RetentionBytes and ProducerIDExpiration at the next
 //     retention pass;
+//   - Compaction (cleanup policy and compaction keys) at the cleaner's next
+//     pick of a log, and at the next pass over this one;
 //   - FlushInterval restarts the flush.ms ticker (zero stops it);
 //   - SegmentIndexBytes from the next segment, as in Kafka: the active
 //     segment's index files are already sized.
@@ -232,6 +240,7 @@ func (l *Log) SetOptions(o Options) error {
 	next.FlushInterval = o.FlushInterval
 	next.LogAppendTime = o.LogAppendTime
 	next.ProducerIDExpiration = o.ProducerIDExpiration
+	next.Compaction = o.Compaction
 	l.opts.Store(&next)
 	l.cfg.indexInterval.Store(int64(next.IndexIntervalBytes))
 	l.cfg.indexBytes.Store(int64(next.SegmentIndexBytes))
@@ -767,6 +776,7 @@ func (l *Log) Close() error {
 	l.mu.closed = true
 	l.closed.Store(true)
 	l.mu.Unlock()
+	l.endCleaning() // a running pass sees closed and stops: wait for it
 	close(l.stopTick)
 	l.bg.Wait()
 

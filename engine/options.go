@@ -79,6 +79,11 @@ type Options struct {
 	// Default 1000.
 	OpenSegments int
 
+	// Compaction is the cleanup policy and the compaction keys
+	// (cleanup.policy, min.cleanable.dirty.ratio, ...): see compaction.go.
+	// Default: cleanup.policy=delete.
+	Compaction CompactionOptions
+
 	// FS is the file system the log lives in. Default OSFS; tests inject
 	// errors and crashes through it.
 	FS FS
@@ -121,6 +126,7 @@ func (o Options) withDefaults() Options {
 	if o.ProducerIDExpiration <= 0 {
 		o.ProducerIDExpiration = DefaultProducerIDExpiration
 	}
+	o.Compaction = o.Compaction.withDefaults()
 	if o.FS == nil {
 		o.FS = OSFS
 	}

@@ -25,6 +25,13 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 	if err != nil {
 		return fmt.Errorf("engine: read log dir %s: %w", l.dir, err)
 	}
+	if changed, err := l.recoverSwaps(entries); err != nil {
+		return err
+	} else if changed {
+		if entries, err = l.fs.ReadDir(l.dir); err != nil {
+			return fmt.Errorf("engine: read log dir %s: %w", l.dir, err)
+		}
+	}
 	type found struct {
 		base int64
 		size int64

@@ -95,10 +95,16 @@ func (l *Log) ApplyRetention() (int, error) {
 		return total, err
 	}
 	o := l.opts.Load()
+	if !o.Compaction.Policy.deletes() {
+		return total, nil // cleanup.policy=compact: kept until compacted away
+	}
 	if r := o.Retention; r > 0 {
 		limit := o.Now().Add(-r).UnixMilli()
 		n, err := l.deleteSegmentsLocked(func(s, next *segment) bool {
-			return s.size.Load() > 0 && l.segmentMaxTimestamp(s) < limit
+			if s.size.Load() == 0 {
+				return next != nil // emptied by the cleaner: nothing to keep
+			}
+			return l.segmentMaxTimestamp(s) < limit
 		}, "retention.ms")
 		total += n
 		if err != nil {

@@ -112,6 +112,10 @@ type StoreOptions struct {
 	// RetentionCheckInterval is how often every log's retention is applied
 	// (log.retention.check.interval.ms). Default 5 minutes.
 	RetentionCheckInterval time.Duration
+
+	// Cleaner configures the compaction of logs whose cleanup policy
+	// compacts (log.cleaner.*): see compaction.go and cleanermanager.go.
+	Cleaner CleanerOptions
 }
 
 type storeLog struct {
@@ -134,9 +138,11 @@ type Store struct {
 		logs   map[Partition]storeLog
 		closed bool
 	}
-	stop   chan struct{}
-	bg     sync.WaitGroup
-	syncer *syncer
+	stop    chan struct{}
+	bg      sync.WaitGroup
+	syncer  *syncer
+	cleaner *cleanerManager
+	cleanCp *cleanerCheckpoint // the logs' clean points
 }
 
 // OpenStore opens the data directory dir, creating it if needed, and opens
@@ -165,7 +171,24 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	}
 	s := &Store{dir: dir, fs: fs, opts: opts, cache: newFileCache(opts.OpenFiles), lock: lock, stop: make(chan struct{}), syncer: newSyncer()}
 	s.mu.logs = map[Partition]storeLog{}
-	if err := s.load(); err != nil {
+	s.cleaner = newCleanerManager(opts.Cleaner)
+	s.cleanCp, err = openCleanerCheckpoint(fs, dir)
+	if err == nil {
+		err = s.load()
+	}
+	if err == nil {
+		// Clean points of logs that are gone (deleted while a crash kept
+		// their entry) must not pass to a new log of the same name.
+		err = s.cleanCp.retain(func(name string) bool {
+			tp, ok := parsePartitionDir(name)
+			if !ok {
+				return false
+			}
+			_, ok = s.mu.logs[tp]
+			return ok
+		})
+	}
+	if err != nil {
 		s.closeLogs()
 		s.syncer.close()
 		lock.Close()
@@ -174,6 +197,12 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	s.bg.Add(2)
 	go s.checkpointLoop()
 	go s.retentionLoop()
+	if !s.cleaner.opts.Disabled {
+		s.bg.Add(s.cleaner.opts.Threads)
+		for range s.cleaner.opts.Threads {
+			go s.cleanerLoop()
+		}
+	}
 	return s, nil
 }
 
@@ -230,6 +259,9 @@ func (s *Store) load() error {
 				o := s.logOptions(tp.Topic)
 				o.Logger = o.Logger.With("topic", tp.Topic, "partition", tp.Partition)
 				l, err = openLog(dir, o, s.cache, s.syncer, clean, cp[name])
+			}
+			if err == nil {
+				l.clean.cp = s.cleanCp
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -301,6 +333,7 @@ func (s *Store) CreateLog(tp Partition, id TopicID) (*Log, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.clean.cp = s.cleanCp
 	s.mu.logs[tp] = storeLog{log: l, id: id}
 	return l, nil
 }
@@ -355,6 +388,10 @@ func (s *Store) DeleteLog(tp Partition) error {
 		return nil
 	}
 	err := sl.log.Close()
+	s.cleaner.forget(sl.log)
+	if cerr := s.cleanCp.retain(func(name string) bool { return name != tp.dirName() }); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
 	var r [16]byte
 	rand.Read(r[:])
 	dst := filepath.Join(s.dir, tp.dirName()+"."+hex.EncodeToString(r[:])+deleteDirSuffix)

@@ -80,6 +80,7 @@ func (l *Log) finishTruncateLocked(removed []*segment, newEnd int64) {
 		s.retireAndRemove()
 	}
 	l.nextOffset.Store(newEnd)
+	l.clampCleanPointLocked()
 	if l.recoveryPoint.Load() > newEnd {
 		l.recoveryPoint.Store(newEnd)
 	}
@@ -176,6 +177,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	}
 	l.nextOffset.Store(offset)
 	l.recoveryPoint.Store(offset)
+	l.clampCleanPointLocked()
 	if err := l.epochs.clear(); err != nil {
 		l.mu.err = err
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)

@@ -1,0 +1,243 @@
+package engine
+
+// Swapping cleaned segments in, crash-safe, as Kafka's
+// LocalLog.replaceSegments and LogLoader (removeTempFilesAndCollectSwapFiles
+// and the swap recovery after it).
+//
+// A cleaned segment is written as <base>.log.cleaned, <base>.index.cleaned
+// and <base>.timeindex.cleaned (cleaner.go), all fsynced. Then:
+//
+//  1. The three are renamed to .swap (the indexes first, the log last) and
+//     the directory is fsynced: from here on the swap is decided, and a
+//     crash completes it at the next open.
+//  2. Under the log's lock, each old segment of the group is taken out of
+//     service (new readers retry on the new view), its files are renamed
+//     to .deleted, the .swap files are renamed to their live names, the
+//     segment tree gets the new segment in place of the old ones and is
+//     published, and the directory is fsynced. Readers still holding an
+//     old segment keep reading its open files; the .deleted files are
+//     removed when the last of them releases it.
+//
+// A group whose records all go and which is not the log's first segment
+// gets no new segment: steps 1 and the swap renames are skipped, and its
+// segments are removed (each held only records that later ones
+// supersede, so a crash that removes some of them and not others leaves a
+// consistent log). The log's first segment is always replaced, by an empty
+// segment if need be, so the log start offset does not move.
+//
+// At open (recoverSwaps), before segments are listed: .cleaned files are
+// removed (a swap not decided); for each <base>.log.swap, the live segments
+// whose base offset lies in [base, the swap's next offset) — the ones it
+// replaces — are removed and the .swap files renamed to their live names;
+// index .swap files without their log are removed; .deleted files are
+// removed as always. Old segments of the group past the swap's last batch
+// may survive such a crash; they hold offsets after the swap's and are
+// cleaned again by the next pass, which starts from the clean point of the
+// pass that crashed.
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// replaceSegments swaps the cleaned segment at base, size bytes of log
+// whose files are at cleaned (log, index, time index), in for olds. It
+// returns errCleanAborted when olds are no longer all the log's.
+func (l *Log) replaceSegments(olds []*segment, base, size int64, cleaned []string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.mu.closed || l.mu.err != nil {
+		return errCleanAborted
+	}
+	for _, s := range olds {
+		if e, ok := l.mu.tree.Get(segEntry{base: s.base}); !ok || e.seg != s || s == l.mu.active {
+			return errCleanAborted
+		}
+	}
+	first, _ := l.mu.tree.Min()
+	replace := size > 0 || first.seg == olds[0]
+	swap := cleanedPaths(l.dir, base, swapSuffix)
+	if replace {
+		for _, i := range []int{1, 2, 0} {
+			if err := l.fs.Rename(cleaned[i], swap[i]); err != nil {
+				return fmt.Errorf("engine: rename %s: %w", cleaned[i], err)
+			}
+		}
+		if err := syncDir(l.fs, l.dir); err != nil {
+			// The swap may or may not be decided on disk: only a reopen
+			// knows which.
+			l.mu.err = err
+			return fmt.Errorf("%w: %w", ErrLogFailed, err)
+		}
+	} else {
+		removePaths(l.fs, cleaned...)
+	}
+
+	for _, s := range olds {
+		s.mu.Lock()
+		s.mu.retired = true
+		s.mu.Unlock()
+		l.cache.forget(s)
+	}
+	deleted := make([][]string, len(olds))
+	var errs []error
+	for i, s := range olds {
+		for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+			err := l.fs.Rename(p, p+deletedSuffix)
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("engine: rename %s for removal: %w", p, err))
+				continue
+			}
+			deleted[i] = append(deleted[i], p+deletedSuffix)
+		}
+	}
+	if replace && len(errs) == 0 {
+		live := cleanedPaths(l.dir, base, "")
+		for _, i := range []int{1, 2, 0} {
+			if err := l.fs.Rename(swap[i], live[i]); err != nil {
+				errs = append(errs, fmt.Errorf("engine: rename %s: %w", swap[i], err))
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		// The files are half swapped; a reopen completes the swap (the
+		// .swap is durable). Until then the log refuses writes, and the old
+		// segments serve reads from the files they have open.
+		for _, s := range olds {
+			s.mu.Lock()
+			s.mu.retired = false
+			s.mu.Unlock()
+		}
+		l.mu.err = err
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
+	for _, s := range olds {
+		l.mu.tree.Delete(segEntry{base: s.base})
+	}
+	if replace {
+		ns := newSegment(l.dir, base, l.cache, l.cfg)
+		ns.size.Store(size)
+		l.mu.tree.ReplaceOrInsert(segEntry{base: base, seg: ns})
+	}
+	l.publishLocked()
+	for i, s := range olds {
+		s.retire(deleted[i]...)
+	}
+	if err := syncDir(l.fs, l.dir); err != nil {
+		l.mu.err = err
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
+	return nil
+}
+
+// recoverSwaps completes the swaps a crash interrupted and removes the
+// files of undecided ones (see the top of the file). It reports whether it
+// changed the directory.
+func (l *Log) recoverSwaps(entries []os.DirEntry) (bool, error) {
+	type seg struct {
+		base int64
+		name string
+	}
+	var live []seg
+	swaps := map[int64]bool{}
+	var swapIndexes []string
+	changed := false
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case strings.HasSuffix(name, cleanedSuffix):
+			l.removeFile(name)
+			changed = true
+		case strings.HasSuffix(name, swapSuffix):
+			stem := strings.TrimSuffix(name, swapSuffix)
+			if base, ok := parseSegmentName(stem, logSuffix); ok {
+				swaps[base] = true
+			} else {
+				swapIndexes = append(swapIndexes, stem)
+			}
+		default:
+			for _, suf := range []string{logSuffix, indexSuffix, timeIndexSuffix} {
+				if base, ok := parseSegmentName(name, suf); ok {
+					live = append(live, seg{base, name})
+				}
+			}
+		}
+	}
+	for _, stem := range swapIndexes {
+		base, ok := parseSegmentName(stem, indexSuffix)
+		if !ok {
+			base, ok = parseSegmentName(stem, timeIndexSuffix)
+		}
+		if !ok || !swaps[base] {
+			l.removeFile(stem + swapSuffix)
+			changed = true
+		}
+	}
+	for base := range swaps {
+		changed = true
+		next, err := swapNextOffset(l.fs, segmentName(l.dir, base, logSuffix)+swapSuffix, base)
+		if err != nil {
+			return changed, err
+		}
+		hi := max(next, base+1)
+		for _, s := range live {
+			if s.base >= base && s.base < hi {
+				l.cfg.logger.Info("removing a segment file a cleaned segment replaces", "file", s.name, "swap", base)
+				l.removeFile(s.name)
+			}
+		}
+		for _, p := range cleanedPaths(l.dir, base, "") {
+			if err := l.fs.Rename(p+swapSuffix, p); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return changed, fmt.Errorf("engine: complete the swap of %s: %w", p, err)
+			}
+		}
+		l.cfg.logger.Info("completed an interrupted segment swap", "segment", base, "next_offset", next)
+	}
+	if changed {
+		return true, syncDir(l.fs, l.dir)
+	}
+	return false, nil
+}
+
+// swapNextOffset is the offset after the last batch of the segment file at
+// path (base when it is empty). The file was fsynced before it was named
+// .swap: a batch that does not read is corruption.
+func swapNextOffset(fs FS, path string, base int64) (int64, error) {
+	f, err := fs.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return 0, fmt.Errorf("engine: open %s: %w", path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("engine: stat %s: %w", path, err)
+	}
+	hr := newHeaderReader(f)
+	defer hr.close()
+	next := base
+	for pos := int64(0); pos < fi.Size(); {
+		h, err := hr.header(pos, fi.Size())
+		if err != nil {
+			return 0, fmt.Errorf("%w: swap file %s at position %d: %v", ErrCorrupt, filepath.Base(path), pos, err)
+		}
+		next = h.LastOffset() + 1
+		pos += h.Size()
+	}
+	return next, nil
+}
+
+func appendOffsetEntry(dst []byte, rel uint32, pos int64) []byte {
+	dst = binary.BigEndian.AppendUint32(dst, rel)
+	return binary.BigEndian.AppendUint32(dst, uint32(pos))
+}
+
+func appendTimeEntry(dst []byte, ts int64, rel uint32) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(ts))
+	return binary.BigEndian.AppendUint32(dst, rel)
+}
+
+func beUint64(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
