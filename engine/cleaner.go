@@ -498,8 +498,9 @@ func (c *Cleaner) cleanGroup(l *Log, r cleanRange, g []int, st *CleanStats) erro
 		err = l.replaceSegments(segs, base, w.size, paths)
 	}
 	if err != nil {
+		// A decided swap (.swap files) is never undone here: the swap
+		// itself removes what it did not decide.
 		removePaths(l.fs, paths...)
-		removePaths(l.fs, cleanedPaths(l.dir, base, swapSuffix)...)
 		return err
 	}
 	st.Groups++

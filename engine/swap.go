@@ -64,6 +64,8 @@ func (l *Log) replaceSegments(olds []*segment, base, size int64, cleaned []strin
 	if replace {
 		for _, i := range []int{1, 2, 0} {
 			if err := l.fs.Rename(cleaned[i], swap[i]); err != nil {
+				// Not decided: the log .swap, renamed last, does not exist.
+				removePaths(l.fs, swap...)
 				return fmt.Errorf("engine: rename %s: %w", cleaned[i], err)
 			}
 		}
