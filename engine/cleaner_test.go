@@ -523,3 +523,145 @@ func TestCompactPolicyRetention(t *testing.T) {
 		})
 	}
 }
+
+// Timestamp lookups, truncation and follower appends work over the gaps a
+// cleaned log has.
+func TestCleanedLogGaps(t *testing.T) {
+	clock := &fakeClock{t: time.UnixMilli(1_700_000_000_000)}
+	dir := fastTempDir(t)
+	l := mustOpen(t, dir, compactOpts(clock))
+	defer l.Close()
+	m := newModel()
+	for i := range 300 {
+		r := kv{fmt.Sprintf("k%d", i%5), []byte(fmt.Sprint(i))}
+		res, err := l.Append(keyedBatch(t, clock.t.UnixMilli()+int64(i), CompressionNone, r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.appended(res, r)
+	}
+	settle(t, l)
+	mustClean(t, NewCleaner(CleanerOptions{DedupeBufferBytes: 1 << 20}), l)
+	recs, _ := logRecords(t, l)
+	if len(recs) != 5 || recs[0].Offset != 295 {
+		t.Fatalf("records %v", recs)
+	}
+	// The first record at or after a time in a gap is the next kept one.
+	off, ts, err := l.OffsetForTimestamp(clock.t.UnixMilli() + 10)
+	if err != nil || off != 295 || ts != clock.t.UnixMilli()+295 {
+		t.Fatalf("OffsetForTimestamp: %d %d %v", off, ts, err)
+	}
+	if off, _, err := l.MaxTimestampOffset(); err != nil || off != 299 {
+		t.Fatalf("MaxTimestampOffset: %d %v", off, err)
+	}
+	// A read inside a gap starts at the next batch.
+	v, err := l.Read(100, 1<<20, l.EndOffset())
+	if err != nil || v.Len() == 0 {
+		t.Fatalf("Read(100): %v", err)
+	}
+	data, _ := v.AppendTo(nil)
+	v.Release()
+	if h := parseHeader(data); h.BaseOffset != 295 {
+		t.Fatalf("Read(100) starts at %d", h.BaseOffset)
+	}
+	// Truncating inside a gap, then appending, keeps offsets increasing.
+	if err := l.TruncateTo(297); err != nil {
+		t.Fatal(err)
+	}
+	if l.EndOffset() != 297 {
+		t.Fatalf("end %d after truncating to 297", l.EndOffset())
+	}
+	if cp, _ := l.clean.cp.get(l.name); cp > 297 {
+		t.Fatalf("clean point %d above the truncated end", cp)
+	}
+	if res, err := l.Append(keyedBatch(t, clock.t.UnixMilli(), CompressionNone, kv{"k9", []byte("x")})); err != nil || res.FirstOffset != 297 {
+		t.Fatalf("append after truncation: %+v %v", res, err)
+	}
+	// A follower copies the compacted batches, gaps and all.
+	f := mustOpen(t, filepath.Join(fastTempDir(t), "follower"), compactOpts(clock))
+	defer f.Close()
+	v, err = l.Read(0, 1<<20, l.EndOffset())
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ = v.AppendTo(nil)
+	v.Release()
+	if _, err := f.AppendReplicated(data); err != nil {
+		t.Fatal(err)
+	}
+	frecs, _ := logRecords(t, f)
+	if len(frecs) != 3 || frecs[0].Offset != 295 {
+		t.Fatalf("follower records %v", frecs)
+	}
+}
+
+// The picker's rules: the dirty ratio must exceed min.cleanable.dirty.ratio
+// unless the dirty data is older than max.compaction.lag.ms, and segments
+// younger than min.compaction.lag.ms are not cleaned.
+func TestCleanerPicking(t *testing.T) {
+	clock := &fakeClock{t: time.UnixMilli(1_700_000_000_000)}
+	var comp CompactionOptions
+	opts := StoreOptions{
+		LogOptions: func(string) Options {
+			o := compactOpts(clock)
+			o.Compaction = comp
+			return o
+		},
+		Cleaner: CleanerOptions{Disabled: true, DedupeBufferBytes: 1 << 20},
+	}
+	s, err := OpenStore(fastTempDir(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	fill := func(l *Log, n int, ts int64) {
+		t.Helper()
+		for i := range n {
+			if _, err := l.Append(keyedBatch(t, ts, CompressionNone, kv{fmt.Sprintf("k%d", i), bytes.Repeat([]byte{'x'}, 100)})); err != nil {
+				t.Fatal(err)
+			}
+		}
+		settle(t, l)
+	}
+	now := clock.t.UnixMilli()
+
+	// Distinct keys: cleaning removes nothing, the clean point moves, and
+	// the log is clean (ratio 0) until new data makes it dirty again.
+	comp = CompactionOptions{Policy: PolicyCompact, MinCleanableDirtyRatio: 0.5}
+	a, _ := s.CreateLog(Partition{"a", 0}, NewTopicID())
+	fill(a, 100, now)
+	if sts, err := s.Compact(); err != nil || len(sts) != 1 || sts[0].End != 100 {
+		t.Fatalf("first Compact: %+v %v", sts, err)
+	}
+	fill(a, 50, now) // dirty ratio about 1/3
+	if d := a.dirtyStats(); d.ratio < 0.3 || d.ratio > 0.4 {
+		t.Fatalf("dirty stats %+v", d)
+	}
+	if sts, _ := s.Compact(); len(sts) != 0 {
+		t.Fatalf("a log at ratio 1/3 was cleaned with min.cleanable.dirty.ratio 0.5: %+v", sts)
+	}
+	// max.compaction.lag.ms makes it overdue once its dirty data is old.
+	s.DeleteLog(Partition{"a", 0})
+	comp = CompactionOptions{Policy: PolicyCompact, MaxCompactionLag: time.Hour}
+	b, _ := s.CreateLog(Partition{"b", 0}, NewTopicID())
+	fill(b, 100, now)
+	s.Compact()
+	fill(b, 50, now)
+	if sts, _ := s.Compact(); len(sts) != 0 {
+		t.Fatalf("cleaned before max.compaction.lag.ms: %+v", sts)
+	}
+	clock.t = clock.t.Add(2 * time.Hour)
+	if sts, err := s.Compact(); err != nil || len(sts) != 1 {
+		t.Fatalf("not cleaned after max.compaction.lag.ms: %+v %v", sts, err)
+	}
+
+	// min.compaction.lag.ms holds back segments with young records.
+	comp = CompactionOptions{Policy: PolicyCompact, MinCompactionLag: time.Hour}
+	c, _ := s.CreateLog(Partition{"c", 0}, NewTopicID())
+	fill(c, 100, clock.t.UnixMilli()-2*time.Hour.Milliseconds())
+	fill(c, 100, clock.t.UnixMilli())
+	st, err := NewCleaner(CleanerOptions{DedupeBufferBytes: 1 << 20}).Clean(c)
+	if err != nil || st.End <= 0 || st.End > 100 {
+		t.Fatalf("with min.compaction.lag.ms the pass cleaned to %d (%v), want only the old segments (<= 100)", st.End, err)
+	}
+}

@@ -29,7 +29,9 @@ package engine
 // (writeFileAtomic) when a pass ends, when a truncation moves the log end
 // below a clean point, and when a log is deleted.
 //
-// Lock order: cleanerManager.mu, Store.mu, Log.mu, cleanerCheckpoint.mu.
+// Lock order: cleanerManager.mu, Store.mu, Log.mu, cleanerCheckpoint.mu; a
+// pass takes Cleaner.mu and Log.clean.pass before Log.mu, and no manager
+// lock (doc.go has the whole order).
 
 import (
 	"errors"

@@ -50,9 +50,30 @@
 // an entry.
 //
 // Beside the segments: a standalone log (OpenLog) or a Store's data
-// directory holds .lock, .clean-shutdown (present only after a clean Close)
-// and recovery-point-offset-checkpoint (checkpoint.go); a Store's partition
-// directories hold partition.metadata with the topic ID (store.go).
+// directory holds .lock, .clean-shutdown (present only after a clean Close),
+// recovery-point-offset-checkpoint (checkpoint.go) and
+// cleaner-offset-checkpoint (the compacted logs' clean points,
+// cleanermanager.go); a Store's partition directories hold
+// partition.metadata with the topic ID (store.go). While the cleaner swaps
+// a compacted segment in, its files pass through <name>.cleaned and
+// <name>.swap (swap.go).
+//
+// # Compaction
+//
+// A log whose cleanup policy is compact (or compact,delete) is compacted
+// by the Store's cleaner threads, as Kafka's log cleaner does
+// (compaction.go, cleaner.go, cleanfilter.go, offsetmap.go, swap.go,
+// cleanermanager.go): the dirtiest log is picked, the keys of its dirty
+// section are mapped to their latest offsets in a fixed-size offset map,
+// and the segments from the log start to the end of the mapped range are
+// rewritten, grouped up to segment.bytes, keeping each key's latest record
+// and tombstones until their delete horizon (KIP-534: stamped in the batch
+// when the cleaner first keeps them). Offsets, producer ids, epochs and
+// sequence ranges are preserved; the producer's last batch stays, empty if
+// need be. Compacted logs have gaps between and inside batches, which reads,
+// recovery and timestamp lookups step over. Cleaned segments are swapped in
+// through .cleaned -> .swap -> live renames that a crash at any point
+// either undoes or completes at the next open.
 //
 // # Space, durability and recovery
 //
@@ -85,6 +106,11 @@
 // stay readable until released, and truncating a segment a reader holds
 // copies its kept prefix to a new file instead of cutting it in place.
 //
-// Lock order: Store.mu, Log.mu, fileCache.mu, segment.mu. Log.flushMu is
+// A cleaning pass holds its Cleaner's mutex and its log's pass lock
+// (Log.clean.pass) throughout, taking Log.mu only to read the log's state
+// and to swap segments; it holds references on the segments it reads.
+//
+// Lock order: cleanerManager.mu, Store.mu, Cleaner.mu, Log.clean.pass,
+// Log.mu, cleanerCheckpoint.mu, fileCache.mu, segment.mu. Log.flushMu is
 // taken without Log.mu held.
 package engine
