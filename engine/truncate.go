@@ -105,13 +105,17 @@ func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segm
 		}
 	} else {
 		paths := seg.renameForRemoval()
-		seg.retire(paths...)
+		// No new readers; the renamed files are removed with the last
+		// reader only once copied (a reader releasing it meanwhile, such
+		// as a background flush, would otherwise remove them first).
+		seg.retire()
 		if err := copyPrefix(l.fs, paths[0], seg.logPath(), pos); err != nil {
 			return nil, nil, err
 		}
 		if err := errors.Join(copyPrefix(l.fs, paths[1], seg.indexPath(), -1), copyPrefix(l.fs, paths[2], seg.timeIndexPath(), -1)); err != nil {
 			return nil, nil, err
 		}
+		seg.retire(paths...)
 	}
 	if err := truncateIndexFiles(seg, pos, newEnd); err != nil {
 		return nil, nil, err
