@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -14,15 +16,40 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// buildSluice builds the binary once per test run.
+// buildSluice returns the sluice binary, built once per test run into a
+// directory TestMain removes.
 func buildSluice(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "sluice")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	build.once.Do(func() {
+		build.bin = filepath.Join(build.dir, "sluice")
+		out, err := exec.Command("go", "build", "-o", build.bin, ".").CombinedOutput()
+		if err != nil {
+			build.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if build.err != nil {
+		t.Fatal(build.err)
 	}
-	return bin
+	return build.bin
+}
+
+var build struct {
+	once sync.Once
+	dir  string // made by TestMain
+	bin  string
+	err  error
+}
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "sluice-cmd-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	build.dir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 var listeningRE = regexp.MustCompile(`msg="sluice broker listening" addr=(\S+)`)
