@@ -1,6 +1,6 @@
-// Command sluice is the one sluice binary: `sluice broker` runs a broker;
-// further subcommands (topics, console producer and consumer, benchmarks)
-// join it.
+// Command sluice is the one sluice binary: `sluice broker` runs a broker,
+// `sluice topic`, `sluice produce` and `sluice consume` are console tools
+// for any Kafka-compatible broker, `sluice bench` load-tests one.
 package main
 
 import (
@@ -13,7 +13,13 @@ const usage = `usage: sluice <command> [flags]
 
 commands:
   broker    run a broker (no flags: single node on localhost:9092, data in ./sluice-data)
+  topic     create, list, describe, alter-config or delete topics
+  produce   send lines of standard input as records: produce TOPIC
+  consume   print records of a topic: consume TOPIC
   bench     load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
+
+The console tools (topic, produce, consume) take --brokers host:port,...
+(default localhost:9092, or $SLUICE_BROKERS).
 
 Run "sluice <command> -h" for a command's flags.
 `
@@ -30,6 +36,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "broker":
 		return runBroker(args[1:], stdout, stderr)
+	case "topic":
+		return runTopic(args[1:], stdout, stderr)
+	case "produce":
+		return runProduce(args[1:], os.Stdin, stdout, stderr)
+	case "consume":
+		return runConsume(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
