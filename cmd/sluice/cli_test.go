@@ -447,3 +447,36 @@ func TestUsage(t *testing.T) {
 		}
 	}
 }
+
+// A producer reading a terminal stops at SIGINT, delivers what it read and
+// exits 0.
+func TestProduceStopsCleanlyOnSignal(t *testing.T) {
+	c := newCLI(t)
+	c.ok("", "topic", "create", "typed")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, "produce", "typed", "--brokers", c.brokers)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	if _, err := io.WriteString(stdin, "typed one\ntyped two\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The lines are in the topic while the producer still waits for more.
+	if out := c.ok("", "consume", "typed", "--from", "beginning", "-n", "2"); out != "typed one\ntyped two\n" {
+		t.Fatalf("consumed %q", out)
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGINT: %v, stderr %q", err, errb.String())
+	}
+}
