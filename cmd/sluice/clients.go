@@ -96,30 +96,33 @@ func (c *clientFlags) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client,
 }
 
 // probe dials every seed at once and returns nil as soon as one answers,
-// or an error naming each seed and why it could not be reached.
+// or an error naming each seed, in the order given, and why it could not
+// be reached.
 func probe(ctx context.Context, seeds []string) error {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
-	errs := make(chan error, len(seeds))
-	for _, s := range seeds {
+	type answer struct {
+		seed int
+		err  error
+	}
+	answers := make(chan answer, len(seeds))
+	for i, s := range seeds {
 		go func() {
 			var d net.Dialer
 			conn, err := d.DialContext(ctx, "tcp", s)
 			if err == nil {
 				conn.Close()
-				errs <- nil
-				return
 			}
-			errs <- fmt.Errorf("%s: %s", s, dialReason(err))
+			answers <- answer{i, err}
 		}()
 	}
-	var failed []string
+	failed := make([]string, len(seeds))
 	for range seeds {
-		err := <-errs
-		if err == nil {
+		a := <-answers
+		if a.err == nil {
 			return nil
 		}
-		failed = append(failed, err.Error())
+		failed[a.seed] = seeds[a.seed] + ": " + dialReason(a.err)
 	}
 	if len(failed) == 1 {
 		return errors.New("cannot reach broker " + failed[0])
