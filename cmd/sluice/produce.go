@@ -102,16 +102,17 @@ func runProduce(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	// The batch limit is looked up once the client exists; franz-go asks
-	// for it when it first meets a partition, after the lookup.
+	// Without --max-message-bytes the batch limit is the topic's, asked
+	// for once the client exists: franz-go reads it when it first meets
+	// a partition, after the lookup.
 	var maxBytes atomic.Int32
 	maxBytes.Store(int32(f.maxMessageBytes))
-	opts = append(opts,
-		kgo.ProducerBatchMaxBytesFn(func(string) int32 { return maxBytes.Load() }),
-		kgo.WithHooks(newDialWarner(stderr)))
 	if f.maxMessageBytes == 0 {
 		maxBytes.Store(defaultMaxMessageBytes)
 	}
+	opts = append(opts,
+		kgo.ProducerBatchMaxBytesFn(func(string) int32 { return maxBytes.Load() }),
+		kgo.WithHooks(newDialWarner(stderr)))
 	cl, err := f.client.client(ctx, opts...)
 	if err != nil {
 		return c.fail(err)
@@ -131,12 +132,6 @@ func runProduce(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // options turns the flags into franz-go options.
 func (f *produceFlags) options(fs *flag.FlagSet) ([]kgo.Opt, error) {
 	var opts []kgo.Opt
-	idempotentSet := false
-	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "idempotent" {
-			idempotentSet = true
-		}
-	})
 	switch strings.ToLower(f.acks) {
 	case "all", "-1":
 		opts = append(opts, kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -144,7 +139,7 @@ func (f *produceFlags) options(fs *flag.FlagSet) ([]kgo.Opt, error) {
 			opts = append(opts, kgo.DisableIdempotentWrite())
 		}
 	case "1", "0":
-		if idempotentSet && f.idempotent {
+		if isSet(fs, "idempotent") && f.idempotent {
 			return nil, errors.New("--idempotent needs --acks all")
 		}
 		acks := kgo.LeaderAck()
