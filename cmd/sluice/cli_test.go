@@ -5,11 +5,13 @@ package main
 // code.
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"os"
 	"os/exec"
@@ -21,6 +23,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/sluice-io/sluice/broker"
 )
 
 // cli runs the sluice binary against one broker.
@@ -478,5 +482,62 @@ func TestProduceStopsCleanlyOnSignal(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("after SIGINT: %v, stderr %q", err, errb.String())
+	}
+}
+
+// A consumer whose broker goes away says so once on stderr and keeps
+// trying until stopped.
+func TestConsumeWarnsWhenBrokerGoes(t *testing.T) {
+	b, err := broker.New(broker.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- b.Serve(ln) }()
+	closed := false
+	closeBroker := func() {
+		if !closed {
+			closed = true
+			b.Close()
+			<-served
+		}
+	}
+	defer closeBroker()
+	c := &cli{t: t, bin: buildSluice(t), brokers: ln.Addr().String()}
+	c.ok("", "topic", "create", "gone")
+	c.ok("before\n", "produce", "gone")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, c.bin, "consume", "gone", "--from", "beginning", "--brokers", c.brokers)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "before\n" {
+		t.Fatalf("first record: %q, %v", line, err)
+	}
+	closeBroker()
+	warning, err := bufio.NewReader(stderr).ReadString('\n')
+	if want := "sluice consume: warning: cannot reach broker " + c.brokers + ": connection refused (retrying)\n"; err != nil || warning != want {
+		t.Errorf("stderr: %q, %v; want %q", warning, err, want)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGTERM: %v", err)
 	}
 }

@@ -194,13 +194,14 @@ func kafkaError(err error, message string) error {
 // the client cannot connect to. Producers and consumers keep retrying such
 // a broker; without the warning the user would only see them hang.
 type dialWarner struct {
+	name string // the command, the prefix of the warning
 	out  io.Writer
 	mu   sync.Mutex
 	seen map[string]bool
 }
 
-func newDialWarner(out io.Writer) *dialWarner {
-	return &dialWarner{out: out, seen: map[string]bool{}}
+func newDialWarner(name string, out io.Writer) *dialWarner {
+	return &dialWarner{name: name, out: out, seen: map[string]bool{}}
 }
 
 // OnBrokerConnect implements kgo.HookBrokerConnect.
@@ -215,7 +216,7 @@ func (w *dialWarner) OnBrokerConnect(meta kgo.BrokerMetadata, _ time.Duration, _
 		return
 	}
 	w.seen[addr] = true
-	fmt.Fprintf(w.out, "sluice: warning: cannot reach broker %s: %s (retrying)\n", addr, dialReason(err))
+	fmt.Fprintf(w.out, "%s: warning: cannot reach broker %s: %s (retrying)\n", w.name, addr, dialReason(err))
 }
 
 // parseArgs parses fs's flags wherever they stand among args, so that

@@ -107,7 +107,7 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 	}
 	cl, err := cf.client(ctx,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.WithHooks(newDialWarner(stderr)))
+		kgo.WithHooks(newDialWarner(c.name, stderr)))
 	if err != nil {
 		return c.fail(err)
 	}

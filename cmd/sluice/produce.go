@@ -112,7 +112,7 @@ func runProduce(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	opts = append(opts,
 		kgo.ProducerBatchMaxBytesFn(func(string) int32 { return maxBytes.Load() }),
-		kgo.WithHooks(newDialWarner(stderr)))
+		kgo.WithHooks(newDialWarner(c.name, stderr)))
 	cl, err := f.client.client(ctx, opts...)
 	if err != nil {
 		return c.fail(err)
