@@ -177,7 +177,7 @@ func (c *Cleaner) Clean(l *Log) (CleanStats, error) {
 		return st, fmt.Errorf("engine: clean %s: the offset map (%d bytes) holds no whole batch from offset %d", l.name, c.mapBytes, r.firstDirty)
 	}
 	c.f = cleanFilter{
-		m: c.m, now: r.now.UnixMilli(), deleteRetention: l.opts.Load().Compaction.DeleteRetention.Milliseconds(),
+		m: c.m, now: r.now.UnixMilli(), deleteRetention: max(0, l.opts.Load().Compaction.DeleteRetention.Milliseconds()),
 		lastOfProducer: r.producers, scratch: c.f.scratch, recs: c.f.recs, kept: c.f.kept,
 	}
 	for _, g := range groupSegments(r, end, l.opts.Load().SegmentBytes) {

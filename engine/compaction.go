@@ -90,9 +90,9 @@ func (o CompactionOptions) withDefaults() CompactionOptions {
 	if o.DeleteRetention == 0 {
 		o.DeleteRetention = DefaultDeleteRetention
 	}
-	if o.DeleteRetention < 0 {
-		o.DeleteRetention = 0
-	}
+	// A negative DeleteRetention stays negative (the cleaner reads it as
+	// 0): defaults applied twice, at open and by SetOptions, must not turn
+	// it into the default.
 	return o
 }
 

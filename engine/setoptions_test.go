@@ -289,3 +289,16 @@ func TestSetOptionsConcurrent(t *testing.T) {
 	}
 	checkSequence(t, readAll(t, l, 0, 1<<20), 0, appenders*each*2)
 }
+
+// TestCompactionDefaultsIdempotent: the broker's delete.retention.ms=0
+// (DeleteRetention -1) survives defaults applied at open and again by
+// SetOptions.
+func TestCompactionDefaultsIdempotent(t *testing.T) {
+	o := CompactionOptions{Policy: PolicyCompact, DeleteRetention: -1}
+	if got := o.withDefaults().withDefaults(); got.DeleteRetention > 0 {
+		t.Errorf("DeleteRetention -1 became %v", got.DeleteRetention)
+	}
+	if got := (CompactionOptions{}).withDefaults().withDefaults(); got.DeleteRetention != DefaultDeleteRetention {
+		t.Errorf("default DeleteRetention %v", got.DeleteRetention)
+	}
+}
