@@ -16,6 +16,12 @@ package broker
 //   - acks=-1 on a topic whose min.insync.replicas is above 1 gets
 //     NOT_ENOUGH_REPLICAS: the in-sync replica set of a single node is
 //     itself alone.
+//   - A topic whose cleanup.policy includes compact refuses a batch holding
+//     any record without a key (a null key), as Kafka's LogValidator does:
+//     INVALID_RECORD, one error record per keyless record ("Compacted topic
+//     cannot accept message without key in topic partition T-P.") and
+//     Kafka's summary message. A compressed batch is decompressed to check
+//     its keys; topics that do not compact skip the check and its cost.
 //   - acks=0 sends no response; if any partition failed the connection is
 //     closed instead, as Kafka does, so the client notices.
 //   - Records are written as the producer sent them: the engine writes the
@@ -42,6 +48,7 @@ package broker
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -69,10 +76,13 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			p, res, code, msg := c.b.produceOne(req, rt.Topic, &rp)
+			p, res, code, msg, recErrs := c.b.produceOne(req, rt.Topic, &rp)
 			if code != 0 {
 				failed = true
 				setProduceError(req, &sp, code, msg)
+				if req.Version >= 8 {
+					sp.ErrorRecords = recErrs
+				}
 			} else {
 				sp.BaseOffset, sp.LogStartOffset, sp.LogAppendTime = res.FirstOffset, p.log.StartOffset(), res.LogAppendTime
 				done = append(done, appended{p, res, len(resp.Topics), len(st.Partitions)})
@@ -110,34 +120,78 @@ func setProduceError(req *kmsg.ProduceRequest, sp *kmsg.ProduceResponseTopicPart
 }
 
 // produceOne appends one partition's batch, without waiting for its flush
-// policy.
-func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) (*partition, engine.AppendResult, int16, string) {
-	var res engine.AppendResult
+// policy. recErrs are the per-record errors of a refused batch (keyless
+// records in a compacted topic).
+func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) (p *partition, res engine.AppendResult, code int16, msg string, recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord) {
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
-		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1"
+		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
 	}
 	if req.TransactionID != nil {
-		return nil, res, kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet"
+		return nil, res, kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet", nil
 	}
-	p := b.partition(topic, rp.Partition)
+	p = b.partition(topic, rp.Partition)
 	if p == nil {
-		return nil, res, kerr.UnknownTopicOrPartition.Code, ""
+		return nil, res, kerr.UnknownTopicOrPartition.Code, "", nil
 	}
 	if n := p.minInsync.Load(); req.Acks == -1 && n > 1 {
-		return nil, res, kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set of %s-%d has 1 member, fewer than min.insync.replicas=%d", topic, rp.Partition, n)
+		return nil, res, kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set of %s-%d has 1 member, fewer than min.insync.replicas=%d", topic, rp.Partition, n), nil
 	}
 	records := rp.Records
 	if len(records) >= engine.BatchHeaderSize {
 		if hdr, err := engine.ParseBatchHeader(records); err == nil && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
-			return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition"
+			return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
+		}
+	}
+	// The keys are checked after the size, as Kafka checks max.message.bytes
+	// before it validates records: the append refuses an oversized batch.
+	if p.compacted.Load() && len(records) <= p.log.Options().MaxBatchBytes {
+		if code, msg, recErrs := checkKeys(records, p); code != 0 {
+			return nil, res, code, msg, recErrs
 		}
 	}
 	res, err := p.log.AppendNoWait(records)
 	if err != nil {
 		code, msg := produceError(b, p, err)
-		return nil, res, code, msg
+		return nil, res, code, msg, nil
 	}
-	return p, res, 0, ""
+	return p, res, 0, "", nil
+}
+
+// checkKeys refuses a batch for a compacted topic that holds records
+// without a key, as Kafka's LogValidator.validateKey does: every keyless
+// record is an error record (its index in the batch), and the message
+// shows the first three, as its processRecordErrors words it. A batch
+// that cannot be read (corrupt, or not decompressing) gets the error its
+// append would.
+func checkKeys(batch []byte, p *partition) (int16, string, []kmsg.ProduceResponseTopicPartitionErrorRecord) {
+	var recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord
+	why := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d.", p.topic, p.index)
+	it := engine.NewRecordIterator(batch)
+	for i := int32(0); it.Next(); i++ {
+		if it.Record().Key == nil {
+			e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
+			e.RelativeOffset, e.ErrorMessage = i, &why
+			recErrs = append(recErrs, e)
+		}
+	}
+	if err := it.Err(); err != nil {
+		switch {
+		case errors.Is(err, engine.ErrBatchTooLarge):
+			return kerr.MessageTooLarge.Code, err.Error(), nil
+		default:
+			return kerr.CorruptMessage.Code, err.Error(), nil
+		}
+	}
+	if len(recErrs) == 0 {
+		return 0, "", nil
+	}
+	shown := make([]string, 0, 3)
+	for _, e := range recErrs[:min(3, len(recErrs))] {
+		shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", e.RelativeOffset, *e.ErrorMessage))
+	}
+	msg := fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
+		len(recErrs), strings.Join(shown, ", "))
+	return kerr.InvalidRecord.Code, msg, recErrs
 }
 
 // produceError maps an engine append error to Kafka's code.

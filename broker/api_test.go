@@ -373,7 +373,7 @@ func TestCreateTopics(t *testing.T) {
 			{createTopicReq("zero-partitions", 0, 1), kerr.InvalidPartitions},
 			{createTopicReq("neg-partitions", -2, 1), kerr.InvalidPartitions},
 			{createTopicReq("unknown-config", 1, 1, "no.such.key", "1"), kerr.InvalidConfig},
-			{createTopicReq("compact", 1, 1, "cleanup.policy", "compact"), kerr.InvalidConfig},
+			{createTopicReq("bad-policy", 1, 1, "cleanup.policy", "remove"), kerr.InvalidConfig},
 			{createTopicReq("bad-value", 1, 1, "retention.ms", "soon"), kerr.InvalidConfig},
 			{createTopicReq("bad name", 1, 1), kerr.InvalidTopicException},
 			{createTopicReq("..", 1, 1), kerr.InvalidTopicException},

@@ -67,6 +67,7 @@ func New(cfg Config) (*Broker, error) {
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
 		Log:                    b.logOptions(nil),
 		RetentionCheckInterval: cfg.LogRetentionCheck,
+		Cleaner:                cfg.Cleaner.storeOptions(),
 		LogOptions: func(topic string) engine.Options {
 			t, _ := coord.Topic(topic)
 			return b.logOptions(t.Configs)
@@ -150,6 +151,7 @@ func (b *Broker) openPartition(t coordinator.Topic, i int32) (*partition, error)
 	p := &partition{topic: t.Name, index: i, log: l}
 	p.durableHW.Store(l.Options().FlushMessages == 1)
 	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
+	p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
 	return p, nil
 }
 

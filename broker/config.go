@@ -39,6 +39,13 @@ type Config struct {
 
 	ProducerIDExpiration time.Duration // producer.id.expiration.ms; default 1 day
 
+	// LogCleanupPolicy is log.cleanup.policy, the default cleanup.policy of
+	// topics: "delete", "compact", "compact,delete" or "" (keep
+	// everything); nil means Kafka's default, delete.
+	LogCleanupPolicy *string
+
+	Cleaner CleanerConfig // log.cleaner.* keys
+
 	Groups GroupConfig // group.* and offsets.* keys (groupconfig.go)
 
 	Logger *slog.Logger // default slog.Default()
@@ -204,6 +211,11 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			if n, err = num(k, v, 64); err == nil {
 				c.FlushInterval = time.Duration(n) * time.Millisecond
 			}
+		case "log.cleanup.policy":
+			var cv configValue
+			if cv, err = brokerKeyByName[k].parse(v); err == nil {
+				c.LogCleanupPolicy = &cv.s
+			}
 		case "producer.id.expiration.ms": // Kafka: an int, at least 1
 			if n, err = num(k, v, 32); err == nil && n < 1 {
 				err = fmt.Errorf("broker: config %s=%q: must be at least 1", k, v)
@@ -211,6 +223,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			c.ProducerIDExpiration = time.Duration(n) * time.Millisecond
 		default:
 			var ok bool
+			if ok, err = c.Cleaner.apply(k, v); ok {
+				break
+			}
 			if ok, err = c.Groups.apply(k, v); !ok {
 				unknown = append(unknown, k)
 			}

@@ -29,6 +29,7 @@ import (
 // once synced, which their producers wait for).
 func (b *Broker) refreshPartition(p *partition, topicConfigs map[string]string) {
 	p.minInsync.Store(b.minInsyncReplicas(topicConfigs))
+	p.compacted.Store(p.log.Options().Compaction.Policy != engine.PolicyDelete)
 	durable := p.log.Options().FlushMessages == 1
 	if durable && !p.durableHW.Load() {
 		if err := p.log.Flush(); err != nil && !errors.Is(err, engine.ErrClosed) {

@@ -20,8 +20,7 @@ package broker
 // layer is searched for all of them before the next layer (a dynamic
 // log.retention.ms beats a static log.retention.hours).
 //
-// Keys sluice accepts without acting on them (compaction settings, which
-// need cleanup.policy=compact, refused; replication, tiering and
+// Keys sluice accepts without acting on them (replication, tiering and
 // preallocation settings of a single node) are stored and described, as
 // Kafka does with settings that have no effect in its setup. Values sluice
 // cannot honour are refused with INVALID_CONFIG, never accepted and ignored.
@@ -173,17 +172,24 @@ func oneOf(allowed ...string) func(configValue) string {
 	}
 }
 
-// cleanupPolicy is Kafka's list check, then sluice's: no compaction yet.
+// cleanupPolicy is Kafka's list check (ValidList.in("compact", "delete")):
+// any order, an empty list allowed (nothing is deleted or compacted).
 func cleanupPolicy(v configValue) string {
 	for _, p := range v.list {
 		if p != "compact" && p != "delete" {
 			return "String must be one of: compact, delete"
 		}
 	}
-	for _, p := range v.list {
-		if p == "compact" {
-			return "sluice cannot compact logs yet: only delete (or an empty list, which keeps every segment) is supported"
-		}
+	return ""
+}
+
+// ratio is Kafka's between(0, 1) on a DOUBLE.
+func ratio(v configValue) string {
+	switch {
+	case v.f < 0:
+		return "Value must be at least 0"
+	case v.f > 1:
+		return "Value must be no more than 1"
 	}
 	return ""
 }
@@ -291,31 +297,22 @@ var topicKeys = []configKey{
 		doc:      "Log bytes between two offset index entries."},
 	{name: "delete.retention.ms", typ: kmsg.ConfigTypeLong, def: str("86400000"), check: atLeast(0),
 		synonyms: []synonym{{name: "log.cleaner.delete.retention.ms"}},
-		doc:      "Time tombstones are kept on compacted topics (no effect: sluice does not compact yet)."},
+		doc:      "Time a tombstone (a record with a null value) is kept on a compacted topic after the cleaner first meets it."},
 	{name: "min.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str("0"), check: atLeast(0),
 		synonyms: []synonym{{name: "log.cleaner.min.compaction.lag.ms"}},
-		doc:      "Minimum time a record stays uncompacted (no effect: sluice does not compact yet)."},
+		doc:      "Minimum time a record stays uncompacted: segments holding newer records are not cleaned."},
 	{name: "max.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(1),
 		synonyms: []synonym{{name: "log.cleaner.max.compaction.lag.ms"}},
-		doc:      "Maximum time a record stays uncompacted (no effect: sluice does not compact yet)."},
+		doc:      "Maximum time a record stays uncompacted: older dirty data makes the log cleanable whatever its dirty ratio."},
 	{name: "file.delete.delay.ms", typ: kmsg.ConfigTypeLong, def: str("60000"), check: atLeast(0),
 		synonyms: []synonym{{name: "log.segment.delete.delay.ms"}},
 		doc:      "Delay before a deleted segment's files are removed in Kafka; sluice removes them once no reader holds them."},
-	{name: "min.cleanable.dirty.ratio", typ: kmsg.ConfigTypeDouble, def: str("0.5"),
-		check: func(v configValue) string {
-			switch {
-			case v.f < 0:
-				return "Value must be at least 0"
-			case v.f > 1:
-				return "Value must be no more than 1"
-			}
-			return ""
-		},
+	{name: "min.cleanable.dirty.ratio", typ: kmsg.ConfigTypeDouble, def: str("0.5"), check: ratio,
 		synonyms: []synonym{{name: "log.cleaner.min.cleanable.ratio"}},
-		doc:      "Dirty ratio that makes a log eligible for compaction (no effect: sluice does not compact yet)."},
+		doc:      "Share of a compacted log's cleanable bytes that must be dirty (not yet cleaned) before the cleaner picks it."},
 	{name: "cleanup.policy", typ: kmsg.ConfigTypeList, def: str("delete"), check: cleanupPolicy,
 		synonyms: []synonym{{name: "log.cleanup.policy"}},
-		doc:      "delete: old segments are deleted by retention.ms and retention.bytes; an empty list keeps them. compact is not supported yet."},
+		doc:      "delete: old segments are deleted by retention.ms and retention.bytes; compact: the cleaner keeps the latest record of every key; compact,delete: both; an empty list keeps every segment."},
 	{name: "unclean.leader.election.enable", typ: kmsg.ConfigTypeBoolean, def: str("false"),
 		synonyms: []synonym{{name: "unclean.leader.election.enable"}},
 		doc:      "Whether an out-of-sync replica may become leader (no effect on a single node)."},
@@ -394,6 +391,22 @@ var brokerKeys = []configKey{
 	{name: "log.retention.minutes", typ: kmsg.ConfigTypeInt, topic: "retention.ms", unit: unitMinutes, doc: "retention.ms default in minutes (log.retention.ms wins)."},
 	{name: "log.retention.hours", typ: kmsg.ConfigTypeInt, def: str("168"), topic: "retention.ms", unit: unitHours, doc: "retention.ms default in hours (log.retention.ms and .minutes win)."},
 	{name: "log.flush.scheduler.interval.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), topic: "flush.ms", unit: 1, doc: "flush.ms default when log.flush.interval.ms is not set."},
+	// The cleaner's settings. Kafka reconfigures threads, buffers and
+	// backoff at run time (LogCleaner.ReconfigurableConfigs); sluice's Store
+	// sizes its cleaner when it opens, so they are read-only here and a
+	// dynamic change is refused as Kafka refuses a read-only key.
+	{name: "log.cleaner.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
+		doc: "Whether the background cleaner compacts logs whose cleanup.policy includes compact."},
+	{name: "log.cleaner.threads", typ: kmsg.ConfigTypeInt, def: str("1"), check: atLeast(0),
+		doc: "Cleaner threads: how many logs are cleaned at once; 0 runs none."},
+	{name: "log.cleaner.dedupe.buffer.size", typ: kmsg.ConfigTypeLong, def: str("134217728"),
+		doc: "Memory of the offset maps (key to latest offset) of all cleaner threads together."},
+	{name: "log.cleaner.io.buffer.size", typ: kmsg.ConfigTypeInt, def: str("524288"), check: atLeast(0),
+		doc: "Read and write buffer memory of all cleaner threads together."},
+	{name: "log.cleaner.io.buffer.load.factor", typ: kmsg.ConfigTypeDouble, def: str("0.9"),
+		doc: "How full an offset map may become before a cleaning pass stops mapping dirty records."},
+	{name: "log.cleaner.backoff.ms", typ: kmsg.ConfigTypeLong, def: str("15000"), check: atLeast(0),
+		doc: "How long an idle cleaner thread waits before looking for a dirty log again."},
 	{name: "log.message.format.version", typ: kmsg.ConfigTypeString, def: str("3.0-IV1"), topic: "message.format.version", doc: "message.format.version default."},
 
 	{name: "log.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("1073741824"), dynamic: true, topic: "segment.bytes"},
@@ -406,12 +419,12 @@ var brokerKeys = []configKey{
 	{name: "log.retention.ms", typ: kmsg.ConfigTypeLong, dynamic: true, topic: "retention.ms", unit: 1},
 	{name: "message.max.bytes", typ: kmsg.ConfigTypeInt, def: str("1048588"), dynamic: true, topic: "max.message.bytes"},
 	{name: "log.index.interval.bytes", typ: kmsg.ConfigTypeInt, def: str("4096"), dynamic: true, topic: "index.interval.bytes"},
-	{name: "log.cleaner.delete.retention.ms", typ: kmsg.ConfigTypeLong, def: str("86400000"), dynamic: true, topic: "delete.retention.ms"},
-	{name: "log.cleaner.min.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str("0"), dynamic: true, topic: "min.compaction.lag.ms"},
-	{name: "log.cleaner.max.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), dynamic: true, topic: "max.compaction.lag.ms"},
+	{name: "log.cleaner.delete.retention.ms", typ: kmsg.ConfigTypeLong, def: str("86400000"), check: atLeast(0), dynamic: true, topic: "delete.retention.ms"},
+	{name: "log.cleaner.min.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str("0"), check: atLeast(0), dynamic: true, topic: "min.compaction.lag.ms"},
+	{name: "log.cleaner.max.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(1), dynamic: true, topic: "max.compaction.lag.ms"},
 	{name: "log.segment.delete.delay.ms", typ: kmsg.ConfigTypeLong, def: str("60000"), dynamic: true, topic: "file.delete.delay.ms"},
-	{name: "log.cleaner.min.cleanable.ratio", typ: kmsg.ConfigTypeDouble, def: str("0.5"), dynamic: true, topic: "min.cleanable.dirty.ratio"},
-	{name: "log.cleanup.policy", typ: kmsg.ConfigTypeList, def: str("delete"), dynamic: true, topic: "cleanup.policy"},
+	{name: "log.cleaner.min.cleanable.ratio", typ: kmsg.ConfigTypeDouble, def: str("0.5"), check: ratio, dynamic: true, topic: "min.cleanable.dirty.ratio"},
+	{name: "log.cleanup.policy", typ: kmsg.ConfigTypeList, def: str("delete"), check: cleanupPolicy, dynamic: true, topic: "cleanup.policy"},
 	{name: "unclean.leader.election.enable", typ: kmsg.ConfigTypeBoolean, def: str("false"), dynamic: true, topic: "unclean.leader.election.enable"},
 	{name: "min.insync.replicas", typ: kmsg.ConfigTypeInt, def: str("1"), dynamic: true, topic: "min.insync.replicas"},
 	{name: "compression.type", typ: kmsg.ConfigTypeString, def: str("producer"), dynamic: true, topic: "compression.type"},
@@ -545,8 +558,7 @@ func validateBrokerConfig(key, value string) (string, error) {
 		return v.s, err
 	}
 	// The value becomes the default of a topic key: it must be a valid
-	// value of that key too (log.cleanup.policy=compact is refused as
-	// cleanup.policy=compact is, log.roll.ms=0 as segment.ms=0).
+	// value of that key too (log.roll.ms=0 is refused as segment.ms=0 is).
 	tv := topicValueFromBroker(key, v.s, k.unit)
 	if _, why := topicKeyByName[k.topic].validate(tv); why != "" {
 		return "", invalidValue(key, value, "as the default of "+k.topic+": "+why)

@@ -76,8 +76,6 @@ var invalidTopicConfigs = []struct{ key, value string }{
 	{"index.interval.bytes", "-1"},
 	{"message.timestamp.type", "BrokerTime"},
 	{"message.timestamp.after.max.ms", "1000"},
-	{"cleanup.policy", "compact"},
-	{"cleanup.policy", "delete,compact"},
 	{"cleanup.policy", "remove"},
 	{"cleanup.policy", "delete,"},
 	{"min.cleanable.dirty.ratio", "1.5"},
@@ -237,9 +235,6 @@ func TestCreateTopicsValidatesConfigs(t *testing.T) {
 		if msg := fmt.Sprint(st.ErrorMessage); st.ErrorMessage == nil || !strings.Contains(*st.ErrorMessage, c.key) || c.key != "no.such.key" && !strings.Contains(*st.ErrorMessage, c.value) {
 			t.Errorf("%s=%s: message %s does not name the key and the value", c.key, c.value, msg)
 		}
-	}
-	if st := create("cleanup.policy", "compact"); !strings.Contains(*st.ErrorMessage, "cannot compact") {
-		t.Errorf("cleanup.policy=compact: %q does not say sluice cannot compact", *st.ErrorMessage)
 	}
 	wantCode(t, "min > max compaction lag", create("max.compaction.lag.ms", "10", "min.compaction.lag.ms", "20").ErrorCode, kerr.InvalidConfig)
 	if st := create("min.compaction.lag.ms", "20"); st.ErrorCode != 0 {

@@ -120,6 +120,10 @@ func staticBrokerConfigs(c Config) map[string]string {
 	num("log.flush.interval.messages", c.FlushIntervalMessages)
 	ms("log.flush.interval.ms", c.FlushInterval)
 	ms("producer.id.expiration.ms", c.ProducerIDExpiration)
+	if c.LogCleanupPolicy != nil {
+		m["log.cleanup.policy"] = *c.LogCleanupPolicy
+	}
+	c.Cleaner.static(m)
 	return m
 }
 

@@ -22,6 +22,10 @@ type partition struct {
 	// minInsync is the topic's min.insync.replicas: above the in-sync
 	// replica count (1 on a single node) acks=all produces are refused.
 	minInsync atomic.Int32
+	// compacted: the topic's cleanup.policy includes compact, so produce
+	// refuses records without a key. It follows the log's options
+	// (refreshPartition) and is read on the produce path.
+	compacted atomic.Bool
 
 	mu struct {
 		sync.Mutex

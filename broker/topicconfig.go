@@ -2,9 +2,7 @@ package broker
 
 import (
 	"math"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/sluice-io/sluice/engine"
 )
@@ -23,6 +21,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		FlushInterval:      c.FlushInterval,
 		RetentionBytes:     c.LogRetentionBytes,
 		Logger:             c.Logger,
+		Compaction:         c.Cleaner.compactionOptions(c.LogCleanupPolicy),
 	}
 	o.ProducerIDExpiration = c.ProducerIDExpiration // a broker setting only, as in Kafka
 	n := func(k string) (int64, bool) {
@@ -66,10 +65,37 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 			o.RetentionBytes = 1 // delete all but the newest segment
 		}
 	}
-	if p, ok := topicConfigs["cleanup.policy"]; ok && !slices.Contains(strings.Split(p, ","), "delete") {
-		// Without delete (an empty list: compact is refused) Kafka deletes
-		// nothing but what is below the log start offset.
+	policy := "delete"
+	if c.LogCleanupPolicy != nil {
+		policy = *c.LogCleanupPolicy
+	}
+	if p, ok := topicConfigs["cleanup.policy"]; ok {
+		policy = p
+	}
+	var keepAll bool
+	o.Compaction.Policy, keepAll = cleanupPolicyOf(policy)
+	if keepAll {
+		// An empty list: Kafka deletes nothing but what is below the log
+		// start offset. (compact alone needs no such setting: the engine
+		// applies no retention to it.)
 		o.Retention, o.RetentionBytes = -1, -1
+	}
+	if v, ok := topicConfigs["min.cleanable.dirty.ratio"]; ok {
+		if f, err := strconv.ParseFloat(v, 64); err == nil {
+			o.Compaction.MinCleanableDirtyRatio = engineRatio(f)
+		}
+	}
+	if v, ok := n("min.compaction.lag.ms"); ok {
+		o.Compaction.MinCompactionLag = saturatingMs(v)
+	}
+	if v, ok := n("max.compaction.lag.ms"); ok {
+		o.Compaction.MaxCompactionLag = saturatingMs(v)
+		if v == math.MaxInt64 {
+			o.Compaction.MaxCompactionLag = 0 // Kafka's default: no bound
+		}
+	}
+	if v, ok := n("delete.retention.ms"); ok {
+		o.Compaction.DeleteRetention = engineDeleteRetention(saturatingMs(v))
 	}
 	if topicConfigs["message.timestamp.type"] == "LogAppendTime" {
 		o.LogAppendTime = true
