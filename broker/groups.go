@@ -6,19 +6,28 @@ package broker
 // appends through offsetsStore, a partition interface: it knows nothing of
 // the engine, so replication will cover offsets without changing it.
 //
-// Until log compaction exists, __consumer_offsets keeps everything
-// (retention.ms=-1, retention.bytes=-1): offsets of a quiet group must not be
-// lost to time retention; the price is a load time that grows with every
-// commit ever made, which compaction will bound.
+// __consumer_offsets is compacted, with Kafka's internal topic configs
+// (GroupCoordinatorService.groupMetadataTopicConfigs): cleanup.policy=compact,
+// compression.type=producer, segment.bytes=offsets.topic.segment.bytes. The
+// cleaner keeps each group's latest offset per partition and its latest
+// metadata, and drops what tombstones deleted once delete.retention.ms has
+// passed, so loading reads a bounded log and no retention by time loses the
+// offsets of a quiet group. Brokers from before compaction created the topic
+// with retention.ms=-1 and retention.bytes=-1 (keep everything) instead; at
+// start such a topic is switched to the compacted configs
+// (migrateOffsetsTopicLocked).
 
 import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/group"
@@ -54,13 +63,8 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 		// offsets.topic.replication.factor is 3; a single node can only
 		// hold one copy (as Kafka's KRaft single-node setups configure).
 		rf := min(gc.OffsetsReplication, int16(len(b.coord.Brokers())))
-		configs := map[string]string{
-			"segment.bytes":   strconv.FormatInt(gc.OffsetsSegmentBytes, 10),
-			"retention.ms":    "-1",
-			"retention.bytes": "-1",
-		}
 		var err error
-		ts, err = b.createTopic(offsetsTopic, gc.OffsetsPartitions, rf, configs)
+		ts, err = b.createTopic(offsetsTopic, gc.OffsetsPartitions, rf, offsetsTopicConfigs(gc))
 		if errors.Is(err, coordinator.ErrTopicExists) {
 			ts = b.topic(offsetsTopic)
 		} else if err != nil {
@@ -69,7 +73,10 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 		if ts == nil {
 			return nil, fmt.Errorf("broker: %s is not open", offsetsTopic)
 		}
+	} else if err := b.migrateOffsetsTopic(ts.meta.Configs, gc); err != nil {
+		return nil, err
 	}
+	ts = b.topic(offsetsTopic) // a migration replaced the topic's state
 	cfg := group.Config{
 		Partitions:            int32(len(ts.partitions)),
 		MinSessionTimeout:     gc.MinSessionTimeout,
@@ -98,6 +105,42 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 	b.log.Info("group coordinator ready", "partitions", len(ts.partitions), "load", time.Since(start))
 	b.groups.c = c
 	return c, nil
+}
+
+// offsetsTopicConfigs are the configs __consumer_offsets is created with,
+// Kafka's.
+func offsetsTopicConfigs(gc GroupConfig) map[string]string {
+	return map[string]string{
+		"cleanup.policy":   "compact",
+		"compression.type": "producer",
+		"segment.bytes":    strconv.FormatInt(gc.OffsetsSegmentBytes, 10),
+	}
+}
+
+// migrateOffsetsTopic switches a __consumer_offsets created before
+// compaction existed (retention.ms=-1 and no cleanup.policy) to the
+// compacted configs: the interim retention keys go, Kafka's internal topic
+// configs come, other overrides stay.
+func (b *Broker) migrateOffsetsTopic(configs map[string]string, gc GroupConfig) error {
+	if _, ok := configs["cleanup.policy"]; ok || configs["retention.ms"] != "-1" {
+		return nil
+	}
+	next := maps.Clone(configs)
+	delete(next, "retention.ms")
+	if next["retention.bytes"] == "-1" {
+		delete(next, "retention.bytes")
+	}
+	maps.Copy(next, offsetsTopicConfigs(gc))
+	if s, ok := configs["segment.bytes"]; ok {
+		next["segment.bytes"] = s // as created: offsets.topic.segment.bytes applies to new topics only, as in Kafka
+	}
+	b.admin.Lock()
+	defer b.admin.Unlock()
+	if code, msg := b.setTopicConfigsLocked(offsetsTopic, next, false); code != 0 {
+		return fmt.Errorf("broker: migrate %s to cleanup.policy=compact: %s (%v)", offsetsTopic, msg, kerr.ErrorForCode(code))
+	}
+	b.log.Info("migrated "+offsetsTopic+" to cleanup.policy=compact", "from", configs, "to", next)
+	return nil
 }
 
 // existingGroups is the group coordinator if it exists already.
