@@ -368,3 +368,35 @@ func TestCleanerBrokerConfig(t *testing.T) {
 		t.Errorf("ratio from the dynamic log.cleaner.min.cleanable.ratio: %v", got)
 	}
 }
+
+// TestBackgroundCleaner: with the broker's cleaner settings (a short
+// log.cleaner.backoff.ms), a compacted topic is cleaned with no call from
+// the test.
+func TestBackgroundCleaner(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), func(c *Config) {
+		backoff := 10 * time.Millisecond
+		c.Cleaner.Backoff = &backoff
+	})
+	ctx := ctxTimeout(t, 30*time.Second)
+	if _, err := tb.admin(t).CreateTopic(ctx, 1, 1, map[string]*string{
+		"cleanup.policy": kadm.StringPtr("compact"), "segment.bytes": kadm.StringPtr("14"),
+	}, "bg"); err != nil {
+		t.Fatal(err)
+	}
+	cl := tb.client(t)
+	var kv []string
+	for i := range 50 {
+		kv = append(kv, "k"+strconv.Itoa(i%2), "v"+strconv.Itoa(i))
+	}
+	if err := produceKeyed(t, cl, "bg", kv...); err != nil {
+		t.Fatal(err)
+	}
+	l := tb.partition("bg", 0).log
+	if err := l.Flush(); err != nil { // the cleaner stays below the recovery point
+		t.Fatal(err)
+	}
+	pollUntil(t, "a background pass", func() bool {
+		st, ok := l.LastClean()
+		return ok && st.Removed > 0
+	})
+}
