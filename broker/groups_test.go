@@ -495,3 +495,147 @@ func TestShutdownAnswersParkedJoin(t *testing.T) {
 		t.Errorf("shutdown took %v with a join parked", d)
 	}
 }
+
+// Members that commit what they consumed when partitions are revoked hand
+// over exactly there: while a member joins and another leaves during
+// consumption, every record is consumed, and none twice.
+func TestGroupCommitOnRevoke(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), groupTimeouts)
+	tb.createTopic(t, "cr", 6)
+	var mu sync.Mutex
+	seen := map[string]int{}
+	start := func() (*kgo.Client, *tracked) {
+		var cl *kgo.Client
+		commit := func(ctx context.Context, c *kgo.Client, _ map[string][]int32) {
+			if err := c.CommitUncommittedOffsets(ctx); err != nil {
+				t.Errorf("commit on revoke: %v", err)
+			}
+		}
+		m := &tracked{owned: map[int32]bool{}, changed: make(chan struct{}, 1)}
+		cl = tb.client(t, kgo.ConsumerGroup("g"), kgo.ConsumeTopics("cr"),
+			kgo.SessionTimeout(time.Second), kgo.HeartbeatInterval(100*time.Millisecond),
+			kgo.DisableAutoCommit(), kgo.BlockRebalanceOnPoll(), kgo.FetchMaxWait(200*time.Millisecond),
+			kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()),
+			kgo.OnPartitionsAssigned(m.onAssigned),
+			kgo.OnPartitionsRevoked(func(ctx context.Context, c *kgo.Client, r map[string][]int32) {
+				commit(ctx, c, r)
+				m.onRevoked(ctx, c, r)
+			}),
+			kgo.OnPartitionsLost(m.onRevoked))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				fs := cl.PollFetches(context.Background())
+				if fs.IsClientClosed() {
+					return
+				}
+				mu.Lock()
+				fs.EachRecord(func(r *kgo.Record) { seen[fmt.Sprintf("%d/%d", r.Partition, r.Offset)]++ })
+				mu.Unlock()
+				cl.AllowRebalance()
+				m.signal()
+			}
+		}()
+		t.Cleanup(func() { cl.Close(); <-done })
+		return cl, m
+	}
+	total := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(seen)
+	}
+	_, a := start()
+	bcl, b := start()
+	await(t, "two members share the partitions", covers(6, a, b), a, b)
+	const n = 30000
+	produceN(t, tb, "cr", n/3)
+	await(t, "a third consumed", func() bool { return total() >= n/3 }, a, b)
+	_, c := start() // a member joins: partitions move
+	produceN(t, tb, "cr", n/3)
+	await(t, "three members share the partitions", covers(6, a, b, c), a, b, c)
+	bcl.Close() // a member leaves: its partitions move
+	produceN(t, tb, "cr", n/3)
+	await(t, "everything consumed", func() bool { return total() >= n }, a, c)
+	mu.Lock()
+	defer mu.Unlock()
+	for r, k := range seen {
+		if k > 1 {
+			t.Errorf("record %s consumed %d times", r, k)
+		}
+	}
+	if len(seen) != n {
+		t.Errorf("%d distinct records consumed, want %d", len(seen), n)
+	}
+}
+
+// FindCoordinator names this broker at every version, batched from v4;
+// OffsetFetch answers one group (v0-7) or several (v8+) at every version.
+func TestGroupAPIVersions(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), groupTimeouts)
+	tb.createTopic(t, "v", 2)
+	rc := dialRaw(t, tb.addr)
+	self := tb.self()
+	for v := int16(0); v <= 5; v++ {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey, req.CoordinatorKeys = "g1", []string{"g1", "g2"}
+		resp := rc.roundTrip(req, v).(*kmsg.FindCoordinatorResponse)
+		if v < 4 {
+			if resp.ErrorCode != 0 || resp.NodeID != self.ID || resp.Port != self.Port || resp.Host != self.Host {
+				t.Errorf("v%d: %+v", v, resp)
+			}
+			continue
+		}
+		if len(resp.Coordinators) != 2 || resp.Coordinators[1].Key != "g2" || resp.Coordinators[1].NodeID != self.ID || resp.Coordinators[1].ErrorCode != 0 {
+			t.Errorf("v%d: %+v", v, resp.Coordinators)
+		}
+	}
+	txn := kmsg.NewPtrFindCoordinatorRequest()
+	txn.CoordinatorKey, txn.CoordinatorType = "t", 1
+	wantCode(t, "transaction coordinator", rc.roundTrip(txn, 3).(*kmsg.FindCoordinatorResponse).ErrorCode, kerr.CoordinatorNotAvailable)
+
+	commit := kmsg.NewPtrOffsetCommitRequest()
+	commit.Group, commit.Generation = "g1", -1
+	rt := kmsg.NewOffsetCommitRequestTopic()
+	rt.Topic = "v"
+	rp := kmsg.NewOffsetCommitRequestTopicPartition()
+	rp.Partition, rp.Offset, rp.LeaderEpoch = 1, 77, 0
+	md := "meta"
+	rp.Metadata = &md
+	rt.Partitions = append(rt.Partitions, rp)
+	commit.Topics = append(commit.Topics, rt)
+	for v := int16(0); v <= 9; v++ {
+		wantCode(t, fmt.Sprintf("commit v%d", v), rc.roundTrip(commit, v).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode, nil)
+	}
+	for v := int16(1); v <= 9; v++ {
+		req := kmsg.NewPtrOffsetFetchRequest()
+		req.Group = "g1"
+		ft := kmsg.NewOffsetFetchRequestTopic()
+		ft.Topic, ft.Partitions = "v", []int32{0, 1}
+		req.Topics = append(req.Topics, ft)
+		for _, g := range []string{"g1", "g2"} {
+			rg := kmsg.NewOffsetFetchRequestGroup()
+			rg.Group = g
+			gt := kmsg.NewOffsetFetchRequestGroupTopic()
+			gt.Topic, gt.Partitions = "v", []int32{0, 1}
+			rg.Topics = append(rg.Topics, gt)
+			req.Groups = append(req.Groups, rg)
+		}
+		resp := rc.roundTrip(req, v).(*kmsg.OffsetFetchResponse)
+		var p0, p1 int64
+		var meta string
+		if v < 8 {
+			p0, p1, meta = resp.Topics[0].Partitions[0].Offset, resp.Topics[0].Partitions[1].Offset, *resp.Topics[0].Partitions[1].Metadata
+		} else {
+			if len(resp.Groups) != 2 || resp.Groups[1].Topics[0].Partitions[1].Offset != -1 {
+				t.Errorf("v%d: groups %+v", v, resp.Groups)
+				continue
+			}
+			p := resp.Groups[0].Topics[0].Partitions
+			p0, p1, meta = p[0].Offset, p[1].Offset, *p[1].Metadata
+		}
+		if p0 != -1 || p1 != 77 || meta != "meta" {
+			t.Errorf("v%d: offsets %d %d metadata %q, want -1 77 meta", v, p0, p1, meta)
+		}
+	}
+}
