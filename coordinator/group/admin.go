@@ -45,7 +45,7 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 
 // DescribeGroups answers a DescribeGroups request. An unknown group is
 // described as Dead with no members, as Kafka does. Member metadata and
-// the protocol are given for a Stable group only.
+// assignments, and the protocol, are given for a Stable group only.
 func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.DescribeGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.DescribeGroupsResponse)
 	for _, id := range req.Groups {
@@ -62,9 +62,8 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 				m := g.members[mid]
 				dm := kmsg.NewDescribeGroupsResponseGroupMember()
 				dm.MemberID, dm.InstanceID, dm.ClientID, dm.ClientHost = m.id, m.instanceID, m.clientID, m.clientHost
-				dm.MemberAssignment = m.assignment
-				if g.state == stable {
-					dm.ProtocolMetadata = m.metadata(g.protocolName)
+				if g.state == stable { // Kafka's summaryNoMetadata otherwise
+					dm.ProtocolMetadata, dm.MemberAssignment = m.metadata(g.protocolName), m.assignment
 				}
 				dg.Members = append(dg.Members, dm)
 			}

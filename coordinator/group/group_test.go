@@ -646,3 +646,19 @@ func TestDeleteTopicOffsets(t *testing.T) {
 		t.Errorf("offsets of a deleted topic after reload: %+v", got)
 	}
 }
+
+// Outside Stable, DescribeGroups lists members without their metadata and
+// assignments (Kafka's summaryNoMetadata).
+func TestDescribeDuringRebalance(t *testing.T) {
+	f := newFixture(t)
+	ids, _ := f.stableGroup("g", 1)
+	ch, _ := f.c.startJoin(joinReq("g", ids[0], nil), "c", "h") // the leader rejoins
+	d := kmsg.NewPtrDescribeGroupsRequest()
+	d.Groups = []string{"g"}
+	g := f.c.DescribeGroups(d).Groups[0]
+	// The only member rejoined: the join completes, the assignment is not out.
+	if g.State != "CompletingRebalance" || len(g.Members) != 1 || g.Protocol != "" || len(g.Members[0].MemberAssignment) != 0 || len(g.Members[0].ProtocolMetadata) != 0 {
+		t.Errorf("described during a rebalance: %+v", g)
+	}
+	result(t, ch)
+}
