@@ -1,7 +1,8 @@
 package main
 
-// sluice consume: the console consumer. Reads partitions directly, without
-// a consumer group, and prints each record through a format string.
+// sluice consume: the console consumer. Reads partitions directly, or as a
+// member of a consumer group (consumegroup.go), and prints each record
+// through a format string.
 
 import (
 	"bufio"
@@ -25,8 +26,20 @@ const consumeUsage = `usage: sluice consume TOPIC [flags]
 Prints the records of TOPIC (every partition, or --partition N) through
 --format, starting at --from (default: the end, new records only, as
 kafka-console-consumer.sh), --offset or --from-time. Runs until SIGINT or
-SIGTERM, -n records or --timeout without a record, then exits 0. No consumer
-group is joined and no offset is committed.
+SIGTERM, -n records or --timeout without a record, then exits 0. Without
+--group no consumer group is joined and no offset is committed.
+
+With --group G the consumer joins group G and reads the partitions the
+group assigns it; the members of a group share the topic's partitions.
+It starts each partition at the group's committed offset, or where --from
+says if the group has none, and commits the offsets of the records it
+printed: every --commit-interval, when a partition moves to another
+member, and on exit (after -n, --timeout, SIGINT or SIGTERM), when it also
+leaves the group. A record printed is committed; with -n, one not printed
+is not. --offset, --from-time and --partition do not apply to a group.
+A static member (--instance-id) does not leave: the group keeps its
+partitions for it until --session-timeout passes, so that a restart within
+that time resumes them without a rebalance.
 
 --offset N starts every partition at offset N; a partition whose log starts
 later starts at its first offset, one that ends earlier at its end.
@@ -44,11 +57,12 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 	cf := addClientFlags(fs)
 	from := fs.String("from", "end", "beginning or end of each partition")
 	offset := fs.Int64("offset", -1, "start every partition at this `offset`")
-	fromTime := fs.String("from-time", "", "start at the first record at or after this `time`: RFC 3339 (2006-01-02T15:04:05Z) or Unix milliseconds")
+	fromTime := fs.String("from-time", "", "start at the first record at or after this `time`: RFC 3339 (2006-01-02T15:04:05Z), local time (2006-01-02T15:04:05.000) or Unix milliseconds")
 	partition := fs.Int("partition", -1, "consume only this partition")
 	count := fs.Int("n", 0, "exit after this many records (0: no limit)")
 	timeout := fs.Duration("timeout", 0, "exit when no record arrives for this long (0: never)")
 	format := fs.String("format", "", `output format of a record (default "%v\n": the value, a newline)`)
+	gf := addGroupFlags(fs)
 	pos, code, done := c.parse(args)
 	if done {
 		return code
@@ -69,12 +83,22 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 	if *from != "beginning" && *from != "end" {
 		return c.usageError("--from %q: want beginning or end", *from)
 	}
+	if gf.group != "" {
+		for _, name := range []string{"offset", "from-time", "partition"} {
+			if isSet(fs, name) {
+				return c.usageError("--%s does not apply to a group: the group's committed offsets and its assignment decide", name)
+			}
+		}
+	}
+	if err := gf.check(fs); err != nil {
+		return c.usageError("%v", err)
+	}
 	if isSet(fs, "offset") && *offset < 0 {
 		return c.usageError("--offset %d: must not be negative", *offset)
 	}
 	var fromMilli int64
 	if isSet(fs, "from-time") {
-		ms, err := parseTime(*fromTime)
+		ms, err := parseTime("from-time", *fromTime)
 		if err != nil {
 			return c.usageError("%v", err)
 		}
@@ -93,6 +117,10 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	cons := consumer{format: parts, limit: *count, idle: *timeout, out: bufio.NewWriterSize(stdout, 64<<10), cmd: c}
+	if gf.group != "" {
+		return gf.consume(ctx, stop, cf, topic, *from == "beginning", &cons)
+	}
 
 	start := startAt{beginning: *from == "beginning", offset: -1, milli: -1}
 	switch {
@@ -112,7 +140,7 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 		return c.fail(err)
 	}
 	defer cl.Close()
-	cons := consumer{cl: cl, format: parts, limit: *count, idle: *timeout, out: bufio.NewWriterSize(stdout, 64<<10), cmd: c}
+	cons.cl = cl
 	return cons.run(ctx)
 }
 
@@ -208,19 +236,23 @@ func isSet(fs *flag.FlagSet, name string) bool {
 	return set
 }
 
-// parseTime parses Unix milliseconds or an RFC 3339 time into Unix ms.
-func parseTime(s string) (int64, error) {
+// parseTime parses the value of the time flag name into Unix ms: Unix
+// milliseconds, RFC 3339, or Kafka's yyyy-MM-ddTHH:mm:ss[.SSS] in local
+// time (as kafka-consumer-groups.sh --to-datetime takes it).
+func parseTime(name, s string) (int64, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms < 0 {
-			return 0, fmt.Errorf("--from-time %d: must not be negative", ms)
+			return 0, fmt.Errorf("--%s %d: must not be negative", name, ms)
 		}
 		return ms, nil
 	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return 0, fmt.Errorf("--from-time %q: want RFC 3339 (2006-01-02T15:04:05Z) or Unix milliseconds", s)
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UnixMilli(), nil
 	}
-	return t.UnixMilli(), nil
+	if t, err := time.ParseInLocation("2006-01-02T15:04:05.999999999", s, time.Local); err == nil {
+		return t.UnixMilli(), nil
+	}
+	return 0, fmt.Errorf("--%s %q: want RFC 3339 (2006-01-02T15:04:05Z), local time (2006-01-02T15:04:05.000) or Unix milliseconds", name, s)
 }
 
 // listOffsets runs one of kadm's offset listings for topic and fails on
@@ -242,18 +274,19 @@ func listOffsets(ctx context.Context, list func(context.Context, ...string) (kad
 // consumer prints the records of one sluice consume run.
 type consumer struct {
 	cl     *kgo.Client
+	group  string // the consumer group, if any: printed records are marked for commit
 	format []formatPart
 	limit  int           // records to print; 0: no limit
 	idle   time.Duration // exit after this long without a record; 0: never
 	out    *bufio.Writer
 	cmd    *command
+	buf    []byte // scratch space for a record's output
 }
 
 // run polls until the limit, the idle timeout or ctx's end and returns the
 // exit code.
 func (c *consumer) run(ctx context.Context) int {
 	printed := 0
-	var buf []byte
 	for {
 		pollCtx, cancel := ctx, context.CancelFunc(func() {})
 		if c.idle > 0 {
@@ -265,27 +298,18 @@ func (c *consumer) run(ctx context.Context) int {
 		}
 		fetches := c.cl.PollRecords(pollCtx, maxRecords)
 		cancel()
-		for _, fe := range fetches.Errors() {
-			var loss *kgo.ErrDataLoss
-			switch {
-			case errors.Is(fe.Err, context.Canceled), errors.Is(fe.Err, context.DeadlineExceeded), errors.Is(fe.Err, kgo.ErrClientClosed):
-			case errors.As(fe.Err, &loss):
-				c.cmd.warn("partition %d: %s", fe.Partition, errorText(fe.Err))
-			default:
-				c.out.Flush()
-				return c.cmd.fail(fmt.Errorf("partition %d: %w", fe.Partition, fe.Err))
-			}
+		code, n, stop := c.print(fetches)
+		if c.group != "" {
+			// Polling blocked rebalances (kgo.BlockRebalanceOnPoll) so
+			// that no partition moves between printing a record and
+			// marking it: what was marked is committed before another
+			// member starts the partition.
+			c.cl.AllowRebalance()
 		}
-		n := 0
-		fetches.EachRecord(func(r *kgo.Record) {
-			buf = appendRecord(buf[:0], c.format, r)
-			c.out.Write(buf)
-			n++
-		})
+		if stop {
+			return code
+		}
 		printed += n
-		if err := c.out.Flush(); err != nil {
-			return c.cmd.fail(fmt.Errorf("writing: %w", err))
-		}
 		switch {
 		case c.limit > 0 && printed >= c.limit:
 			return 0
@@ -295,4 +319,37 @@ func (c *consumer) run(ctx context.Context) int {
 			return 0 // idle for --timeout
 		}
 	}
+}
+
+// print writes the records of one poll, marks them for commit in a group
+// once written, and returns how many it wrote. When stop is set the run
+// ends with exit code code: a fetch error, or standard output failed.
+func (c *consumer) print(fetches kgo.Fetches) (code, n int, stop bool) {
+	for _, fe := range fetches.Errors() {
+		var loss *kgo.ErrDataLoss
+		var session *kgo.ErrGroupSession
+		switch {
+		case errors.Is(fe.Err, context.Canceled), errors.Is(fe.Err, context.DeadlineExceeded), errors.Is(fe.Err, kgo.ErrClientClosed):
+		case errors.As(fe.Err, &loss):
+			c.cmd.warn("partition %d: %s", fe.Partition, errorText(fe.Err))
+		case errors.As(fe.Err, &session):
+			c.out.Flush()
+			return c.cmd.fail(fmt.Errorf("group %s: %w", c.group, session.Err)), 0, true
+		default:
+			c.out.Flush()
+			return c.cmd.fail(fmt.Errorf("partition %d: %w", fe.Partition, fe.Err)), 0, true
+		}
+	}
+	records := fetches.Records()
+	for _, r := range records {
+		c.buf = appendRecord(c.buf[:0], c.format, r)
+		c.out.Write(c.buf)
+	}
+	if err := c.out.Flush(); err != nil {
+		return c.cmd.fail(fmt.Errorf("writing: %w", err)), 0, true
+	}
+	if c.group != "" {
+		c.cl.MarkCommitRecords(records...)
+	}
+	return 0, len(records), false
 }
