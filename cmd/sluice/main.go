@@ -1,6 +1,7 @@
 // Command sluice is the one sluice binary: `sluice broker` runs a broker,
-// `sluice topic`, `sluice produce` and `sluice consume` are console tools
-// for any Kafka-compatible broker, `sluice bench` load-tests one.
+// `sluice topic`, `sluice produce`, `sluice consume` and `sluice group` are
+// console tools for any Kafka-compatible broker, `sluice bench` load-tests
+// one.
 package main
 
 import (
@@ -15,10 +16,11 @@ commands:
   broker    run a broker (no flags: single node on localhost:9092, data in ./sluice-data)
   topic     create, list, describe, alter-config or delete topics
   produce   send lines of standard input as records: produce TOPIC
-  consume   print records of a topic: consume TOPIC
+  consume   print records of a topic: consume TOPIC [--group GROUP]
+  group     list, describe, delete consumer groups or reset their offsets
   bench     load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
-The console tools (topic, produce, consume) take --brokers host:port,...
+The console tools (topic, produce, consume, group) take --brokers host:port,...
 (default localhost:9092, or $SLUICE_BROKERS).
 
 Run "sluice <command> -h" for a command's flags.
@@ -42,6 +44,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runProduce(args[1:], os.Stdin, stdout, stderr)
 	case "consume":
 		return runConsume(args[1:], stdout, stderr)
+	case "group":
+		return runGroup(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
