@@ -436,7 +436,7 @@ func TestConsumeStopsCleanlyOnSignal(t *testing.T) {
 func TestUsage(t *testing.T) {
 	c := &cli{t: t, bin: buildSluice(t)}
 	r := c.runEnv(nil, "", "-h")
-	for _, want := range []string{"topic", "produce", "consume", "bench", "broker"} {
+	for _, want := range []string{"topic", "produce", "consume", "group", "bench", "broker"} {
 		if !strings.Contains(r.stdout, "\n  "+want+" ") {
 			t.Errorf("sluice -h lacks %s:\n%s", want, r.stdout)
 		}
