@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
 )
 
 // kcat runs kcat (librdkafka, an independent client) against the broker.
@@ -84,5 +86,45 @@ func TestKcat(t *testing.T) {
 	out = kcat(t, "", "-b", tb.addr, "-C", "-t", "kcat-one", "-o", "beginning", "-e", "-f", `%k=%s\n`)
 	if out != strings.Join(want, "\n")+"\n" {
 		t.Errorf("kcat -C of one partition:\n%s\nwant:\n%s", out, strings.Join(want, "\n"))
+	}
+}
+
+// TestKcatGroup consumes as a librdkafka consumer group member (kcat -G):
+// another client's take on JoinGroup, SyncGroup, heartbeats and commits.
+// A second run of the same group finds the committed offsets and reads
+// only what came after.
+func TestKcatGroup(t *testing.T) {
+	if _, err := exec.LookPath("kcat"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("kcat is not installed (apt-get install kcat): %v", err)
+		}
+		t.Skipf("kcat is not installed: %v", err)
+	}
+	tb := startBroker(t, t.TempDir(), groupTimeouts)
+	tb.createTopic(t, "kg", 2)
+	cl := tb.client(t)
+	produceN(t, tb, "kg", 20)
+	group := func() []string {
+		out := kcat(t, "", "-b", tb.addr, "-G", "kgroup", "-X", "auto.offset.reset=earliest", "-e", "-q", "-f", "%s\n", "kg")
+		vals := strings.Fields(out)
+		slices.Sort(vals)
+		return vals
+	}
+	first := group()
+	if len(first) != 20 {
+		t.Fatalf("first group run read %d records: %v", len(first), first)
+	}
+	offs, err := tb.admin(t).FetchOffsets(ctxTimeout(t, 10*time.Second), "kgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var committed int64
+	offs.Each(func(o kadm.OffsetResponse) { committed += o.At })
+	if committed != 20 {
+		t.Errorf("kcat committed offsets summing to %d, want 20", committed)
+	}
+	produceSync(t, cl, "kg", 0, "late")
+	if second := group(); !slices.Equal(second, []string{"late"}) {
+		t.Errorf("second group run read %v, want only the record produced after the first", second)
 	}
 }
