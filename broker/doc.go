@@ -15,7 +15,15 @@
 // logs) is read and changed by DescribeConfigs, AlterConfigs and
 // IncrementalAlterConfigs.
 //
-// Lock order: Broker.admin (one change to the topics, their partitions or
+// Consumer groups (groups.go) are coordinator/group's, which the broker
+// hands the partitions of __consumer_offsets through a small store
+// interface; the group handlers (08-16, 42, 47) only route requests to it.
+// A JoinGroup or a follower's SyncGroup parks its connection's goroutine
+// until the rebalance completes, as Kafka mutes the connection meanwhile;
+// Shutdown closes the coordinator first, which answers parked requests.
+//
+// Lock order: groupsState.mu before Broker.admin (the coordinator is made,
+// and __consumer_offsets created, under it). Broker.admin (one change to the topics, their partitions or
 // the configuration at a time) before the engine Store's lock before
 // Broker.mu before partition.mu; Broker.mu and partition.mu are not held
 // across I/O except the engine's own. producerIDs.mu nests no other broker
