@@ -480,8 +480,19 @@ func TestValidateBatchAllocs(t *testing.T) {
 	}
 }
 
+// BenchmarkValidateBatch times ValidateBatch alone (header checks, CRC-32C
+// and the record walk) on the shapes of BenchmarkAppend with 100 B values,
+// and on 100 of testRecords' varied records (keys, null values, headers).
 func BenchmarkValidateBatch(b *testing.B) {
-	batch := buildBatch(testRecords(100)...)
+	for _, n := range []int{1, 10, 100, 1000} {
+		b.Run(fmt.Sprintf("records=%d/value=100B", n), func(b *testing.B) {
+			benchValidate(b, benchBatch(n, 100), n)
+		})
+	}
+	b.Run("records=100/mixed", func(b *testing.B) { benchValidate(b, buildBatch(testRecords(100)...), 100) })
+}
+
+func benchValidate(b *testing.B, batch []byte, records int) {
 	b.SetBytes(int64(len(batch)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -489,4 +500,5 @@ func BenchmarkValidateBatch(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	reportRecords(b, records)
 }
