@@ -639,3 +639,110 @@ func TestGroupAPIVersions(t *testing.T) {
 		}
 	}
 }
+
+// One member runs the whole classic protocol at every version of each API
+// (JoinGroup 0-9, SyncGroup 0-5, Heartbeat 0-4, LeaveGroup 0-5): a join
+// (with the KIP-394 round trip from v4), a sync as leader, heartbeats, a
+// commit and a leave, each answered without error.
+func TestGroupProtocolEveryVersion(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), groupTimeouts)
+	tb.createTopic(t, "ev", 1)
+	rc := dialRaw(t, tb.addr)
+	for jv := int16(0); jv <= 9; jv++ {
+		sv, hv, lv := min(jv, 5), min(jv, 4), min(jv, 5)
+		group := fmt.Sprintf("ev-%d", jv)
+		what := fmt.Sprintf("JoinGroup v%d, SyncGroup v%d, Heartbeat v%d, LeaveGroup v%d", jv, sv, hv, lv)
+		join := kmsg.NewPtrJoinGroupRequest()
+		join.Group, join.SessionTimeoutMillis, join.RebalanceTimeoutMillis, join.ProtocolType = group, 5000, 5000, "consumer"
+		p := kmsg.NewJoinGroupRequestProtocol()
+		meta := kmsg.NewConsumerMemberMetadata()
+		meta.Topics = []string{"ev"}
+		p.Name, p.Metadata = "range", meta.AppendTo(nil)
+		join.Protocols = append(join.Protocols, p)
+		jr := rc.roundTrip(join, jv).(*kmsg.JoinGroupResponse)
+		if jv >= 4 {
+			wantCode(t, what+": first join", jr.ErrorCode, kerr.MemberIDRequired)
+			join.MemberID = jr.MemberID
+			jr = rc.roundTrip(join, jv).(*kmsg.JoinGroupResponse)
+		}
+		if jr.ErrorCode != 0 || jr.MemberID == "" || jr.LeaderID != jr.MemberID || jr.Generation != 1 || len(jr.Members) != 1 {
+			t.Errorf("%s: join answered %v %+v", what, kerr.ErrorForCode(jr.ErrorCode), jr)
+			continue
+		}
+		if jr.Protocol == nil || *jr.Protocol != "range" || jv >= 7 && (jr.ProtocolType == nil || *jr.ProtocolType != "consumer") {
+			t.Errorf("%s: protocol %v type %v", what, jr.Protocol, jr.ProtocolType)
+		}
+		sync := kmsg.NewPtrSyncGroupRequest()
+		sync.Group, sync.MemberID, sync.Generation = group, jr.MemberID, jr.Generation
+		if sv >= 5 {
+			pt, pn := "consumer", "range"
+			sync.ProtocolType, sync.Protocol = &pt, &pn
+		}
+		a := kmsg.NewSyncGroupRequestGroupAssignment()
+		a.MemberID, a.MemberAssignment = jr.MemberID, []byte("mine")
+		sync.GroupAssignment = append(sync.GroupAssignment, a)
+		sr := rc.roundTrip(sync, sv).(*kmsg.SyncGroupResponse)
+		if sr.ErrorCode != 0 || string(sr.MemberAssignment) != "mine" {
+			t.Errorf("%s: sync answered %v %q", what, kerr.ErrorForCode(sr.ErrorCode), sr.MemberAssignment)
+		}
+		hb := kmsg.NewPtrHeartbeatRequest()
+		hb.Group, hb.MemberID, hb.Generation = group, jr.MemberID, jr.Generation
+		wantCode(t, what+": heartbeat", rc.roundTrip(hb, hv).(*kmsg.HeartbeatResponse).ErrorCode, nil)
+		hb.Generation++
+		wantCode(t, what+": heartbeat of a generation to come", rc.roundTrip(hb, hv).(*kmsg.HeartbeatResponse).ErrorCode, kerr.IllegalGeneration)
+		commit := kmsg.NewPtrOffsetCommitRequest()
+		commit.Group, commit.MemberID, commit.Generation = group, jr.MemberID, jr.Generation
+		ct := kmsg.NewOffsetCommitRequestTopic()
+		ct.Topic = "ev"
+		cp := kmsg.NewOffsetCommitRequestTopicPartition()
+		cp.Offset = 3
+		ct.Partitions = append(ct.Partitions, cp)
+		commit.Topics = append(commit.Topics, ct)
+		wantCode(t, what+": member commit", rc.roundTrip(commit, 8).(*kmsg.OffsetCommitResponse).Topics[0].Partitions[0].ErrorCode, nil)
+		leave := kmsg.NewPtrLeaveGroupRequest()
+		leave.Group, leave.MemberID = group, jr.MemberID
+		lm := kmsg.NewLeaveGroupRequestMember()
+		lm.MemberID = jr.MemberID
+		leave.Members = append(leave.Members, lm)
+		lr := rc.roundTrip(leave, lv).(*kmsg.LeaveGroupResponse)
+		wantCode(t, what+": leave", lr.ErrorCode, nil)
+		if lv >= 3 && (len(lr.Members) != 1 || lr.Members[0].ErrorCode != 0) {
+			t.Errorf("%s: leave members %+v", what, lr.Members)
+		}
+	}
+	lg := rc.roundTrip(kmsg.NewPtrListGroupsRequest(), 4).(*kmsg.ListGroupsResponse)
+	if len(lg.Groups) != 10 {
+		t.Errorf("%d groups listed, want 10", len(lg.Groups))
+	}
+	for _, g := range lg.Groups {
+		if g.GroupState != "Empty" {
+			t.Errorf("group %s is %s after its only member left", g.Group, g.GroupState)
+		}
+	}
+	for v := int16(0); v <= 5; v++ {
+		d := kmsg.NewPtrDescribeGroupsRequest()
+		d.Groups = []string{"ev-0", "nope"}
+		resp := rc.roundTrip(d, v).(*kmsg.DescribeGroupsResponse)
+		if len(resp.Groups) != 2 || resp.Groups[0].State != "Empty" || resp.Groups[0].ProtocolType != "consumer" || resp.Groups[1].State != "Dead" {
+			t.Errorf("DescribeGroups v%d: %+v", v, resp.Groups)
+		}
+	}
+	od := kmsg.NewPtrOffsetDeleteRequest()
+	od.Group = "ev-0"
+	ot := kmsg.NewOffsetDeleteRequestTopic()
+	ot.Topic = "ev"
+	ot.Partitions = append(ot.Partitions, kmsg.NewOffsetDeleteRequestTopicPartition())
+	od.Topics = append(od.Topics, ot)
+	odr := rc.roundTrip(od, 0).(*kmsg.OffsetDeleteResponse)
+	if odr.ErrorCode != 0 || odr.Topics[0].Partitions[0].ErrorCode != 0 {
+		t.Errorf("OffsetDelete v0: %+v", odr)
+	}
+	for v := int16(0); v <= 2; v++ {
+		del := kmsg.NewPtrDeleteGroupsRequest()
+		del.Groups = []string{fmt.Sprintf("ev-%d", v+1)}
+		wantCode(t, fmt.Sprintf("DeleteGroups v%d", v), rc.roundTrip(del, v).(*kmsg.DeleteGroupsResponse).Groups[0].ErrorCode, nil)
+	}
+	if lg := rc.roundTrip(kmsg.NewPtrListGroupsRequest(), 5).(*kmsg.ListGroupsResponse); len(lg.Groups) != 7 {
+		t.Errorf("%d groups listed after deleting 3, want 7", len(lg.Groups))
+	}
+}
