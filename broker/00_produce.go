@@ -12,7 +12,8 @@ package broker
 //     (length, magic, CRC) is CORRUPT_MESSAGE, a malformed one
 //     INVALID_RECORD, one over max.message.bytes MESSAGE_TOO_LARGE. Unknown
 //     topics and partitions get UNKNOWN_TOPIC_OR_PARTITION (Produce does not
-//     create topics; Metadata does).
+//     create topics; Metadata does). Internal topics (__consumer_offsets)
+//     get INVALID_TOPIC_EXCEPTION: only the broker writes them, as in Kafka.
 //   - acks=-1 on a topic whose min.insync.replicas is above 1 gets
 //     NOT_ENOUGH_REPLICAS: the in-sync replica set of a single node is
 //     itself alone.
@@ -132,6 +133,12 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	p = b.partition(topic, rp.Partition)
 	if p == nil {
 		return nil, res, kerr.UnknownTopicOrPartition.Code, "", nil
+	}
+	if isInternal(topic) {
+		// As Kafka's ReplicaManager: only the broker writes its internal
+		// topics (a client record in __consumer_offsets would be read as
+		// group state at the next start).
+		return nil, res, kerr.InvalidTopicException.Code, "Cannot append to internal topic " + topic, nil
 	}
 	if n := p.minInsync.Load(); req.Acks == -1 && n > 1 {
 		return nil, res, kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set of %s-%d has 1 member, fewer than min.insync.replicas=%d", topic, rp.Partition, n), nil

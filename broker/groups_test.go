@@ -419,6 +419,9 @@ func TestGroupBadInput(t *testing.T) {
 	sync.Group, sync.MemberID, sync.Generation = "g", "nobody", 0
 	wantCode(t, "sync of an unknown member", rc.roundTrip(sync, 5).(*kmsg.SyncGroupResponse).ErrorCode, kerr.UnknownMemberID)
 
+	if code, _ := rc.produceCode(11, offsetsTopic, 0, batch("not group state")); code != kerr.InvalidTopicException.Code {
+		t.Errorf("produce to %s: %v, want INVALID_TOPIC_EXCEPTION", offsetsTopic, kerr.ErrorForCode(code))
+	}
 	del := kmsg.NewPtrDeleteTopicsRequest()
 	del.TopicNames = []string{offsetsTopic}
 	wantCode(t, "delete __consumer_offsets", rc.roundTrip(del, 5).(*kmsg.DeleteTopicsResponse).Topics[0].ErrorCode, kerr.InvalidRequest)

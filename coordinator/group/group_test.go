@@ -662,3 +662,22 @@ func TestDescribeDuringRebalance(t *testing.T) {
 	}
 	result(t, ch)
 }
+
+// Records that are not the coordinator's (garbage, a newer record type)
+// are skipped at load; the groups around them load.
+func TestLoadSkipsForeignRecords(t *testing.T) {
+	f := newFixture(t)
+	f.c.OffsetCommit(commitReq("a", "", -1, 5))
+	p := PartitionFor("a", 50)
+	f.store.parts[p] = append(f.store.parts[p],
+		Record{Key: []byte{0}},                                   // too short for a version
+		Record{Key: []byte{0, 1, 0xff}, Value: []byte{}},         // offset key that does not parse
+		Record{Key: []byte{0, 9, 1, 2}, Value: []byte{3}},        // an unknown record type
+		Record{Key: offsetKey("a", "t", 1), Value: []byte{0, 3}}) // a value that does not parse
+	f.c.OffsetCommit(commitReq("a", "", -1, 6, 2))
+	f.c.Close()
+	c := f.open()
+	if got := fetch(c, "a", 0, 1, 2); got[0].Offset != 5 || got[1].Offset != -1 || got[2].Offset != 6 {
+		t.Errorf("offsets after a load with foreign records: %+v", got)
+	}
+}

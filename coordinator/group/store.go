@@ -12,11 +12,13 @@ package group
 //	                                             timeouts, subscription, assignment)
 //
 // A tombstone (no value) deletes its key. Loading reads every partition
-// in order and keeps the last record of each key.
+// in order and keeps the last record of each key; a record that does not
+// parse is skipped with a warning (a broker that cannot start over one bad
+// record would lose every group, not one), and a storage error fails the
+// load.
 
 import (
 	"encoding/binary"
-	"fmt"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -88,13 +90,15 @@ func (c *Coordinator) load() error {
 	for p := range c.cfg.Partitions {
 		err := c.store.Read(p, func(r Record) error {
 			if len(r.Key) < 2 {
-				return fmt.Errorf("group: __consumer_offsets-%d: key of %d bytes", p, len(r.Key))
+				c.log.Warn("skipping a record that is not the coordinator's", "partition", p, "key_bytes", len(r.Key))
+				return nil
 			}
 			switch version := int16(binary.BigEndian.Uint16(r.Key)); version {
 			case 0, 1:
 				var k kmsg.OffsetCommitKey
 				if err := k.ReadFrom(r.Key); err != nil {
-					return fmt.Errorf("group: __consumer_offsets-%d: offset key: %w", p, err)
+					c.log.Warn("skipping an offset record whose key does not parse", "partition", p, "err", err)
+					return nil
 				}
 				l, tp := get(k.Group), topicPartition{k.Topic, k.Partition}
 				if r.Value == nil {
@@ -103,7 +107,8 @@ func (c *Coordinator) load() error {
 				}
 				var v kmsg.OffsetCommitValue
 				if err := v.ReadFrom(r.Value); err != nil {
-					return fmt.Errorf("group: __consumer_offsets-%d: offset of %s %s-%d: %w", p, k.Group, k.Topic, k.Partition, err)
+					c.log.Warn("skipping an offset record whose value does not parse", "partition", p, "group", k.Group, "topic", k.Topic, "topic_partition", k.Partition, "err", err)
+					return nil
 				}
 				expire := int64(-1)
 				if v.Version == 1 {
@@ -117,7 +122,8 @@ func (c *Coordinator) load() error {
 			case 2:
 				var k kmsg.GroupMetadataKey
 				if err := k.ReadFrom(r.Key); err != nil {
-					return fmt.Errorf("group: __consumer_offsets-%d: group key: %w", p, err)
+					c.log.Warn("skipping a group record whose key does not parse", "partition", p, "err", err)
+					return nil
 				}
 				l := get(k.Group)
 				if r.Value == nil {
@@ -130,7 +136,8 @@ func (c *Coordinator) load() error {
 				}
 				v := new(kmsg.GroupMetadataValue)
 				if err := v.ReadFrom(r.Value); err != nil {
-					return fmt.Errorf("group: __consumer_offsets-%d: group %s: %w", p, k.Group, err)
+					c.log.Warn("skipping a group record whose value does not parse", "partition", p, "group", k.Group, "err", err)
+					return nil
 				}
 				l.meta = v
 			default:
