@@ -325,3 +325,22 @@ func keyValues(items []string, flagName string) ([][2]string, error) {
 	}
 	return out, nil
 }
+
+// runSubcommand runs the subcommand args[0] of the command name: usage on
+// stdout for -h, on stderr (exit 2) for none or an unknown one.
+func runSubcommand(name, usage string, sub map[string]func([]string, io.Writer, io.Writer) int, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	if f, ok := sub[args[0]]; ok {
+		return f(args[1:], stdout, stderr)
+	}
+	switch args[0] {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "sluice %s: unknown command %q\n\n%s", name, args[0], usage)
+	return 2
+}

@@ -30,26 +30,12 @@ Run "sluice group <command> -h" for a command's flags.
 `
 
 func runGroup(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, groupUsage)
-		return 2
-	}
-	sub := map[string]func([]string, io.Writer, io.Writer) int{
+	return runSubcommand("group", groupUsage, map[string]func([]string, io.Writer, io.Writer) int{
 		"list":          runGroupList,
 		"describe":      runGroupDescribe,
 		"delete":        runGroupDelete,
 		"reset-offsets": runGroupResetOffsets,
-	}
-	if f, ok := sub[args[0]]; ok {
-		return f(args[1:], stdout, stderr)
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, groupUsage)
-		return 0
-	}
-	fmt.Fprintf(stderr, "sluice group: unknown command %q\n\n%s", args[0], groupUsage)
-	return 2
+	}, args, stdout, stderr)
 }
 
 // table writes whitespace-aligned columns, as Kafka's tools print them.

@@ -34,27 +34,13 @@ Run "sluice topic <command> -h" for a command's flags.
 `
 
 func runTopic(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, topicUsage)
-		return 2
-	}
-	sub := map[string]func([]string, io.Writer, io.Writer) int{
+	return runSubcommand("topic", topicUsage, map[string]func([]string, io.Writer, io.Writer) int{
 		"create":       runTopicCreate,
 		"list":         runTopicList,
 		"describe":     runTopicDescribe,
 		"alter-config": runTopicAlterConfig,
 		"delete":       runTopicDelete,
-	}
-	if f, ok := sub[args[0]]; ok {
-		return f(args[1:], stdout, stderr)
-	}
-	switch args[0] {
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, topicUsage)
-		return 0
-	}
-	fmt.Fprintf(stderr, "sluice topic: unknown command %q\n\n%s", args[0], topicUsage)
-	return 2
+	}, args, stdout, stderr)
 }
 
 // adminContext is the context of one topic command: bounded, and cancelled
