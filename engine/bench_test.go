@@ -23,6 +23,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -219,7 +220,9 @@ const (
 // With open=20000 every segment stays open (the file cache bound is above
 // the segment count) and the figure is the lookup alone; open=1000 on
 // 10,000 segments adds the file cache's opening and closing of segments, for
-// information. MB/s counts the bytes of the batches found.
+// information; segments=10000/open=20000/parallel runs lookups on every
+// CPU at once, all through the Store's one file cache. MB/s counts the bytes
+// of the batches found.
 //
 // segments=10000vs1 measures the goal's ratio so that noise hits both
 // alike: an op is one lookup in the 10,000-segment log and one in the
@@ -264,6 +267,28 @@ func BenchmarkLookup(b *testing.B) {
 			reportRecords(b, 1) // one lookup an op: records/s counts lookups
 		})
 	}
+	// Readers on every CPU share the Store's file cache, as a broker's fetch
+	// handlers do: what the cache's lock costs under contention.
+	b.Run("segments=10000/open=20000/parallel", func(b *testing.B) {
+		f := fixture(b, 10000, 20000)
+		b.SetBytes(f.batchBytes)
+		b.ReportAllocs()
+		var seed atomic.Int64
+		b.RunParallel(func(pb *testing.PB) {
+			i := int(seed.Add(lookupOffsets / 64))
+			for pb.Next() {
+				off := offsets[i&(lookupOffsets-1)]
+				v, err := f.l.Read(off, 1, f.end)
+				if err != nil || v.Len() == 0 {
+					b.Errorf("Read(%d): %d bytes, %v", off, v.Len(), err)
+					return
+				}
+				v.Release()
+				i++
+			}
+		})
+		reportRecords(b, 1)
+	})
 	b.Run("segments=10000vs1/open=20000", func(b *testing.B) {
 		one, many := fixture(b, 1, 20000), fixture(b, 10000, 20000)
 		lookups := func(f benchLookupLog, from, k int) time.Duration {
