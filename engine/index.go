@@ -242,6 +242,23 @@ func (ix *offsetIndex) lookup(rel uint32) (uint32, int64) {
 	return ix.relOffset(i), int64(ix.position(i))
 }
 
+// lookupSpan is lookup that also returns the position of the next entry, or
+// -1 when there is none: the first batch with last offset >= rel starts
+// before it, or is the batch there. With no entry <= rel, from is 0 and next
+// is the first entry's position.
+func (ix *offsetIndex) lookupSpan(rel uint32) (entry uint32, from, next int64) {
+	n := ix.count()
+	i := floorSearch(n, warmIndexBytes/offsetIndexEntrySize, func(i int64) bool { return ix.relOffset(i) > rel })
+	next = -1
+	if i+1 < n {
+		next = int64(ix.position(i + 1))
+	}
+	if i < 0 {
+		return 0, 0, next
+	}
+	return ix.relOffset(i), int64(ix.position(i)), next
+}
+
 // lookupPosition returns the entry with the largest position <= pos.
 func (ix *offsetIndex) lookupPosition(pos int64) (uint32, int64) {
 	n := ix.count()

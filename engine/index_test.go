@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
+	"log/slog"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -105,4 +108,47 @@ func TestIndexAppendLookupGrowTrim(t *testing.T) {
 		t.Fatal("sanity check passed an index pointing past the log")
 	}
 	ti.close(true)
+}
+
+// A lookup reads only the span the index bounds its batch to, but the span
+// is a hint: with entries whose positions are wrong (too early, so that
+// spans are a single header, or naming no batch) every offset is still found.
+func TestLookupSpanIsOnlyAHint(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "p-0")
+	const perSeg, recs = 200, 10
+	end := writeSegments(t, dir, 2, perSeg, recs, true)
+	l := mustOpen(t, dir, Options{})
+	checkSequence(t, readAll(t, l, 0, 1<<20), 0, int(end)) // builds the indexes
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := segmentName(dir, 0, indexSuffix)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(b) / offsetIndexEntrySize
+	if n < 4 {
+		t.Fatalf("index has %d entries, want several", n)
+	}
+	for i := 1; i < n-1; i += 2 {
+		prev := binary.BigEndian.Uint32(b[(i-1)*offsetIndexEntrySize+4:])
+		binary.BigEndian.PutUint32(b[i*offsetIndexEntrySize+4:], prev+uint32(i%4)) // at or just past the previous entry
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l = mustOpen(t, dir, Options{Logger: slog.New(slog.DiscardHandler)})
+	defer l.Close()
+	for off := int64(0); off < end; off++ {
+		v, err := l.Read(off, 1, end)
+		if err != nil {
+			t.Fatalf("Read(%d): %v", off, err)
+		}
+		h, err := checkStoredBatch(viewBytes(t, &v))
+		v.Release()
+		if err != nil || off < h.BaseOffset || off > h.LastOffset() {
+			t.Fatalf("Read(%d) returned batch [%d, %d]: %v", off, h.BaseOffset, h.LastOffset(), err)
+		}
+	}
 }

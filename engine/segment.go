@@ -383,6 +383,11 @@ type headerReader struct {
 	buf *[scanBufSize]byte
 	off int64 // file position of buf[0]
 	n   int   // valid bytes in buf
+	// stop, when > 0, is where the caller's search ends: a read starting
+	// before it takes only the bytes up to it (at least one header), not a
+	// whole window. A lookup sets it from the index, so that finding one
+	// batch reads about IndexIntervalBytes instead of scanBufSize.
+	stop int64
 }
 
 var scanBufPool = sync.Pool{New: func() any { return new([scanBufSize]byte) }}
@@ -406,7 +411,11 @@ func (r *headerReader) header(pos, end int64) (BatchHeader, error) {
 		return BatchHeader{}, io.ErrUnexpectedEOF
 	}
 	if r.off < 0 || pos < r.off || pos+BatchHeaderSize > r.off+int64(r.n) {
-		n, err := r.f.ReadAt(r.buf[:min(int64(scanBufSize), end-pos)], pos)
+		want := min(int64(scanBufSize), end-pos)
+		if r.stop > pos {
+			want = min(want, max(r.stop-pos, BatchHeaderSize))
+		}
+		n, err := r.f.ReadAt(r.buf[:want], pos)
 		if n < BatchHeaderSize {
 			if err == nil || err == io.EOF {
 				err = io.ErrUnexpectedEOF
@@ -444,7 +453,9 @@ func (s *segment) findBatch(hr *headerReader, from, end, target int64) (int64, B
 }
 
 // positionOf returns where the first batch with last offset >= target starts
-// (end when none does), using the index to skip ahead.
+// (end when none does), using the index to skip ahead. It reads only the
+// span the index bounds the batch to: from the entry at or below target up
+// to the header at the next entry.
 func (s *segment) positionOf(f *segmentFiles, hr *headerReader, end, target int64) (int64, BatchHeader, bool, error) {
 	from := int64(0)
 	if target > s.base {
@@ -453,17 +464,26 @@ func (s *segment) positionOf(f *segmentFiles, hr *headerReader, end, target int6
 			rel = math.MaxUint32
 		}
 		var entry uint32
-		entry, from = f.index.lookup(uint32(rel))
+		var next int64
+		entry, from, next = f.index.lookupSpan(uint32(rel))
+		// The span is a hint for how much to read, never a bound on the
+		// scan: a wrong index costs reads, not answers.
+		if next >= from {
+			hr.stop = next + BatchHeaderSize
+		}
 		if from > 0 {
 			// The entry must name the batch found there; an index that does
 			// not (torn by a crash before it reached the disk) is not used.
 			if h, err := hr.header(from, end); err != nil || h.BaseOffset != s.base+int64(entry) {
 				s.cfg.logger.Warn("index entry does not match the log; scanning from the start", "segment", s.logPath(), "position", from)
-				from = 0
+				from, hr.stop = 0, 0
 			}
 		}
+	} else {
+		hr.stop = BatchHeaderSize
 	}
 	pos, h, ok, err := s.findBatch(hr, from, end, target)
+	hr.stop = 0
 	if !ok {
 		pos = end
 	}
