@@ -64,6 +64,9 @@ func (c *conn) serve() {
 			c.frame = frame[:0]
 		}
 		err = c.handle(frame)
+		if requestDone != nil {
+			requestDone(frame)
+		}
 		if cap(frame) > keepFrameBuf {
 			if big == nil {
 				big = new([]byte)
@@ -79,6 +82,15 @@ func (c *conn) serve() {
 		}
 	}
 }
+
+// requestDone, when set, is called with each request's frame once the
+// request is handled and its response written, before the frame's memory
+// goes to the next request. It is a seam for tests, which overwrite the
+// frame to prove that no handler keeps request bytes past their request:
+// kmsg decodes byte fields as views into the frame, so whatever outlives the
+// request (group member metadata, assignments) must be copied. Set it
+// before any broker starts; it is never changed while connections run.
+var requestDone func(frame []byte)
 
 // bigFrames holds frame buffers above keepFrameBuf between requests. A
 // producer at full speed sends multi-megabyte requests back to back; taking

@@ -5,6 +5,7 @@ package group
 // onCompleteJoin).
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -62,9 +63,11 @@ func (c *Coordinator) startJoin(req *kmsg.JoinGroupRequest, clientID, clientHost
 	if g == nil {
 		return nil, joinError(req.MemberID, errUnknownMemberID)
 	}
+	// The request's byte fields are views into its frame, which the next
+	// request on the connection overwrites: the group keeps copies.
 	protocols := make([]protocol, len(req.Protocols))
 	for i, p := range req.Protocols {
-		protocols[i] = protocol{p.Name, p.Metadata}
+		protocols[i] = protocol{p.Name, bytes.Clone(p.Metadata)}
 	}
 	j := joining{
 		memberID: req.MemberID, instanceID: req.InstanceID, clientID: clientID, clientHost: clientHost,
@@ -571,7 +574,8 @@ func (c *Coordinator) startSync(req *kmsg.SyncGroupRequest) (chan syncResult, sy
 		if g.leader == m.id {
 			assignment := map[string][]byte{}
 			for _, a := range req.GroupAssignment {
-				assignment[a.MemberID] = a.MemberAssignment
+				// Copied: a view into the leader's request frame.
+				assignment[a.MemberID] = bytes.Clone(a.MemberAssignment)
 			}
 			for id := range g.members {
 				if _, ok := assignment[id]; !ok {
