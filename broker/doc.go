@@ -22,11 +22,15 @@
 // until the rebalance completes, as Kafka mutes the connection meanwhile;
 // Shutdown closes the coordinator first, which answers parked requests.
 //
-// Lock order: groupsState.mu before Broker.admin (the coordinator is made,
-// and __consumer_offsets created, under it). Broker.admin (one change to the topics, their partitions or
-// the configuration at a time) before the engine Store's lock before
-// Broker.mu before partition.mu; Broker.mu and partition.mu are not held
-// across I/O except the engine's own. producerIDs.mu nests no other broker
+// Lock order, outermost first: groupsState.mu (the coordinator is made,
+// and __consumer_offsets created, under it); Broker.admin (one change to
+// the topics, their partitions or the configuration at a time);
+// coordinator/group's own locks (a group's commits append to
+// __consumer_offsets and look topics up under them); the engine Store's
+// lock; Broker.mu; partition.mu. No lock is taken while a later one is
+// held: deleteTopic removes a deleted topic's committed offsets after it
+// releases Broker.admin, not under it. Broker.mu and partition.mu are not
+// held across I/O except the engine's own. producerIDs.mu nests no other broker
 // lock; it is held while the coordinator records a new block of producer
 // ids (a small file written and fsync'd, once per 1000 ids), so
 // InitProducerId requests wait for that write rather than hand out ids not

@@ -16,12 +16,28 @@ import (
 )
 
 // deleteTopic removes a topic from the metadata, then deletes its logs.
-// Fetches waiting on its partitions are woken and find it gone.
+// Fetches waiting on its partitions are woken and find it gone. The
+// committed offsets of the topic are removed last, once Broker.admin is
+// released: the group coordinator's lock comes before Broker.admin (doc.go).
 func (b *Broker) deleteTopic(name string) error {
+	deleted, err := b.deleteTopicLogs(name)
+	if deleted {
+		if g := b.existingGroups(); g != nil {
+			if n := g.DeleteTopicOffsets(name); n > 0 {
+				b.log.Info("removed the committed offsets of a deleted topic", "topic", name, "offsets", n)
+			}
+		}
+	}
+	return err
+}
+
+// deleteTopicLogs is deleteTopic under Broker.admin; deleted says whether
+// the topic was removed from the metadata.
+func (b *Broker) deleteTopicLogs(name string) (deleted bool, err error) {
 	b.admin.Lock()
 	defer b.admin.Unlock()
 	if err := b.coord.DeleteTopic(name); err != nil {
-		return err
+		return false, err
 	}
 	b.mu.Lock()
 	ts := b.mu.topics[name]
@@ -31,7 +47,7 @@ func (b *Broker) deleteTopic(name string) error {
 	}
 	b.mu.Unlock()
 	if ts == nil {
-		return nil
+		return true, nil
 	}
 	var firstErr error
 	for _, p := range ts.partitions {
@@ -41,12 +57,7 @@ func (b *Broker) deleteTopic(name string) error {
 		p.notify()
 	}
 	b.log.Info("deleted topic", "topic", name, "id", ts.meta.ID.String())
-	if g := b.existingGroups(); g != nil {
-		if n := g.DeleteTopicOffsets(name); n > 0 {
-			b.log.Info("removed the committed offsets of a deleted topic", "topic", name, "offsets", n)
-		}
-	}
-	return firstErr
+	return true, firstErr
 }
 
 // addPartitions grows a topic to n partitions. The topic's state is
