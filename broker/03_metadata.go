@@ -14,6 +14,9 @@ package broker
 //     UNKNOWN_TOPIC_ID.
 //   - Every partition is led by this broker at leader epoch 0, with itself
 //     as the only replica and ISR member.
+//   - v8+: each topic's authorized operations when asked
+//     (IncludeTopicAuthorizedOperations), and in v8-10 the cluster's
+//     (IncludeClusterAuthorizedOperations); authorizedops.go.
 
 import (
 	"errors"
@@ -30,6 +33,20 @@ func init() { register(3, 0, 12, handleMetadata) }
 
 func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.MetadataRequest)
+	resp := metadata(c, req)
+	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
+		for i := range resp.Topics {
+			resp.Topics[i].AuthorizedOperations = topicOperations
+		}
+	}
+	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
+		resp.AuthorizedOperations = clusterOperations
+	}
+	return resp, nil
+}
+
+// metadata answers a Metadata request without authorized operations.
+func metadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	b := c.b
 	self := b.self()
@@ -47,7 +64,7 @@ func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, erro
 				resp.Topics = append(resp.Topics, topicMetadata(ts, self.ID))
 			}
 		}
-		return resp, nil
+		return resp
 	}
 	autoCreate := *b.cfg.AutoCreateTopics && (req.Version < 4 || req.AllowAutoTopicCreation)
 	for _, rt := range req.Topics {
@@ -91,7 +108,7 @@ func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, erro
 		}
 		resp.Topics = append(resp.Topics, topicMetadata(ts, self.ID))
 	}
-	return resp, nil
+	return resp
 }
 
 func topicMetadata(ts *topicState, self int32) kmsg.MetadataResponseTopic {

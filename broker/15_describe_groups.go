@@ -1,6 +1,7 @@
 package broker
 
-// DescribeGroups (key 15), versions 0-5, answered by coordinator/group.
+// DescribeGroups (key 15), versions 0-5, answered by coordinator/group;
+// v3+: each group's authorized operations when asked (authorizedops.go).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -23,5 +24,11 @@ func handleDescribeGroups(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 		}
 		return resp, nil
 	}
-	return g.DescribeGroups(req), nil
+	resp := g.DescribeGroups(req)
+	if req.Version >= 3 && req.IncludeAuthorizedOperations {
+		for i := range resp.Groups {
+			resp.Groups[i].AuthorizedOperations = groupOperations
+		}
+	}
+	return resp, nil
 }

@@ -4,9 +4,8 @@ package broker
 //
 // Behavior:
 //   - Answers the cluster ID, the controller and the live brokers, as
-//     Metadata does. Authorized operations are not computed (no ACLs): the
-//     field is left at Kafka's "not requested" value (-2147483648) even when
-//     asked for, as a broker without an authorizer answers.
+//     Metadata does, and the cluster's authorized operations when asked
+//     (authorizedops.go: all of them, as Kafka without an authorizer).
 //   - v1: an endpoint type other than brokers (1) gets
 //     UNSUPPORTED_ENDPOINT_TYPE: sluice has no separate controller
 //     endpoints.
@@ -27,6 +26,9 @@ func handleDescribeCluster(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	resp := req.ResponseKind().(*kmsg.DescribeClusterResponse)
 	resp.EndpointType = 1
 	resp.ClusterAuthorizedOperations = math.MinInt32
+	if req.IncludeClusterAuthorizedOperations {
+		resp.ClusterAuthorizedOperations = clusterOperations
+	}
 	if req.Version >= 1 && req.EndpointType != 1 {
 		resp.EndpointType = req.EndpointType
 		resp.ErrorCode = kerr.UnsupportedEndpointType.Code

@@ -120,6 +120,18 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 		slices.Sort(readOnly)
 		return kerr.InvalidRequest.Code, fmt.Sprintf("Cannot update these configs dynamically: %v", readOnly)
 	}
+	if !perBroker {
+		var onlyPerBroker []string
+		for k := range configs {
+			if bk := brokerKeyByName[k]; bk != nil && bk.perBroker {
+				onlyPerBroker = append(onlyPerBroker, k)
+			}
+		}
+		if len(onlyPerBroker) > 0 {
+			slices.Sort(onlyPerBroker)
+			return kerr.InvalidRequest.Code, fmt.Sprintf("Cannot update these configs at default cluster level, broker id must be specified: %v", onlyPerBroker)
+		}
+	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
 		nv, err := validateBrokerConfig(k, configs[k])
 		if err != nil {

@@ -57,6 +57,9 @@ type configKey struct {
 	dynamic bool
 	topic   string
 	unit    int64
+	// perBroker (dynamic broker keys): the key can change for one broker
+	// only, never as the cluster-wide default (Kafka's PerBrokerConfigs).
+	perBroker bool
 }
 
 // synonym is a broker key that gives a topic key its default.
@@ -122,6 +125,11 @@ func (k *configKey) validate(v string) (configValue, string) {
 			return out, "Not a number of type LONG"
 		}
 		out.s = strconv.FormatInt(out.n, 10)
+	case kmsg.ConfigTypeShort:
+		if out.n, err = strconv.ParseInt(t, 10, 16); err != nil {
+			return out, "Not a number of type SHORT"
+		}
+		out.s = strconv.FormatInt(out.n, 10)
 	case kmsg.ConfigTypeDouble:
 		if out.f, err = strconv.ParseFloat(t, 64); err != nil || math.IsNaN(out.f) {
 			return out, "Not a number of type DOUBLE"
@@ -156,6 +164,18 @@ func between(min, max int64) func(configValue) string {
 			return fmt.Sprintf("Value must be at least %d", min)
 		case v.n > max:
 			return fmt.Sprintf("Value must be no more than %d", max)
+		}
+		return ""
+	}
+}
+
+func doubleBetween(min, max float64) func(configValue) string {
+	return func(v configValue) string {
+		switch {
+		case v.f < min:
+			return fmt.Sprintf("Value must be at least %v", min)
+		case v.f > max:
+			return fmt.Sprintf("Value must be no more than %v", max)
 		}
 		return ""
 	}
@@ -441,7 +461,28 @@ var brokerKeys = []configKey{
 	{name: "log.local.retention.bytes", typ: kmsg.ConfigTypeLong, def: str("-2"), dynamic: true, topic: "local.retention.bytes"},
 	{name: "producer.id.expiration.ms", typ: kmsg.ConfigTypeInt, def: str("86400000"), dynamic: true, check: atLeast(1),
 		doc: "How long an idle producer's idempotence state is kept."},
+
+	// Kafka's dynamic SASL keys of a broker's listeners
+	// (DynamicListenerConfig.ReconfigurableConfigs), per broker only. sluice
+	// serves no SASL yet: they are validated, stored and described, with no
+	// effect, as a Kafka broker without a SASL listener keeps them
+	// (librdkafka's admin tests set sasl.kerberos.min.time.before.relogin).
+	// sasl.jaas.config, a password, comes with SASL itself.
+	{name: "sasl.enabled.mechanisms", typ: kmsg.ConfigTypeList, def: str("GSSAPI"), dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.mechanism.inter.broker.protocol", typ: kmsg.ConfigTypeString, def: str("GSSAPI"), dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.kerberos.service.name", typ: kmsg.ConfigTypeString, dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.kerberos.kinit.cmd", typ: kmsg.ConfigTypeString, def: str("/usr/bin/kinit"), dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.kerberos.ticket.renew.window.factor", typ: kmsg.ConfigTypeDouble, def: str("0.8"), dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.kerberos.ticket.renew.jitter", typ: kmsg.ConfigTypeDouble, def: str("0.05"), dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.kerberos.min.time.before.relogin", typ: kmsg.ConfigTypeLong, def: str("60000"), dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.kerberos.principal.to.local.rules", typ: kmsg.ConfigTypeList, def: str("DEFAULT"), dynamic: true, perBroker: true, doc: saslDoc},
+	{name: "sasl.login.refresh.window.factor", typ: kmsg.ConfigTypeDouble, def: str("0.8"), dynamic: true, perBroker: true, check: doubleBetween(0.5, 1.0), doc: saslDoc},
+	{name: "sasl.login.refresh.window.jitter", typ: kmsg.ConfigTypeDouble, def: str("0.05"), dynamic: true, perBroker: true, check: doubleBetween(0, 0.25), doc: saslDoc},
+	{name: "sasl.login.refresh.min.period.seconds", typ: kmsg.ConfigTypeShort, def: str("60"), dynamic: true, perBroker: true, check: between(0, 900), doc: saslDoc},
+	{name: "sasl.login.refresh.buffer.seconds", typ: kmsg.ConfigTypeShort, def: str("300"), dynamic: true, perBroker: true, check: between(0, 3600), doc: saslDoc},
 }
+
+const saslDoc = "Kafka's SASL listener key; stored and described, no effect: sluice serves no SASL yet."
 
 var (
 	topicKeyByName  = map[string]*configKey{}

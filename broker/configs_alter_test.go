@@ -292,8 +292,37 @@ func TestAlterConfigsErrors(t *testing.T) {
 			}
 		}
 	}
+	// A per-broker key (Kafka's listener SASL keys) as the cluster-wide
+	// default, and with a bad value.
+	if err := alterResult(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("sasl.kerberos.min.time.before.relogin", "58000")})); !errors.Is(err, kerr.InvalidRequest) ||
+		!strings.Contains(err.Error(), "broker id must be specified") {
+		t.Errorf("per-broker key at the cluster level: %v", err)
+	}
+	if err := alterResult(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("sasl.login.refresh.buffer.seconds", "70000")}, 0)); !errors.Is(err, kerr.InvalidRequest) {
+		t.Errorf("sasl.login.refresh.buffer.seconds=70000 (not a SHORT): %v", err)
+	}
 	if d := tb.cfgs.dynamic.Load(); len(d.node) != 0 || len(d.cluster) != 0 {
 		t.Fatalf("refused broker changes were applied: %+v", d)
+	}
+	// As librdkafka's 0081-admin AlterConfigs sets it on broker 0: accepted,
+	// stored and described, as Kafka keeps it.
+	if err := alterResult(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("sasl.kerberos.min.time.before.relogin", "58000")}, 0)); err != nil {
+		t.Fatalf("sasl.kerberos.min.time.before.relogin on broker 0: %v", err)
+	}
+	if err := alterResult(adm.AlterBrokerConfigsState(ctx, []kadm.AlterConfig{set("sasl.kerberos.min.time.before.relogin", "58000")}, 0)); err != nil {
+		t.Fatalf("legacy AlterConfigs of sasl.kerberos.min.time.before.relogin on broker 0: %v", err)
+	}
+	rcs, err := adm.DescribeBrokerConfigs(ctx, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := rcs.On("0", nil); err != nil {
+		t.Fatal(err)
+	} else if v := findConfig(c.Configs, "sasl.kerberos.min.time.before.relogin"); v == nil || v.MaybeValue() != "58000" || v.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Errorf("described: %+v", v)
+	}
+	if err := alterResult(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{del("sasl.kerberos.min.time.before.relogin")}, 0)); err != nil {
+		t.Fatal(err)
 	}
 
 	// Raw requests for what kadm cannot send.
@@ -386,4 +415,13 @@ func TestAlterConfigsErrors(t *testing.T) {
 			}
 		}
 	}
+}
+
+func findConfig(cs []kadm.Config, key string) *kadm.Config {
+	for i := range cs {
+		if cs[i].Key == key {
+			return &cs[i]
+		}
+	}
+	return nil
 }
