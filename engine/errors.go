@@ -46,11 +46,6 @@ var (
 	ErrLocked = errors.New("engine: directory locked by another process")
 )
 
-// ErrUnsupportedCompression is returned by a RecordIterator that meets a
-// compressed batch: the engine stores compressed batches as they come but
-// cannot decompress them yet.
-var ErrUnsupportedCompression = errors.New("engine: compressed batches not supported here")
-
 // Idempotent-producer errors, returned when a batch is checked against its
 // producer's state (producerstate.go). The broker maps them to Kafka's
 // error codes.

@@ -95,8 +95,8 @@ func (v *segmentView) floor(offset int64) *segment {
 	return s
 }
 
-// after returns the segment with the smallest base > base, and the base of
-// the one after that (hi) or -1.
+// after returns the segment with the smallest base > base, or nil if there
+// is none.
 func (v *segmentView) after(base int64) *segment {
 	var s *segment
 	v.tree.AscendGreaterOrEqual(segEntry{base: base + 1}, func(e segEntry) bool {

@@ -50,7 +50,7 @@ type FetchTopic struct {
 	Partitions []FetchPartition
 }
 
-// FetchResponse is a Fetch response to write with WriteFetchResponse.
+// FetchResponse is a Fetch response to write with FetchWriter.Write.
 type FetchResponse struct {
 	Version        int16
 	ThrottleMillis int32
