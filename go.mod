@@ -14,6 +14,7 @@ require github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 
 require (
 	github.com/IBM/sarama v1.61.1
+	github.com/go-zookeeper/zk v1.0.4
 	github.com/klauspost/compress v1.20.3
 	github.com/pierrec/lz4/v4 v4.1.33
 	github.com/segmentio/kafka-go v0.4.51
