@@ -4,9 +4,9 @@ package broker
 //
 //   - connections.max.idle.ms: waiting for a request's first byte after the
 //     last response, the connection is closed when the bound passes (the
-//     read deadline is refreshed only when it has aged by a hundredth of
-//     the bound, so the close comes up to 1% late; this saves a timer
-//     update per request);
+//     read deadline is set a hundredth of the bound beyond it and refreshed
+//     only once it is nearer than the bound, so the close comes up to 1%
+//     late, never early; this saves a timer update per request);
 //   - socket.request.receive.timeout.ms: from the first byte the connection
 //     waits for (or from the request's first byte, if it had to wait for no
 //     other), the whole request must arrive within the bound, waits for
@@ -136,7 +136,7 @@ func (c *conn) closeRegion() {
 }
 
 // armIdle sets the read deadline for a wait between requests, unless the
-// one set is an idle deadline younger than a hundredth of the bound.
+// one set is an idle deadline at least the bound away.
 func (c *conn) armIdle() {
 	idle := c.b.cfg.Network.ConnectionsMaxIdle
 	if idle <= 0 {
@@ -146,10 +146,10 @@ func (c *conn) armIdle() {
 		return
 	}
 	now := time.Now()
-	if c.deadlineIdle && c.deadline.Sub(now) > idle-idle/100 {
+	if c.deadlineIdle && c.deadline.Sub(now) >= idle {
 		return
 	}
-	c.setReadDeadline(now.Add(idle), true)
+	c.setReadDeadline(now.Add(idle+idle/100), true)
 }
 
 // setReadDeadline sets the connection's read deadline, unless stopReading
