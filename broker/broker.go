@@ -40,7 +40,9 @@ type Broker struct {
 	}
 	closing chan struct{}
 	connWG  sync.WaitGroup
-	groups  groupsState // the group coordinator (groups.go)
+	groups  groupsState  // the group coordinator (groups.go)
+	pool    *requestPool // request memory (reqpool.go)
+	quotas  *connQuotas  // connection bounds (connquota.go)
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -49,6 +51,17 @@ func New(cfg Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.withDefaults()
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+	if err := cfg.Network.validate(); err != nil {
+		return nil, err
+	}
+	pool, err := newRequestPool(cfg.Network.QueuedMaxRequestBytes, cfg.SocketRequestMaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	b.pool = pool
+	if b.quotas, err = newConnQuotas(cfg.Network); err != nil {
+		return nil, err
+	}
 	b.mu.topics = map[string]*topicState{}
 	b.mu.byID = map[engine.TopicID]*topicState{}
 	b.mu.conns = map[*conn]struct{}{}
@@ -255,11 +268,21 @@ func (b *Broker) Serve(ln net.Listener) error {
 			}
 			return fmt.Errorf("broker: accept: %w", err)
 		}
+		// At max.connections this waits, accepting nothing more.
+		ip := remoteIP(nc)
+		if err := b.quotas.inc(ip, b.closing); err != nil {
+			if errors.Is(err, errTooManyFromIP) {
+				b.log.Info("rejected connection", "remote", nc.RemoteAddr().String(), "err", err)
+			}
+			nc.Close()
+			continue
+		}
 		c := newConn(b, nc)
 		b.mu.Lock()
 		if b.mu.closing {
 			b.mu.Unlock()
 			nc.Close()
+			b.quotas.dec(ip)
 			continue
 		}
 		b.mu.conns[c] = struct{}{}
@@ -271,6 +294,7 @@ func (b *Broker) Serve(ln net.Listener) error {
 			b.mu.Lock()
 			delete(b.mu.conns, c)
 			b.mu.Unlock()
+			b.quotas.dec(ip)
 		}()
 	}
 }
@@ -322,6 +346,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		b.mu.Unlock()
 		<-done
 	}
+	b.pool.close()
 	err := b.store.Close()
 	return errors.Join(err, b.coord.Close())
 }

@@ -48,6 +48,12 @@ type Config struct {
 
 	Groups GroupConfig // group.* and offsets.* keys (groupconfig.go)
 
+	// Network bounds request memory, connections and their times:
+	// queued.max.request.bytes, socket.request.receive.timeout.ms,
+	// max.connections, max.connections.per.ip(.overrides),
+	// connections.max.idle.ms (netconfig.go).
+	Network NetworkConfig
+
 	Logger *slog.Logger // default slog.Default()
 }
 
@@ -96,6 +102,7 @@ func (c Config) withDefaults() Config {
 	if c.ProducerIDExpiration <= 0 {
 		c.ProducerIDExpiration = engine.DefaultProducerIDExpiration
 	}
+	c.Network = c.Network.withDefaults(c.SocketRequestMaxBytes)
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -224,6 +231,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 		default:
 			var ok bool
 			if ok, err = c.Cleaner.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.Network.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Groups.apply(k, v); !ok {

@@ -35,6 +35,8 @@ import (
 	"strings"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
 )
 
 // configKey is one configuration key.
@@ -405,6 +407,20 @@ var brokerKeys = []configKey{
 	{name: "default.replication.factor", typ: kmsg.ConfigTypeInt, def: str("1"), doc: "Replication factor for CreateTopics with -1."},
 	{name: "auto.create.topics.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"), doc: "Whether Metadata requests create unknown topics."},
 	{name: "socket.request.max.bytes", typ: kmsg.ConfigTypeInt, def: str("104857600"), doc: "Largest request frame; larger ones close the connection."},
+	// The network bounds (netconfig.go). Kafka can change the connection
+	// bounds at run time; sluice reads them when it starts.
+	{name: "queued.max.request.bytes", typ: kmsg.ConfigTypeLong, def: str(strconv.FormatInt(defaultRequestPool(wire.DefaultMaxFrame), 10)),
+		doc: "Bytes requests being read or waiting to be handled may hold; requests up to 64 KiB are read in their connection's buffer and hold none. sluice's default is an eighth of the memory available to the process (Kafka's is -1, no bound); 0 or less: no bound."},
+	{name: "socket.request.receive.timeout.ms", typ: kmsg.ConfigTypeLong, def: str("30000"),
+		doc: "sluice's bound on the time a request takes to arrive whole, from its first byte; a request slower than this closes its connection. -1: none."},
+	{name: "max.connections", typ: kmsg.ConfigTypeInt, def: str("2147483647"), check: atLeast(0),
+		doc: "Connections the broker holds at most; while it has this many, it accepts no more."},
+	{name: "max.connections.per.ip", typ: kmsg.ConfigTypeInt, def: str("2147483647"), check: atLeast(0),
+		doc: "Connections one address may hold; more from it are closed at once."},
+	{name: "max.connections.per.ip.overrides", typ: kmsg.ConfigTypeString, def: str(""), check: connectionOverrides,
+		doc: "Per-address bounds overriding max.connections.per.ip: host:count,host:count."},
+	{name: "connections.max.idle.ms", typ: kmsg.ConfigTypeLong, def: str("600000"),
+		doc: "A connection that sends no request for this long after its last response is closed. -1: never."},
 	{name: "log.retention.check.interval.ms", typ: kmsg.ConfigTypeLong, def: str("300000"), doc: "How often retention runs."},
 	{name: "log.roll.hours", typ: kmsg.ConfigTypeInt, def: str("168"), topic: "segment.ms", unit: unitHours, doc: "segment.ms default in hours (log.roll.ms wins)."},
 	{name: "log.roll.jitter.hours", typ: kmsg.ConfigTypeInt, def: str("0"), topic: "segment.jitter.ms", unit: unitHours, doc: "segment.jitter.ms default in hours."},

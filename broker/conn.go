@@ -2,13 +2,11 @@ package broker
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"runtime/debug"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -22,8 +20,8 @@ import (
 var errCloseConn = errors.New("broker: close connection")
 
 const (
-	readBufSize  = 64 << 10
-	keepFrameBuf = 1 << 20 // frame buffers above this are dropped after use
+	readBufSize = 64 << 10 // also the largest request (with its size prefix) read in it
+	keepOutBuf  = 1 << 20  // response buffers above this are dropped after use
 )
 
 // conn is one client connection.
@@ -31,11 +29,17 @@ type conn struct {
 	b      *Broker
 	nc     net.Conn
 	r      *bufio.Reader
-	frame  []byte
 	out    []byte
 	fetch  wireFetch
 	wake   chan struct{} // this connection's fetch waiter
 	closed atomic.Bool   // stop reading new requests
+
+	// The request in hand and where it is (connread.go).
+	pending      int     // bytes of c.r it occupies, if it is read there
+	region       *region // for requests above readBufSize, once one came
+	inRegion     bool    // it is in region, with memory claimed from the pool
+	deadline     time.Time
+	deadlineIdle bool // deadline is an idle one (armIdle)
 }
 
 func newConn(b *Broker, nc net.Conn) *conn {
@@ -50,30 +54,24 @@ func (c *conn) stopReading() {
 
 func (c *conn) serve() {
 	defer c.nc.Close()
+	defer c.closeRegion()
 	log := c.b.log.With("remote", c.nc.RemoteAddr().String())
 	for !c.closed.Load() {
-		buf, big := c.frameBuf()
-		frame, err := wire.ReadFrame(c.r, buf, c.b.cfg.SocketRequestMaxBytes)
+		frame, err := c.readRequest()
 		if err != nil {
-			if !errors.Is(err, io.EOF) && !c.closed.Load() && !errors.Is(err, net.ErrClosed) {
+			switch {
+			case errors.Is(err, errIdle):
+				log.Debug("closing idle connection", "connections.max.idle.ms", c.b.cfg.Network.ConnectionsMaxIdle.Milliseconds())
+			case !errors.Is(err, io.EOF) && !c.closed.Load() && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errPoolClosed):
 				log.Info("closing connection", "err", err)
 			}
 			return
 		}
-		if cap(frame) <= keepFrameBuf {
-			c.frame = frame[:0]
-		}
 		err = c.handle(frame)
-		if requestDone != nil {
-			requestDone(frame)
+		if requestHandled != nil {
+			requestHandled(frame)
 		}
-		if cap(frame) > keepFrameBuf {
-			if big == nil {
-				big = new([]byte)
-			}
-			*big = frame[:0]
-			bigFrames.Put(big)
-		}
+		c.requestDone()
 		if err != nil {
 			if !errors.Is(err, errCloseConn) {
 				log.Info("closing connection", "err", err)
@@ -83,45 +81,14 @@ func (c *conn) serve() {
 	}
 }
 
-// requestDone, when set, is called with each request's frame once the
+// requestHandled, when set, is called with each request's frame once the
 // request is handled and its response written, before the frame's memory
 // goes to the next request. It is a seam for tests, which overwrite the
 // frame to prove that no handler keeps request bytes past their request:
 // kmsg decodes byte fields as views into the frame, so whatever outlives the
 // request (group member metadata, assignments) must be copied. Set it
 // before any broker starts; it is never changed while connections run.
-var requestDone func(frame []byte)
-
-// bigFrames holds frame buffers above keepFrameBuf between requests. A
-// producer at full speed sends multi-megabyte requests back to back; taking
-// their buffers from here, once the next frame's size is known, saves
-// allocating and zeroing one per request, without every connection keeping
-// its largest buffer while idle (the pool empties itself over GC cycles).
-var bigFrames sync.Pool // of *[]byte
-
-// frameBuf returns the buffer to read the next frame into: the
-// connection's own, or, for a frame above keepFrameBuf (its size prefix is
-// peeked, which waits for the request to start), one from bigFrames, whose
-// holder (if any) is returned as big so that serve gives it back. A pooled
-// buffer too small for the frame is dropped for a new one, a quarter larger
-// than the frame.
-func (c *conn) frameBuf() (buf []byte, big *[]byte) {
-	sz, err := c.r.Peek(4)
-	if err != nil {
-		return c.frame, nil // ReadFrame reports it
-	}
-	n := int64(binary.BigEndian.Uint32(sz))
-	if n <= int64(cap(c.frame)) || n <= keepFrameBuf || n > int64(c.b.cfg.SocketRequestMaxBytes) {
-		return c.frame, nil
-	}
-	p, _ := bigFrames.Get().(*[]byte)
-	if p != nil && int64(cap(*p)) >= n {
-		return (*p)[:0], p
-	}
-	// None, or too small (dropped): a new one, with room for the next
-	// frames of a producer, whose sizes vary, to fit.
-	return make([]byte, 0, min(n+n/4, int64(c.b.cfg.SocketRequestMaxBytes))), p
-}
+var requestHandled func(frame []byte)
 
 // handle serves one request frame.
 func (c *conn) handle(frame []byte) (err error) {
@@ -163,7 +130,7 @@ func (c *conn) handle(frame []byte) (err error) {
 func (c *conn) write(correlationID int32, resp kmsg.Response) error {
 	c.out = wire.AppendResponse(c.out[:0], correlationID, resp)
 	_, err := c.nc.Write(c.out)
-	if cap(c.out) > keepFrameBuf {
+	if cap(c.out) > keepOutBuf {
 		c.out = nil
 	}
 	return err

@@ -10,6 +10,13 @@
 // unsupported version, a body that does not decode) close that connection
 // and nothing else; every other problem is answered with a Kafka error code.
 //
+// What clients can hold is bounded (netconfig.go): the memory of requests
+// being read or waiting to be handled by queued.max.request.bytes (the
+// request pool, reqpool.go, which reads requests above 64 KiB into
+// per-connection mappings as their bytes arrive: region.go, connread.go),
+// the time a request takes to arrive and a connection may stay silent, and
+// the number of connections (connquota.go).
+//
 // Configuration (configs.go: the catalogue of keys; dynconfig.go: the
 // layers a value comes from; configchange.go: changes, applied to open
 // logs) is read and changed by DescribeConfigs, AlterConfigs and
@@ -34,5 +41,7 @@
 // lock; it is held while the coordinator records a new block of producer
 // ids (a small file written and fsync'd, once per 1000 ids), so
 // InitProducerId requests wait for that write rather than hand out ids not
-// yet recorded.
+// yet recorded. requestPool.mu and connQuotas.mu nest no other lock, and no
+// other lock is held while a connection waits for request memory or a
+// connection slot.
 package broker

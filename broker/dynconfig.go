@@ -124,6 +124,7 @@ func staticBrokerConfigs(c Config) map[string]string {
 		m["log.cleanup.policy"] = *c.LogCleanupPolicy
 	}
 	c.Cleaner.static(m)
+	c.Network.static(m)
 	return m
 }
 

@@ -6,12 +6,12 @@ import (
 )
 
 // TestMain runs every test of the package with each request's frame
-// overwritten as soon as the request is handled (the requestDone seam), so
+// overwritten as soon as the request is handled (the requestHandled seam), so
 // a handler that keeps a view into request memory past its request - the
 // next request on the connection overwrites it in production - fails the
 // test that reads it back instead of passing by luck.
 func TestMain(m *testing.M) {
-	requestDone = scribble
+	requestHandled = scribble
 	os.Exit(m.Run())
 }
 

@@ -22,12 +22,9 @@ func ReadFrame(r io.Reader, buf []byte, max int32) ([]byte, error) {
 		}
 		return nil, err
 	}
-	n := int32(binary.BigEndian.Uint32(sz[:]))
-	if n < 0 {
-		return nil, fmt.Errorf("%w: negative size %d", ErrBadFrame, n)
-	}
-	if n > max {
-		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, n, max)
+	n, err := FrameSize(sz[:], max)
+	if err != nil {
+		return nil, err
 	}
 	if int32(cap(buf)) < n {
 		buf = make([]byte, n)
@@ -37,4 +34,18 @@ func ReadFrame(r io.Reader, buf []byte, max int32) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %d-byte frame cut short: %v", ErrBadFrame, n, err)
 	}
 	return buf, nil
+}
+
+// FrameSize decodes a frame's 4-byte size prefix (a big-endian int32, the
+// length of the frame after it) and checks it: a negative size is
+// ErrBadFrame, one above max ErrFrameTooLarge.
+func FrameSize(prefix []byte, max int32) (int32, error) {
+	n := int32(binary.BigEndian.Uint32(prefix))
+	if n < 0 {
+		return 0, fmt.Errorf("%w: negative size %d", ErrBadFrame, n)
+	}
+	if n > max {
+		return 0, fmt.Errorf("%w: %d bytes, the limit is %d", ErrFrameTooLarge, n, max)
+	}
+	return n, nil
 }

@@ -15,11 +15,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
-// startBrokerProcess runs the broker binary on data and returns its address
-// and the process.
-func startBrokerProcess(t *testing.T, bin, data string) (string, *exec.Cmd) {
+// startBrokerProcess runs the broker binary on data, with more flags if
+// given, and returns its address and the process.
+func startBrokerProcess(t *testing.T, bin, data string, flags ...string) (string, *exec.Cmd) {
 	t.Helper()
-	cmd := exec.Command(bin, "broker", "--listen", "127.0.0.1:0", "--data", data)
+	cmd := exec.Command(bin, append([]string{"broker", "--listen", "127.0.0.1:0", "--data", data}, flags...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

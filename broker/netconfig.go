@@ -1,0 +1,183 @@
+package broker
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// NetworkConfig bounds what clients can hold of the broker: the memory of
+// their requests, their connections and the time a connection may stay
+// silent or take to send a request. Zero fields take the defaults.
+type NetworkConfig struct {
+	// QueuedMaxRequestBytes is queued.max.request.bytes, the bound on the
+	// bytes held by requests being read or waiting to be handled
+	// (reqpool.go). Default (0): an eighth of the memory available to the
+	// process (physical memory, its cgroup's limit or GOMEMLIMIT, the
+	// least), and at least what socket.request.max.bytes needs (8/7 of
+	// it); negative: no bound, as Kafka's default -1.
+	QueuedMaxRequestBytes int64
+
+	// RequestReceiveTimeout is socket.request.receive.timeout.ms, sluice's
+	// key: a request not received whole this long after its first byte
+	// (waits for request memory included) closes its connection, so a
+	// trickling client cannot hold memory for ever. Default 30 s (Kafka's
+	// request.timeout.ms: a client has given the request up by then);
+	// negative: no bound.
+	RequestReceiveTimeout time.Duration
+
+	// MaxConnections is max.connections: while the broker has this many
+	// connections it accepts no more (Kafka's acceptor blocks; new
+	// connections wait in the listen backlog). nil: no bound (Kafka's
+	// 2147483647).
+	MaxConnections *int32
+
+	// MaxConnectionsPerIP is max.connections.per.ip: a connection from an
+	// address that already has this many is closed at once. nil: no bound;
+	// 0 is allowed only with overrides (only the addresses they name may
+	// connect), as in Kafka.
+	MaxConnectionsPerIP *int32
+
+	// MaxConnectionsPerIPOverrides is max.connections.per.ip.overrides,
+	// "host:count,host:count": a host name (every address it resolves to
+	// when the broker starts) or IP address, and its own bound.
+	MaxConnectionsPerIPOverrides map[string]int32
+
+	// ConnectionsMaxIdle is connections.max.idle.ms: a connection that sends
+	// no request for this long after its last response is closed. Default
+	// 10 minutes; negative: never.
+	ConnectionsMaxIdle time.Duration
+}
+
+const (
+	defaultRequestReceiveTimeout = 30 * time.Second
+	defaultConnectionsMaxIdle    = 10 * time.Minute
+)
+
+// withDefaults fills zero fields; maxRequest is socket.request.max.bytes.
+func (n NetworkConfig) withDefaults(maxRequest int32) NetworkConfig {
+	if n.QueuedMaxRequestBytes == 0 {
+		n.QueuedMaxRequestBytes = defaultRequestPool(maxRequest)
+	}
+	if n.RequestReceiveTimeout == 0 {
+		n.RequestReceiveTimeout = defaultRequestReceiveTimeout
+	}
+	if n.ConnectionsMaxIdle == 0 {
+		n.ConnectionsMaxIdle = defaultConnectionsMaxIdle
+	}
+	return n
+}
+
+// apply sets the field a network key names; ok is false for other keys.
+func (n *NetworkConfig) apply(k, v string) (ok bool, err error) {
+	switch k {
+	case "queued.max.request.bytes", "socket.request.receive.timeout.ms", "max.connections",
+		"max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms":
+	default:
+		return false, nil
+	}
+	cv, err := brokerKeyByName[k].parse(v)
+	if err != nil {
+		return true, err
+	}
+	switch k {
+	case "queued.max.request.bytes":
+		n.QueuedMaxRequestBytes = cv.n
+		if cv.n == 0 {
+			n.QueuedMaxRequestBytes = -1 // Kafka: <= 0 is no bound
+		}
+	case "socket.request.receive.timeout.ms":
+		n.RequestReceiveTimeout = msOrNever(cv.n)
+	case "max.connections":
+		m := int32(cv.n)
+		n.MaxConnections = &m
+	case "max.connections.per.ip":
+		m := int32(cv.n)
+		n.MaxConnectionsPerIP = &m
+	case "max.connections.per.ip.overrides":
+		n.MaxConnectionsPerIPOverrides, _ = parseConnectionOverrides(cv.s)
+	case "connections.max.idle.ms":
+		n.ConnectionsMaxIdle = msOrNever(cv.n)
+	}
+	return true, nil
+}
+
+// msOrNever is a .ms value: negative is -1 (no bound), 0 the smallest
+// bound (1 ms) rather than the default.
+func msOrNever(n int64) time.Duration {
+	if n < 0 {
+		return -1
+	}
+	return max(saturatingMs(n), time.Millisecond)
+}
+
+// validate checks the rules between keys that Kafka checks at start.
+func (n NetworkConfig) validate() error {
+	if n.MaxConnectionsPerIP != nil && *n.MaxConnectionsPerIP == 0 && len(n.MaxConnectionsPerIPOverrides) == 0 {
+		return fmt.Errorf("broker: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set")
+	}
+	return nil
+}
+
+// static adds the keys the configuration sets to m, by Kafka name.
+func (n NetworkConfig) static(m map[string]string) {
+	if n.QueuedMaxRequestBytes != 0 {
+		m["queued.max.request.bytes"] = strconv.FormatInt(max(n.QueuedMaxRequestBytes, -1), 10)
+	}
+	msKey := func(k string, d time.Duration) {
+		if d != 0 {
+			m[k] = strconv.FormatInt(max(d.Milliseconds(), -1), 10)
+		}
+	}
+	msKey("socket.request.receive.timeout.ms", n.RequestReceiveTimeout)
+	msKey("connections.max.idle.ms", n.ConnectionsMaxIdle)
+	if n.MaxConnections != nil {
+		m["max.connections"] = strconv.Itoa(int(*n.MaxConnections))
+	}
+	if n.MaxConnectionsPerIP != nil {
+		m["max.connections.per.ip"] = strconv.Itoa(int(*n.MaxConnectionsPerIP))
+	}
+	if len(n.MaxConnectionsPerIPOverrides) > 0 {
+		var parts []string
+		for _, host := range slices.Sorted(maps.Keys(n.MaxConnectionsPerIPOverrides)) {
+			parts = append(parts, host+":"+strconv.Itoa(int(n.MaxConnectionsPerIPOverrides[host])))
+		}
+		m["max.connections.per.ip.overrides"] = strings.Join(parts, ",")
+	}
+}
+
+// parseConnectionOverrides reads Kafka's "host:count,host:count" (the count
+// after the last colon, so that IPv6 addresses work; brackets are
+// optional). It returns why a value is refused, or "".
+func parseConnectionOverrides(s string) (map[string]int32, string) {
+	out := map[string]int32{}
+	for _, entry := range listSplit.Split(strings.TrimSpace(s), -1) {
+		if entry == "" {
+			continue
+		}
+		i := strings.LastIndex(entry, ":")
+		if i < 0 {
+			return nil, fmt.Sprintf("entry %q is not host:count", entry)
+		}
+		host := strings.Trim(strings.TrimSpace(entry[:i]), "[]")
+		count, err := strconv.ParseInt(strings.TrimSpace(entry[i+1:]), 10, 32)
+		if host == "" || err != nil || count < 0 {
+			return nil, fmt.Sprintf("entry %q is not host:count with a count of at least 0", entry)
+		}
+		out[host] = int32(count)
+	}
+	return out, ""
+}
+
+// connectionOverrides is the catalogue's check of the overrides' format.
+func connectionOverrides(v configValue) string {
+	_, why := parseConnectionOverrides(v.s)
+	return why
+}
+
+// maxInt32 is Kafka's Int.MaxValue default of the connection bounds.
+const maxInt32 = math.MaxInt32
