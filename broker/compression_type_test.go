@@ -447,3 +447,39 @@ func TestCompressionTypeRefusals(t *testing.T) {
 		t.Errorf("the partition ends at %d after the refusals", hw)
 	}
 }
+
+// A compression.type=zstd topic answers fetches below v10, from clients
+// that predate zstd, with UNSUPPORTED_COMPRESSION_TYPE, as Kafka does; v10
+// is served, and so is a producer-compressed zstd batch in a producer topic.
+func TestCompressionTypeZstdOldFetch(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), nil)
+	zstdTopic := tb.createTopicWith(t, "z", "compression.type", "zstd")
+	producerTopic := tb.createTopicWith(t, "p")
+	rc := dialRaw(t, tb.addr)
+	var bb engine.BatchBuilder
+	bb.Add(engine.Record{Timestamp: 1, Value: []byte("zstd")})
+	b, err := bb.BuildCompressed(engine.CompressionZstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, topic := range []string{"z", "p"} {
+		code, _ := rc.produceCode(9, topic, 0, bytes.Clone(b))
+		wantCode(t, "produce to "+topic, code, nil)
+	}
+	fetch := func(topic string, id [16]byte, v int16) kmsg.FetchResponseTopicPartition {
+		return rc.roundTrip(fetchReq(topic, id, 0, 0, 1<<20), v).(*kmsg.FetchResponse).Topics[0].Partitions[0]
+	}
+	for _, v := range []int16{4, 9} {
+		p := fetch("z", zstdTopic, v)
+		wantCode(t, fmt.Sprintf("fetch v%d of the zstd topic", v), p.ErrorCode, kerr.UnsupportedCompressionType)
+		if len(p.RecordBatches) != 0 {
+			t.Errorf("fetch v%d of the zstd topic returned %d bytes", v, len(p.RecordBatches))
+		}
+		if p := fetch("p", producerTopic, v); p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
+			t.Errorf("fetch v%d of the producer topic: %v, %d bytes", v, kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+		}
+	}
+	if p := fetch("z", zstdTopic, 10); p.ErrorCode != 0 || len(p.RecordBatches) == 0 {
+		t.Errorf("fetch v10 of the zstd topic: %v, %d bytes", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
+	}
+}
