@@ -238,9 +238,9 @@ func BenchmarkBrokerAllocs(b *testing.B) {
 // under each of compression.type producer (the batch stored as sent), lz4
 // and zstd (recompressed at the default level), in one broker and one run:
 // a topic of each type, and for each a request of 8 uncompressed batches of
-// 1,000 event-like records (keyed JSON of about 130 B), acks=1. An op is
-// one round trip to each topic on one connection, in an order that rotates
-// every op, each timed on its own: <type>-MB/s counts request bytes over
+// 1,000 event-like records (a key and a JSON value, about 110 B), acks=1.
+// An op is one round trip to each topic on one connection, in an order that
+// rotates every op, each timed on its own: <type>-MB/s counts request bytes over
 // that type's time, <type>/producer is the throughput as a fraction of
 // producer's. allocs/record and B/record are the process's over the three
 // round trips' records.

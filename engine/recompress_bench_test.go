@@ -23,8 +23,8 @@ var compressionTypes = []struct {
 // BenchmarkAppendCompressionType measures Log.Append under each
 // compression.type at its default level against producer (the batch stored
 // as it came) in the same run: an op appends the same batch of 1,000
-// event-like records (eventRecords: keyed JSON of about 200 bytes, 230 KB
-// uncompressed) to one log of each type, in an order that rotates every op,
+// event-like records (eventRecords: about 160 bytes each with key and
+// header, 161 KB uncompressed) to one log of each type, in an order that rotates every op,
 // each append timed on its own. It reports, per type, MB/s of uncompressed
 // records (<type>-MB/s) and the throughput as a fraction of producer's
 // (<type>/producer), and the stored batch's size over the uncompressed

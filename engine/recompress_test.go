@@ -209,7 +209,7 @@ func TestRecompressSkipsControlBatches(t *testing.T) {
 }
 
 // eventRecords returns n records shaped like application events: keyed
-// JSON values of about 200 bytes, from a fixed seed, compressing about as
+// JSON values of about 140 bytes with a header, from a fixed seed, compressing about as
 // real data does (neither runs of one byte nor random bytes).
 func eventRecords(n int) []Record {
 	rng := rand.New(rand.NewPCG(3, 4))
