@@ -155,8 +155,8 @@ func zstdMaxOutput(n int) uint64 { return uint64(n/4+1) * (128 << 10) }
 func snappyMaxOutput(n int) int { return n * 64 / 3 }
 
 // readAllBounded appends what r yields to dst until io.EOF, failing with
-// errDecompressTooLarge once dst holds more than limit bytes in all. It grows dst
-// by doubling and reads straight into its spare capacity.
+// errDecompressTooLarge once dst holds more than limit bytes in all. It
+// grows dst by doubling and reads straight into its spare capacity.
 func readAllBounded(dst []byte, r io.Reader, limit int) ([]byte, error) {
 	for {
 		if len(dst) == cap(dst) {
@@ -180,9 +180,8 @@ func readAllBounded(dst []byte, r io.Reader, limit int) ([]byte, error) {
 // decodeSnappy appends to dst the decoding of xerial-framed or raw snappy
 // (see the top of the file), at most limit bytes. Block lengths are walked
 // first, so dst grows once to the summed decoded size and each block
-// decodes in place. A block's declared decoded
-// length is checked against what its size can encode before anything is
-// allocated for it.
+// decodes in place. A block's declared decoded length is checked against
+// what its size can encode before anything is allocated for it.
 //
 // The framing walk is written here rather than taken from
 // klauspost/compress/snappy/xerial because that decoder neither bounds the
@@ -448,10 +447,10 @@ func init() {
 
 // zstdEncoders return the process's zstd encoder of each of klauspost's
 // levels, made at first use; EncodeAll is safe for concurrent use. Each
-// keeps one block encoder per CPU, whose history buffer is the window
+// keeps one block encoder per CPU, whose history buffer holds the window
 // and a block: a 1 MiB window (a batch is 1 MiB by default; larger ones
-// compress a little less) and the lower-memory mode keep that near 1 MiB
-// per CPU rather than zstd's default 8 MiB window, allocated twice over.
+// compress a little less) and the lower-memory mode keep it near 1 MiB per
+// CPU, where klauspost's default 8 MiB window makes it 16 MiB.
 var zstdEncoders = [...]func() (*zstd.Encoder, error){
 	zstdEncoderAt(zstd.SpeedFastest), zstdEncoderAt(zstd.SpeedDefault),
 	zstdEncoderAt(zstd.SpeedBetterCompression), zstdEncoderAt(zstd.SpeedBestCompression),

@@ -208,8 +208,9 @@ func (l *Log) Options() Options { return *l.opts.Load() }
 // topic's new configuration without a restart. Zero fields mean defaults, as
 // at open. Each setting takes effect at the next operation that reads it:
 //   - SegmentBytes, SegmentAge, MaxBatchBytes, LogAppendTime, Recompression,
-//     FlushMessages and IndexIntervalBytes at the next append (a lowered SegmentBytes rolls
-//     the active segment at the next append that would pass it);
+//     FlushMessages and IndexIntervalBytes at the next append (a lowered
+//     SegmentBytes rolls the active segment at the next append that would
+//     pass it);
 //   - Retention, RetentionBytes and ProducerIDExpiration at the next
 //     retention pass;
 //   - Compaction (cleanup policy and compaction keys) at the cleaner's next
