@@ -27,7 +27,18 @@ package broker
 //     closed instead, as Kafka does, so the client notices.
 //   - Records are written as the producer sent them: the engine writes the
 //     base offset and leader epoch into the batch in place in the request
-//     buffer and writes it with one write.
+//     buffer and writes it with one write (compression.type=producer, the
+//     default, or a batch already in the topic's codec).
+//   - A topic (or broker) compression.type naming a codec, or uncompressed,
+//     has a batch in another codec recompressed, or decompressed, before it
+//     is appended, as Kafka's LogValidator does: the records are checked and
+//     re-encoded at the topic's compression.<codec>.level, then offsets,
+//     epoch and LogAppendTime are set as for any batch (engine/recompress.go).
+//     This runs here, on the connection's goroutine, outside the log's lock.
+//     Records that do not decompress are CORRUPT_MESSAGE, malformed ones
+//     INVALID_RECORD, a batch over max.message.bytes once rebuilt
+//     MESSAGE_TOO_LARGE. Control batches are refused (INVALID_RECORD), as
+//     Kafka refuses them from clients.
 //   - Idempotent producers (a batch with a producer id, which InitProducerId
 //     hands out) are checked against the partition's producer state, as
 //     Kafka 3.9 does (engine/producerstate.go): a retry of one of the
@@ -147,6 +158,13 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if len(records) >= engine.BatchHeaderSize {
 		if hdr, err := engine.ParseBatchHeader(records); err == nil && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
 			return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
+		}
+	}
+	if hdr, err := engine.ParseBatchHeader(records); err == nil && hdr.Control() && len(records) <= p.log.Options().MaxBatchBytes {
+		// As Kafka's LogValidator.validateBatch, after the checks of size
+		// and damage (which the append reports).
+		if _, err := engine.ValidateBatch(records); err == nil {
+			return nil, res, kerr.InvalidRecord.Code, fmt.Sprintf("Clients are not allowed to write control records in topic partition %s-%d", topic, rp.Partition), nil
 		}
 	}
 	// The keys are checked after the size, as Kafka checks max.message.bytes

@@ -20,6 +20,10 @@ package broker
 //   - Fetch sessions (KIP-227) are declined: every response has session id 0,
 //     so clients send full requests; a request naming a session id gets
 //     FETCH_SESSION_ID_NOT_FOUND.
+//   - A topic whose compression.type is zstd answers fetches below v10
+//     with UNSUPPORTED_COMPRESSION_TYPE, as Kafka does (those clients
+//     predate zstd); zstd batches a producer stored in another topic are
+//     served to them as they are, as Kafka serves them.
 //   - No transactions yet: the last stable offset is the high watermark and
 //     there are no aborted transactions.
 
@@ -130,6 +134,8 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				fp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil:
 				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case req.Version < 10 && recompressesTo(p, engine.CompressionZstd):
+				fp.ErrorCode = kerr.UnsupportedCompressionType.Code
 			case rp.CurrentLeaderEpoch > 0:
 				fp.ErrorCode = kerr.UnknownLeaderEpoch.Code
 			case rp.CurrentLeaderEpoch < -1:
@@ -189,4 +195,11 @@ func fetchError(b *Broker, p *partition, err error) int16 {
 		b.log.Error("read failed", "topic", p.topic, "partition", p.index, "err", err)
 		return kerr.KafkaStorageError.Code
 	}
+}
+
+// recompressesTo reports whether p's topic stores its batches in codec c
+// (compression.type names it).
+func recompressesTo(p *partition, c engine.Compression) bool {
+	r := p.log.Options().Recompression
+	return r.Enabled && r.Codec == c
 }

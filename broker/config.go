@@ -44,6 +44,17 @@ type Config struct {
 	// everything); nil means Kafka's default, delete.
 	LogCleanupPolicy *string
 
+	// CompressionType is compression.type, the default compression.type of
+	// topics: "producer" (or "", the default) stores each producer's
+	// codec; "uncompressed", "gzip", "snappy", "lz4" or "zstd" recompresses
+	// a batch in another codec on append.
+	CompressionType string
+	// CompressionGzipLevel, CompressionLZ4Level and CompressionZstdLevel
+	// are compression.gzip.level, compression.lz4.level and
+	// compression.zstd.level, the defaults of the topic keys of the same
+	// names; 0 means Kafka's default (-1, 9 and 3; zstd's level 0 is its 3).
+	CompressionGzipLevel, CompressionLZ4Level, CompressionZstdLevel int32
+
 	Cleaner CleanerConfig // log.cleaner.* keys
 
 	Groups GroupConfig // group.* and offsets.* keys (groupconfig.go)
@@ -223,6 +234,8 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			if cv, err = brokerKeyByName[k].parse(v); err == nil {
 				c.LogCleanupPolicy = &cv.s
 			}
+		case "compression.type", "compression.gzip.level", "compression.lz4.level", "compression.zstd.level":
+			err = c.applyCompression(k, v)
 		case "producer.id.expiration.ms": // Kafka: an int, at least 1
 			if n, err = num(k, v, 32); err == nil && n < 1 {
 				err = fmt.Errorf("broker: config %s=%q: must be at least 1", k, v)
@@ -245,6 +258,29 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 		}
 	}
 	return unknown, nil
+}
+
+// applyCompression sets compression.type or one of its levels, validated
+// as Kafka validates the key (and as the default of the topic key).
+func (c *Config) applyCompression(k, v string) error {
+	nv, err := validateBrokerConfig(k, v)
+	if err != nil {
+		return fmt.Errorf("broker: config %s=%q: %w", k, v, err)
+	}
+	if k == "compression.type" {
+		c.CompressionType = nv
+		return nil
+	}
+	n, _ := strconv.ParseInt(nv, 10, 32) // validated as an INT
+	switch k {
+	case "compression.gzip.level":
+		c.CompressionGzipLevel = int32(n)
+	case "compression.lz4.level":
+		c.CompressionLZ4Level = int32(n)
+	default:
+		c.CompressionZstdLevel = int32(n)
+	}
+	return nil
 }
 
 // stripScheme turns "PLAINTEXT://host:port" into "host:port".

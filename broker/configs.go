@@ -216,16 +216,9 @@ func ratio(v configValue) string {
 	return ""
 }
 
-// compressionType is Kafka's set, then sluice's: batches are stored as sent.
-func compressionType(v configValue) string {
-	if why := oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")(v); why != "" {
-		return why
-	}
-	if v.s != "producer" {
-		return "sluice stores batches as producers compressed them: only producer is supported"
-	}
-	return ""
-}
+// compressionType is Kafka's set (BrokerCompressionType's names, in its
+// order).
+var compressionType = oneOf("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
 
 // timestampBound is Kafka's range, then sluice's: record timestamps are not
 // checked against the broker's clock yet, so only "no bound" is honoured.
@@ -343,16 +336,16 @@ var topicKeys = []configKey{
 		doc:      "In-sync replicas an acks=all produce needs; above 1 a single node refuses such produces with NOT_ENOUGH_REPLICAS."},
 	{name: "compression.type", typ: kmsg.ConfigTypeString, def: str("producer"), check: compressionType,
 		synonyms: []synonym{{name: "compression.type"}},
-		doc:      "Compression of stored batches; sluice keeps the producer's (producer)."},
+		doc:      "Codec batches are stored in: producer keeps each producer's; uncompressed, gzip, snappy, lz4 or zstd recompresses (or decompresses) a batch in another codec on append."},
 	{name: "compression.gzip.level", typ: kmsg.ConfigTypeInt, def: str("-1"), check: gzipLevel,
 		synonyms: []synonym{{name: "compression.gzip.level"}},
-		doc:      "Level for compression.type=gzip (no effect: batches are stored as sent)."},
+		doc:      "Level of gzip when compression.type=gzip recompresses a batch: 1-9, or -1 for the codec's default (6)."},
 	{name: "compression.lz4.level", typ: kmsg.ConfigTypeInt, def: str("9"), check: between(1, 17),
 		synonyms: []synonym{{name: "compression.lz4.level"}},
-		doc:      "Level for compression.type=lz4 (no effect: batches are stored as sent)."},
+		doc:      "Level of lz4 when compression.type=lz4 recompresses a batch: 9 is the fast compressor, other levels high compression."},
 	{name: "compression.zstd.level", typ: kmsg.ConfigTypeInt, def: str("3"), check: between(-131072, 22),
 		synonyms: []synonym{{name: "compression.zstd.level"}},
-		doc:      "Level for compression.type=zstd (no effect: batches are stored as sent)."},
+		doc:      "Level of zstd when compression.type=zstd recompresses a batch."},
 	{name: "preallocate", typ: kmsg.ConfigTypeBoolean, def: str("false"),
 		synonyms: []synonym{{name: "log.preallocate"}},
 		doc:      "Preallocate segment files (sluice always reserves space ahead of appends)."},

@@ -232,7 +232,8 @@ func TestAlterConfigsErrors(t *testing.T) {
 	for _, c := range []kadm.AlterConfig{set("segment.bytes", "14"), set("retention.ms", "-1"), set("cleanup.policy", ""),
 		set("cleanup.policy", "compact"), set("cleanup.policy", "delete, compact"), set("min.cleanable.dirty.ratio", "1"),
 		set("min.cleanable.dirty.ratio", "0"), set("compression.gzip.level", "-1"), set("follower.replication.throttled.replicas", "*"),
-		set("message.timestamp.before.max.ms", maxLong), set("message.format.version", "2.8")} {
+		set("message.timestamp.before.max.ms", maxLong), set("message.format.version", "2.8"),
+		set("compression.type", "gzip"), set("compression.lz4.level", "1"), set("compression.zstd.level", "0")} {
 		if err := alterResult(adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{c}, "errs")); err != nil {
 			t.Errorf("%s=%s: %v", c.Name, *c.Value, err)
 		}

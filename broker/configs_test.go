@@ -80,10 +80,14 @@ var invalidTopicConfigs = []struct{ key, value string }{
 	{"cleanup.policy", "delete,"},
 	{"min.cleanable.dirty.ratio", "1.5"},
 	{"min.insync.replicas", "0"},
-	{"compression.type", "gzip"},
 	{"compression.type", "brotli"},
+	{"compression.type", "GZIP"},
 	{"compression.lz4.level", "18"},
+	{"compression.lz4.level", "0"},
 	{"compression.gzip.level", "0"},
+	{"compression.gzip.level", "10"},
+	{"compression.zstd.level", "23"},
+	{"compression.zstd.level", "-131073"},
 	{"preallocate", "yes"},
 	{"remote.storage.enable", "true"},
 	{"leader.replication.throttled.replicas", "0-1"},
@@ -245,7 +249,9 @@ func TestCreateTopicsValidatesConfigs(t *testing.T) {
 	}
 	for _, kv := range [][2]string{{"segment.bytes", "14"}, {"retention.ms", "-1"}, {"cleanup.policy", ""}, {"min.cleanable.dirty.ratio", "0"},
 		{"compression.gzip.level", "-1"}, {"follower.replication.throttled.replicas", "*"}, {"message.timestamp.before.max.ms", maxLong},
-		{"message.format.version", "2.8"}, {"segment.ms", "1"}, {"flush.messages", "1"}, {"max.message.bytes", "0"}} {
+		{"message.format.version", "2.8"}, {"segment.ms", "1"}, {"flush.messages", "1"}, {"max.message.bytes", "0"},
+		{"compression.type", "uncompressed"}, {"compression.type", "zstd"}, {"compression.gzip.level", "9"},
+		{"compression.lz4.level", "17"}, {"compression.zstd.level", "-131072"}, {"compression.zstd.level", "22"}} {
 		resp := rc.roundTrip(createReq(true, createTopicReq("edge", 1, 1, kv[0], kv[1])), 7).(*kmsg.CreateTopicsResponse)
 		if code := resp.Topics[0].ErrorCode; code != 0 {
 			t.Errorf("%s=%s: %v", kv[0], kv[1], kerr.ErrorForCode(code))

@@ -123,6 +123,12 @@ func staticBrokerConfigs(c Config) map[string]string {
 	if c.LogCleanupPolicy != nil {
 		m["log.cleanup.policy"] = *c.LogCleanupPolicy
 	}
+	if c.CompressionType != "" {
+		m["compression.type"] = c.CompressionType
+	}
+	num("compression.gzip.level", int64(c.CompressionGzipLevel))
+	num("compression.lz4.level", int64(c.CompressionLZ4Level))
+	num("compression.zstd.level", int64(c.CompressionZstdLevel))
 	c.Cleaner.static(m)
 	c.Network.static(m)
 	return m

@@ -34,16 +34,26 @@ func idempotentClient(t testing.TB, addr string, opts ...kgo.Opt) *kgo.Client {
 }
 
 // idempotentBatch is batch(values...) from producer pid at epoch, its
-// first record at sequence seq. The fields are at their offsets in Kafka's
-// RecordBatch v2 (producerId 43, producerEpoch 51, baseSequence 53), whose
-// CRC-32C (at 17) covers [21, end).
+// first record at sequence seq.
 func idempotentBatch(pid int64, epoch int16, seq int32, values ...string) []byte {
-	b := batch(values...)
+	return withProducer(batch(values...), pid, epoch, seq)
+}
+
+// withProducer sets the batch b's producer id, epoch and base sequence and
+// recomputes its CRC. The fields are at their offsets in Kafka's
+// RecordBatch v2 (producerId 43, producerEpoch 51, baseSequence 53).
+func withProducer(b []byte, pid int64, epoch int16, seq int32) []byte {
 	be := binary.BigEndian
 	be.PutUint64(b[43:], uint64(pid))
 	be.PutUint16(b[51:], uint16(epoch))
 	be.PutUint32(b[53:], uint32(seq))
-	be.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
+	return fixBatchCRC(b)
+}
+
+// fixBatchCRC recomputes the CRC-32C (at 17) of the batch b, which covers
+// [21, end), and returns b.
+func fixBatchCRC(b []byte) []byte {
+	binary.BigEndian.PutUint32(b[17:], crc32.Checksum(b[21:], crc32.MakeTable(crc32.Castagnoli)))
 	return b
 }
 

@@ -30,15 +30,22 @@ func kcat(t *testing.T, stdin string, args ...string) string {
 	return stdout.String()
 }
 
-// TestKcat lists metadata, produces and consumes with kcat. Without kcat
-// the test fails when $CI is set, and is skipped otherwise.
-func TestKcat(t *testing.T) {
+// requireKcat fails the test when kcat is missing and $CI is set, and
+// skips it otherwise.
+func requireKcat(t *testing.T) {
+	t.Helper()
 	if _, err := exec.LookPath("kcat"); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("kcat is not installed (apt-get install kcat): %v", err)
 		}
 		t.Skipf("kcat is not installed: %v", err)
 	}
+}
+
+// TestKcat lists metadata, produces and consumes with kcat. Without kcat
+// the test fails when $CI is set, and is skipped otherwise.
+func TestKcat(t *testing.T) {
+	requireKcat(t)
 	tb := startBroker(t, t.TempDir(), nil)
 	tb.createTopic(t, "kcat-topic", 3)
 
@@ -94,12 +101,7 @@ func TestKcat(t *testing.T) {
 // A second run of the same group finds the committed offsets and reads
 // only what came after.
 func TestKcatGroup(t *testing.T) {
-	if _, err := exec.LookPath("kcat"); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("kcat is not installed (apt-get install kcat): %v", err)
-		}
-		t.Skipf("kcat is not installed: %v", err)
-	}
+	requireKcat(t)
 	tb := startBroker(t, t.TempDir(), groupTimeouts)
 	tb.createTopic(t, "kg", 2)
 	cl := tb.client(t)

@@ -97,6 +97,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 	if v, ok := n("delete.retention.ms"); ok {
 		o.Compaction.DeleteRetention = engineDeleteRetention(saturatingMs(v))
 	}
+	o.Recompression = c.recompression(topicConfigs)
 	if topicConfigs["message.timestamp.type"] == "LogAppendTime" {
 		o.LogAppendTime = true
 	}
@@ -110,4 +111,34 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		}
 	}
 	return o
+}
+
+// recompression is the engine's form of a topic's compression.type and the
+// level of its codec: the broker's, overridden by the topic's configs.
+func (c *Config) recompression(topicConfigs map[string]string) engine.Recompression {
+	typ := c.CompressionType
+	if v, ok := topicConfigs["compression.type"]; ok {
+		typ = v
+	}
+	level := func(key string, static int32) int {
+		if v, ok := topicConfigs[key]; ok {
+			if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+				return int(n)
+			}
+		}
+		return int(static)
+	}
+	switch typ {
+	case "uncompressed":
+		return engine.Recompression{Enabled: true, Codec: engine.CompressionNone}
+	case "gzip":
+		return engine.Recompression{Enabled: true, Codec: engine.CompressionGzip, Level: level("compression.gzip.level", c.CompressionGzipLevel)}
+	case "snappy":
+		return engine.Recompression{Enabled: true, Codec: engine.CompressionSnappy}
+	case "lz4":
+		return engine.Recompression{Enabled: true, Codec: engine.CompressionLZ4, Level: level("compression.lz4.level", c.CompressionLZ4Level)}
+	case "zstd":
+		return engine.Recompression{Enabled: true, Codec: engine.CompressionZstd, Level: level("compression.zstd.level", c.CompressionZstdLevel)}
+	}
+	return engine.Recompression{} // producer
 }

@@ -20,7 +20,10 @@ package engine
 //
 //	        or one raw snappy block with no framing (librdkafka, franz-go and
 //	        sarama write this); input that does not open with the magic is
-//	        read as raw, as Java's SnappyInputStream does
+//	        read as raw, as Java's SnappyInputStream does. sluice writes
+//	        xerial framing in 32 KiB blocks, as Kafka's brokers do when
+//	        they recompress (SnappyCompression wraps Java's
+//	        SnappyOutputStream): every client reads it
 //	lz4     the LZ4 frame format (magic 0x184D2204, frame descriptor, blocks,
 //	        end mark); Kafka's producer writes independent 64 KiB blocks
 //	        without checksums
@@ -29,8 +32,11 @@ package engine
 // These framings are fixed by Kafka's clients and must not change.
 //
 // Decompression is for readers of the records (RecordIterator, timestamp
-// lookups); the produce path stores compressed batches as they come (see
-// doc.go). Decoders are pooled (gzip, lz4) or shared (zstd), and output
+// lookups, the cleaner) and for recompression (recompress.go: a log whose
+// compression.type names a codec); otherwise the produce path stores
+// compressed batches as they come (see doc.go). Compression (compressLevel)
+// is for recompression, the cleaner's rewrites and BatchBuilder, at Kafka's
+// levels. Decoders are pooled (gzip, lz4) or shared (zstd), and output
 // goes into a buffer the caller owns and reuses, so once that buffer has
 // grown, iterating compressed batches allocates nothing per record or per
 // batch. Sizes a producer's bytes declare (gzip's ISIZE, snappy's decoded
@@ -79,8 +85,13 @@ var errDecompressTooLarge = errors.New("decompressed records exceed the limit")
 // the codec; output beyond maxDecompressedBatchBytes gives
 // errDecompressTooLarge.
 func decompress(dst []byte, c Compression, src []byte) ([]byte, error) {
-	dst = dst[:0]
-	limit := maxDecompressedBatchBytes
+	return appendDecompressed(dst[:0], c, src, maxDecompressedBatchBytes)
+}
+
+// appendDecompressed is decompress appending to dst (the bytes already in
+// it are kept) and bounding what it appends at limit bytes.
+func appendDecompressed(dst []byte, c Compression, src []byte, limit int) ([]byte, error) {
+	start := len(dst)
 	switch c {
 	case CompressionGzip:
 		d := gzipDecoders.Get().(*gzipDecoder)
@@ -97,7 +108,7 @@ func decompress(dst []byte, c Compression, src []byte) ([]byte, error) {
 			hint := int(binary.LittleEndian.Uint32(src[n-4:]))
 			dst = slices.Grow(dst, min(hint, 16*n+4<<10, limit)+1)
 		}
-		return readAllBounded(dst, &d.r, limit)
+		return readAllBounded(dst, &d.r, start+limit)
 	case CompressionSnappy:
 		return decodeSnappy(dst, src, limit)
 	case CompressionLZ4:
@@ -106,21 +117,26 @@ func decompress(dst []byte, c Compression, src []byte) ([]byte, error) {
 		d.src.Reset(src)
 		d.r.Reset(&d.src)
 		dst = slices.Grow(dst, min(4*len(src), limit)+1)
-		return readAllBounded(dst, d.r, limit)
+		return readAllBounded(dst, d.r, start+limit)
 	case CompressionZstd:
 		// DecodeAll allocates the frame content size a frame header
 		// declares before decoding; reject a first frame declaring more than
-		// zstd can produce from the input.
+		// zstd can produce from the input, or more than the limit.
 		var fh zstd.Header
-		if fh.Decode(src) == nil && fh.HasFCS && fh.FrameContentSize > zstdMaxOutput(len(src)) {
-			return dst, fmt.Errorf("zstd frame declares %d bytes from %d, more than zstd can encode", fh.FrameContentSize, len(src))
+		if fh.Decode(src) == nil && fh.HasFCS {
+			if fh.FrameContentSize > zstdMaxOutput(len(src)) {
+				return dst, fmt.Errorf("zstd frame declares %d bytes from %d, more than zstd can encode", fh.FrameContentSize, len(src))
+			}
+			if fh.FrameContentSize > uint64(limit) {
+				return dst, errDecompressTooLarge
+			}
 		}
 		dec, err := zstdDecoder()
 		if err != nil {
 			return dst, err
 		}
 		out, err := dec.DecodeAll(src, dst)
-		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || len(out) > limit {
+		if errors.Is(err, zstd.ErrDecoderSizeExceeded) || len(out)-start > limit {
 			return out, errDecompressTooLarge
 		}
 		return out, err
@@ -139,8 +155,8 @@ func zstdMaxOutput(n int) uint64 { return uint64(n/4+1) * (128 << 10) }
 func snappyMaxOutput(n int) int { return n * 64 / 3 }
 
 // readAllBounded appends what r yields to dst until io.EOF, failing with
-// errDecompressTooLarge once dst holds more than limit bytes. It grows dst
-// by doubling and reads straight into its spare capacity.
+// errDecompressTooLarge once dst holds more than limit bytes in all. It
+// grows dst by doubling and reads straight into its spare capacity.
 func readAllBounded(dst []byte, r io.Reader, limit int) ([]byte, error) {
 	for {
 		if len(dst) == cap(dst) {
@@ -161,11 +177,11 @@ func readAllBounded(dst []byte, r io.Reader, limit int) ([]byte, error) {
 	}
 }
 
-// decodeSnappy decodes xerial-framed or raw snappy (see the top of the
-// file). Block lengths are walked first, so dst grows once to the summed
-// decoded size and each block decodes in place. A block's declared decoded
-// length is checked against what its size can encode before anything is
-// allocated for it.
+// decodeSnappy appends to dst the decoding of xerial-framed or raw snappy
+// (see the top of the file), at most limit bytes. Block lengths are walked
+// first, so dst grows once to the summed decoded size and each block
+// decodes in place. A block's declared decoded length is checked against
+// what its size can encode before anything is allocated for it.
 //
 // The framing walk is written here rather than taken from
 // klauspost/compress/snappy/xerial because that decoder neither bounds the
@@ -183,7 +199,11 @@ func decodeSnappy(dst, src []byte, limit int) ([]byte, error) {
 			return dst, errDecompressTooLarge
 		}
 		dst = slices.Grow(dst, n)
-		return snappy.Decode(dst[:n], src)
+		out, err := snappy.Decode(dst[len(dst):len(dst)+n], src)
+		if err != nil {
+			return dst, err
+		}
+		return dst[:len(dst)+len(out)], nil
 	}
 	if len(src) < xerialHeaderSize {
 		return dst, fmt.Errorf("xerial snappy header of %d bytes, want %d", len(src), xerialHeaderSize)
@@ -276,48 +296,84 @@ var zstdDecoder = sync.OnceValues(func() (*zstd.Decoder, error) {
 		zstd.WithDecoderMaxWindow(min(limit, zstd.MaxWindowSize)))
 })
 
-// streamEncoder is a pooled streaming compressor (gzip, lz4).
-type streamEncoder interface {
-	io.WriteCloser
-	Reset(io.Writer)
+// streamEncoder is a pooled streaming compressor (gzip, lz4) with the
+// writer it appends to, so that compressing allocates neither.
+type streamEncoder struct {
+	w interface {
+		io.WriteCloser
+		Reset(io.Writer)
+	}
+	out appendWriter
 }
 
-// compressStream appends src compressed by w to dst, leaving w reset to
+// compress appends src compressed to dst, leaving the encoder reset to
 // nothing for the pool.
-func compressStream(w streamEncoder, dst, src []byte) ([]byte, error) {
-	out := appendWriter{b: dst}
-	w.Reset(&out)
-	if _, err := w.Write(src); err != nil {
-		w.Reset(nil)
+func (e *streamEncoder) compress(dst, src []byte) ([]byte, error) {
+	e.out.b = dst
+	e.w.Reset(&e.out)
+	_, err := e.w.Write(src)
+	if err == nil {
+		err = e.w.Close()
+	}
+	out := e.out.b
+	e.w.Reset(nil)
+	e.out.b = nil
+	if err != nil {
 		return dst, err
 	}
-	err := w.Close()
-	w.Reset(nil)
-	return out.b, err
+	return out, nil
 }
 
-// compress appends the compressed form of src to dst with codec c, framed
-// as Kafka's Java producer frames it: one gzip member; xerial-framed snappy
-// in 32 KiB blocks; an LZ4 frame of independent 64 KiB blocks without
-// checksums; one zstd frame. It is for building batches (tests, benchmarks,
-// tools), not for a hot path.
+// compress appends the compressed form of src to dst with codec c at its
+// default level, framed as Kafka's Java producer frames it (see
+// compressLevel). It is for building batches (tests, benchmarks, tools, the
+// cleaner's rewrites).
 func compress(dst []byte, c Compression, src []byte) ([]byte, error) {
+	return compressLevel(dst, c, 0, src)
+}
+
+// compressLevel appends the compressed form of src to dst with codec c at
+// level, Kafka's level of the codec (compression.gzip.level,
+// compression.lz4.level, compression.zstd.level; 0 is the codec's default,
+// and snappy has none), framed as Kafka's Java client frames it: one gzip
+// member; xerial-framed snappy in 32 KiB blocks (Java's SnappyOutputStream,
+// which Kafka's brokers also write when they recompress); an LZ4 frame of
+// independent 64 KiB blocks without checksums; one zstd frame. Encoders are
+// pooled (gzip, lz4, one pool per level) or shared (zstd, one per level):
+// once dst has the room, compressing allocates nothing.
+//
+// Levels go to the libraries as follows:
+//
+//	gzip  -1 (and 0) is level 6, zlib's and so Java's default; 1-9 as given
+//	lz4   9, Kafka's default, is the fast compressor, as Kafka's
+//	      Lz4BlockOutputStream uses it for the default level; any other level
+//	      is high compression (lz4-java's highCompressor) with a search depth
+//	      rising with the level: 1-8 take pierrec/lz4's shallowest (Level1),
+//	      10-17 its Level2 to Level9
+//	zstd  zstd's levels (0 is 3, zstd's default) to klauspost/compress's
+//	      four: below 3 fastest, 3-5 default, 6-9 better, 10 and up best
+func compressLevel(dst []byte, c Compression, level int, src []byte) ([]byte, error) {
 	switch c {
 	case CompressionGzip:
-		w := gzipEncoders.Get().(*gzip.Writer)
-		defer gzipEncoders.Put(w)
-		return compressStream(w, dst, src)
+		p := &gzipEncoders[gzipLevelIndex(level)]
+		e := p.Get().(*streamEncoder)
+		defer p.Put(e)
+		return e.compress(dst, src)
 	case CompressionSnappy:
-		// xerial.Encode writes its header only into an empty dst: give it
-		// the empty tail of dst.
+		// xerial.Encode writes its header only into an empty dst, and
+		// allocates unless the room for every block is there: give it the
+		// empty tail of dst, grown to the most snappy can produce.
+		blocks := (len(src) + xerialBlockSize - 1) / xerialBlockSize
+		dst = slices.Grow(dst, xerialHeaderSize+blocks*4+snappy.MaxEncodedLen(min(len(src), xerialBlockSize))*blocks)
 		enc := xerial.Encode(dst[len(dst):len(dst):cap(dst)], src)
-		return append(dst, enc...), nil
+		return dst[:len(dst)+len(enc)], nil
 	case CompressionLZ4:
-		w := lz4Encoders.Get().(*lz4.Writer)
-		defer lz4Encoders.Put(w)
-		return compressStream(w, dst, src)
+		p := &lz4Encoders[lz4LevelIndex(level)]
+		e := p.Get().(*streamEncoder)
+		defer p.Put(e)
+		return e.compress(dst, src)
 	case CompressionZstd:
-		enc, err := zstdEncoder()
+		enc, err := zstdEncoders[zstdLevelIndex(level)]()
 		if err != nil {
 			return dst, err
 		}
@@ -325,6 +381,10 @@ func compress(dst []byte, c Compression, src []byte) ([]byte, error) {
 	}
 	return dst, fmt.Errorf("engine: cannot compress with %v", c)
 }
+
+// xerialBlockSize is the decoded size of the blocks xerial-framed snappy is
+// written in: Java's SnappyOutputStream default, and klauspost's.
+const xerialBlockSize = 32 << 10
 
 // appendWriter is an io.Writer appending to b.
 type appendWriter struct{ b []byte }
@@ -334,18 +394,81 @@ func (w *appendWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-var gzipEncoders = sync.Pool{New: func() any { return gzip.NewWriter(nil) }}
+// gzipEncoders are pools of gzip writers, one per level 1-9.
+var gzipEncoders [9]sync.Pool
 
-var lz4Encoders = sync.Pool{New: func() any {
-	w := lz4.NewWriter(nil)
-	// Kafka's Lz4BlockOutputStream: 64 KiB independent blocks, no block or
-	// content checksum. The options are valid constants: Apply cannot fail.
-	_ = w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false), lz4.BlockChecksumOption(false))
-	return w
-}}
+func gzipLevelIndex(level int) int {
+	if level < 1 || level > 9 {
+		level = 6
+	}
+	return level - 1
+}
 
-// zstdEncoder returns the process's zstd encoder; EncodeAll is safe for
-// concurrent use.
-var zstdEncoder = sync.OnceValues(func() (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(0))
-})
+// lz4Levels are pierrec/lz4's levels, the pools of lz4Encoders in order.
+var lz4Levels = [...]lz4.CompressionLevel{lz4.Fast, lz4.Level1, lz4.Level2, lz4.Level3,
+	lz4.Level4, lz4.Level5, lz4.Level6, lz4.Level7, lz4.Level8, lz4.Level9}
+
+// lz4Encoders are pools of LZ4 frame writers, one per entry of lz4Levels.
+var lz4Encoders [len(lz4Levels)]sync.Pool
+
+// lz4LevelIndex maps Kafka's compression.lz4.level to lz4Levels (see
+// compressLevel).
+func lz4LevelIndex(level int) int {
+	switch {
+	case level == 0 || level == 9 || level < 0 || level > 17:
+		return 0
+	case level < 9:
+		return 1
+	}
+	return level - 8
+}
+
+func init() {
+	for i := range gzipEncoders {
+		level := i + 1
+		gzipEncoders[i].New = func() any {
+			w, _ := gzip.NewWriterLevel(nil, level) // a valid level: no error
+			return &streamEncoder{w: w}
+		}
+	}
+	for i := range lz4Encoders {
+		level := lz4Levels[i]
+		lz4Encoders[i].New = func() any {
+			w := lz4.NewWriter(nil)
+			// Kafka's Lz4BlockOutputStream: 64 KiB independent blocks, no
+			// block or content checksum. The options are valid constants:
+			// Apply cannot fail.
+			_ = w.Apply(lz4.BlockSizeOption(lz4.Block64Kb), lz4.ChecksumOption(false),
+				lz4.BlockChecksumOption(false), lz4.CompressionLevelOption(level))
+			return &streamEncoder{w: w}
+		}
+	}
+}
+
+// zstdEncoders return the process's zstd encoder of each of klauspost's
+// levels, made at first use; EncodeAll is safe for concurrent use. Each
+// keeps one block encoder per CPU, whose history buffer holds the window
+// and a block: a 1 MiB window (a batch is 1 MiB by default; larger ones
+// compress a little less) and the lower-memory mode keep it near 1 MiB per
+// CPU, where klauspost's default 8 MiB window makes it 16 MiB.
+var zstdEncoders = [...]func() (*zstd.Encoder, error){
+	zstdEncoderAt(zstd.SpeedFastest), zstdEncoderAt(zstd.SpeedDefault),
+	zstdEncoderAt(zstd.SpeedBetterCompression), zstdEncoderAt(zstd.SpeedBestCompression),
+}
+
+const zstdWindowSize = 1 << 20
+
+func zstdEncoderAt(l zstd.EncoderLevel) func() (*zstd.Encoder, error) {
+	return sync.OnceValues(func() (*zstd.Encoder, error) {
+		return zstd.NewWriter(nil, zstd.WithEncoderConcurrency(0), zstd.WithEncoderLevel(l),
+			zstd.WithWindowSize(zstdWindowSize), zstd.WithLowerEncoderMem(true))
+	})
+}
+
+// zstdLevelIndex maps a zstd level to zstdEncoders.
+func zstdLevelIndex(level int) int {
+	if level == 0 {
+		level = 3
+	}
+	return int(zstd.EncoderLevelFromZstd(level)) - int(zstd.SpeedFastest)
+}

@@ -24,7 +24,9 @@
 //
 // .log holds Kafka RecordBatch v2 bytes exactly as a producer sent them,
 // with the base offset and leader epoch written into the header (both
-// outside the CRC). Layout of a batch and its records:
+// outside the CRC); a log with Options.Recompression (Kafka's
+// compression.type) stores a batch in another codec rebuilt in its own
+// (recompress.go). Layout of a batch and its records:
 //
 //	offset  size  field
 //	     0     8  baseOffset           int64

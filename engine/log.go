@@ -207,9 +207,10 @@ func (l *Log) Options() Options { return *l.opts.Load() }
 // SetOptions changes the log's settings while it is open, as Kafka applies a
 // topic's new configuration without a restart. Zero fields mean defaults, as
 // at open. Each setting takes effect at the next operation that reads it:
-//   - SegmentBytes, SegmentAge, MaxBatchBytes, LogAppendTime, FlushMessages
-//     and IndexIntervalBytes at the next append (a lowered SegmentBytes rolls
-//     the active segment at the next append that would pass it);
+//   - SegmentBytes, SegmentAge, MaxBatchBytes, LogAppendTime, Recompression,
+//     FlushMessages and IndexIntervalBytes at the next append (a lowered
+//     SegmentBytes rolls the active segment at the next append that would
+//     pass it);
 //   - Retention, RetentionBytes and ProducerIDExpiration at the next
 //     retention pass;
 //   - Compaction (cleanup policy and compaction keys) at the cleaner's next
@@ -239,6 +240,7 @@ func (l *Log) SetOptions(o Options) error {
 	next.FlushMessages = o.FlushMessages
 	next.FlushInterval = o.FlushInterval
 	next.LogAppendTime = o.LogAppendTime
+	next.Recompression = o.Recompression
 	next.ProducerIDExpiration = o.ProducerIDExpiration
 	next.Compaction = o.Compaction
 	l.opts.Store(&next)
@@ -286,9 +288,12 @@ func (l *Log) SetLeaderEpoch(epoch int32) { l.leaderEpoch.Store(epoch) }
 // Append validates batch (one Kafka RecordBatch v2 as a producer sends it:
 // see ValidateBatch), assigns it the next offsets, stamps the leader epoch,
 // and writes it. The batch's bytes are modified in place (base offset and
-// leader epoch, both outside the CRC). With a flush policy it returns once
-// the batch is as durable as the policy requires (AwaitFlushPolicy). It
-// never allocates.
+// leader epoch, both outside the CRC), unless the log's Recompression
+// rebuilds the batch in another codec: then the rebuilt copy, in a pooled
+// buffer, is written and batch is left as it was. With a flush policy it
+// returns once the batch is as durable as the policy requires
+// (AwaitFlushPolicy). It never allocates (recompressing, once the pool's
+// buffers have grown).
 func (l *Log) Append(batch []byte) (AppendResult, error) {
 	res, err := l.AppendNoWait(batch)
 	if err != nil {
@@ -307,6 +312,17 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	h, err := ValidateBatch(batch)
 	if err != nil {
 		return AppendResult{}, err
+	}
+	if o.Recompression.needed(&h) {
+		// Outside the lock: appends to this log go on meanwhile.
+		rb := getRecompressBuffers()
+		defer rb.put() // after the write: the batch is in rb
+		if batch, err = rb.recompress(batch, &h, &o.Recompression, o.MaxBatchBytes); err != nil {
+			return AppendResult{}, err
+		}
+		if len(batch) > o.MaxBatchBytes {
+			return AppendResult{}, fmt.Errorf("%w: %d bytes once recompressed with %v, the limit is %d", ErrBatchTooLarge, len(batch), o.Recompression.Codec, o.MaxBatchBytes)
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -69,6 +69,11 @@ type Options struct {
 	// recomputed. Default false: the producer's CreateTime is kept.
 	LogAppendTime bool
 
+	// Recompression is the codec produced batches are stored in
+	// (compression.type and its levels): see recompress.go. Default: each
+	// batch in its producer's codec, as it came.
+	Recompression Recompression
+
 	// ProducerIDExpiration is how long an idle producer's state is kept
 	// (producer.id.expiration.ms), measured from the max timestamp of its
 	// last batch; ApplyRetention forgets older ones. Default 1 day.
