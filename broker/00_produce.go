@@ -52,7 +52,9 @@ package broker
 //     or expired after producer.id.expiration.ms) is accepted at any
 //     sequence: UNKNOWN_PRODUCER_ID is never answered.
 //
-// Version notes: v5+ reports the log start offset; v8+ an error message.
+// Version notes: v5+ reports the log start offset; v7+ may carry zstd
+// batches (below, UNSUPPORTED_COMPRESSION_TYPE, as Kafka); v8+ an error
+// message.
 // Transactional produce (a transactional id) is not served yet: it gets
 // TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as InitProducerId does for a
 // transactional id.
@@ -144,6 +146,11 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	p = b.partition(topic, rp.Partition)
 	if p == nil {
 		return nil, res, kerr.UnknownTopicOrPartition.Code, "", nil
+	}
+	if hdr, err := engine.ParseBatchHeader(rp.Records); err == nil && req.Version < 7 && hdr.Compression() == engine.CompressionZstd {
+		// As Kafka's ProduceRequest.validateRecords: zstd came with v7
+		// (KIP-110).
+		return nil, res, kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", req.Version), nil
 	}
 	if isInternal(topic) {
 		// As Kafka's ReplicaManager: only the broker writes its internal

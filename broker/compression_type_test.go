@@ -483,3 +483,27 @@ func TestCompressionTypeZstdOldFetch(t *testing.T) {
 		t.Errorf("fetch v10 of the zstd topic: %v, %d bytes", kerr.ErrorForCode(p.ErrorCode), len(p.RecordBatches))
 	}
 }
+
+// A zstd batch in a Produce below v7 (which predates zstd, KIP-110) gets
+// UNSUPPORTED_COMPRESSION_TYPE and is not written, as Kafka answers; v7 is
+// served.
+func TestProduceZstdBelowV7(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), nil)
+	tb.createTopicWith(t, "z7")
+	rc := dialRaw(t, tb.addr)
+	var bb engine.BatchBuilder
+	bb.Add(engine.Record{Timestamp: 1, Value: []byte("zstd")})
+	b, err := bb.BuildCompressed(engine.CompressionZstd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for v := int16(3); v < 7; v++ {
+		code, _ := rc.produceCode(v, "z7", 0, bytes.Clone(b))
+		wantCode(t, fmt.Sprintf("produce v%d of a zstd batch", v), code, kerr.UnsupportedCompressionType)
+	}
+	if hw := tb.topic("z7").partitions[0].highWatermark(); hw != 0 {
+		t.Fatalf("refused zstd batches were written: the partition ends at %d", hw)
+	}
+	code, _ := rc.produceCode(7, "z7", 0, bytes.Clone(b))
+	wantCode(t, "produce v7 of a zstd batch", code, nil)
+}
