@@ -279,11 +279,16 @@ func (c *crashFS) OpenFile(name string, flag int, perm os.FileMode) (File, error
 		// Sync reads the file to copy it.
 		flag = flag&^os.O_WRONLY | os.O_RDWR
 	}
+	// The name operation and the bookkeeping of live names happen under
+	// c.mu together: an open racing a remove of the same name (a reader of
+	// a producer snapshot the log is deleting) must not leave a live name
+	// the disk no longer has.
+	c.mu.Lock()
 	f, err := c.fs.OpenFile(name, flag, perm)
 	if err != nil {
+		c.mu.Unlock()
 		return nil, err
 	}
-	c.mu.Lock()
 	ino := c.live[name]
 	if ino == nil {
 		ino = &crashInode{}
@@ -306,12 +311,12 @@ func (c *crashFS) Remove(name string) error {
 		return &os.PathError{Op: "remove", Path: name, Err: err}
 	}
 	defer c.leave()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err := c.fs.Remove(name); err != nil {
 		return err
 	}
-	c.mu.Lock()
 	delete(c.live, name)
-	c.mu.Unlock()
 	return nil
 }
 
@@ -321,15 +326,15 @@ func (c *crashFS) Rename(oldpath, newpath string) error {
 		return &os.LinkError{Op: "rename", Old: oldpath, New: newpath, Err: err}
 	}
 	defer c.leave()
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	if err := c.fs.Rename(oldpath, newpath); err != nil {
 		return err
 	}
-	c.mu.Lock()
 	if ino, ok := c.live[oldpath]; ok {
 		c.live[newpath] = ino
 		delete(c.live, oldpath)
 	}
-	c.mu.Unlock()
 	return nil
 }
 
