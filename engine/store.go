@@ -40,10 +40,18 @@ type TopicID [16]byte
 // NewTopicID returns a random (version 4) topic ID.
 func NewTopicID() TopicID {
 	var id TopicID
-	rand.Read(id[:])
-	id[6] = id[6]&0x0f | 0x40
-	id[8] = id[8]&0x3f | 0x80
-	return id
+	for {
+		rand.Read(id[:])
+		id[6] = id[6]&0x0f | 0x40
+		id[8] = id[8]&0x3f | 0x80
+		// As Kafka's Uuid.randomUuid: no id whose string form starts with
+		// '-' (base64url 62, the first byte's top six bits), which Kafka's
+		// command-line tools would read as an option. The version bits
+		// already keep it from the reserved all-zero and one ids.
+		if id[0]>>2 != 62 {
+			return id
+		}
+	}
 }
 
 // String is Kafka's form: unpadded URL-safe base64.

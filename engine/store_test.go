@@ -135,3 +135,13 @@ func TestTopicIDAndPartitionNames(t *testing.T) {
 		}
 	}
 }
+
+// Topic ids never print with a leading '-' (Kafka's tools would take one
+// for an option), as Kafka's Uuid.randomUuid guarantees.
+func TestNewTopicIDNoLeadingDash(t *testing.T) {
+	for range 20000 {
+		if s := NewTopicID().String(); strings.HasPrefix(s, "-") {
+			t.Fatalf("topic id %s starts with '-'", s)
+		}
+	}
+}
