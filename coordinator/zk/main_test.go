@@ -35,9 +35,17 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// connect opens a client under a chroot of its own (shared by the test's
-// other clients when given one), closed at cleanup.
-func connect(t *testing.T, chroot string) *Client {
+func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// zkServerAddr is the package ZooKeeper's address (the test fails or is
+// skipped without one, as connect).
+func zkServerAddr(t *testing.T) string {
+	t.Helper()
+	requireZK(t)
+	return zkServer.Addr
+}
+
+func requireZK(t *testing.T) {
 	t.Helper()
 	if zkServer == nil {
 		if os.Getenv("CI") != "" {
@@ -45,11 +53,18 @@ func connect(t *testing.T, chroot string) *Client {
 		}
 		t.Skipf("ZooKeeper: %v", zkStartErr)
 	}
+}
+
+// connect opens a client under a chroot of its own (shared by the test's
+// other clients when given one), closed at cleanup.
+func connect(t *testing.T, chroot string) *Client {
+	t.Helper()
+	requireZK(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	c, err := Connect(ctx, zkServer.Addr+chroot, Options{
 		SessionTimeout: 2 * time.Second,
-		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:         quietLogger(),
 	})
 	if err != nil {
 		t.Fatal(err)
