@@ -34,6 +34,17 @@ var (
 	ErrIncompleteRacks = errors.New("controller: not all brokers have a rack")
 )
 
+// Errors a WriteResult wraps (the driver's translation of ZooKeeper's).
+var (
+	// ErrControllerMoved is a write that failed the check of
+	// /controller_epoch's version: another controller was elected, and this
+	// one must stop.
+	ErrControllerMoved = errors.New("controller: controller moved")
+	// ErrConflict is a state znode that was not as the write expected it:
+	// BADVERSION on an update, NODEEXISTS on a create, NONODE on an update.
+	ErrConflict = errors.New("controller: partition state changed")
+)
+
 var codes = map[error]int16{
 	ErrInvalidPartitions:        kerr.InvalidPartitions.Code,
 	ErrInvalidReplicationFactor: kerr.InvalidReplicationFactor.Code,

@@ -1,0 +1,299 @@
+package controller
+
+// The invariant checker the tests run on every Ready (doc.go lists the
+// invariants). It holds what it has seen across Readys and controllers:
+// the highest leader epoch each partition has had, and the state writes in
+// flight.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sluice-io/sluice/engine"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// epochKey names a partition across re-creations of its topic.
+type epochKey struct {
+	id        engine.TopicID
+	partition int32
+}
+
+type checker struct {
+	// epochs are the highest leader epochs seen in ZooKeeper (written or
+	// read by a controller).
+	epochs map[epochKey]int32
+	// inflight are the partitions with a state write handed out.
+	inflight map[*Controller]map[engine.Partition]bool
+}
+
+func newChecker() *checker {
+	return &checker{epochs: map[epochKey]int32{}, inflight: map[*Controller]map[engine.Partition]bool{}}
+}
+
+func (k *checker) key(c *Controller, tp engine.Partition) epochKey {
+	a, _ := c.Topic(tp.Topic)
+	return epochKey{a.ID, tp.Partition}
+}
+
+// saw records a leader epoch a controller learnt from ZooKeeper.
+func (k *checker) saw(c *Controller, tp engine.Partition, epoch int32) {
+	kk := k.key(c, tp)
+	if e, ok := k.epochs[kk]; !ok || epoch > e {
+		k.epochs[kk] = epoch
+	}
+}
+
+// loaded records the states of a Load.
+func (k *checker) loaded(c *Controller, l Load) {
+	for tp, s := range l.States {
+		k.saw(c, tp, s.LeaderEpoch)
+	}
+}
+
+// result records a WriteResult about to be stepped into c.
+func (k *checker) result(c *Controller, r WriteResult) {
+	if r.Write.Op != CreateState && r.Write.Op != UpdateState {
+		return
+	}
+	tp := r.Write.key().tp
+	delete(k.inflight[c], tp)
+	switch {
+	case r.Err == nil:
+		k.saw(c, tp, r.Write.State.LeaderEpoch)
+	case r.Current != nil:
+		k.saw(c, tp, r.Current.LeaderEpoch)
+	}
+}
+
+// check checks rd, just returned by c.Ready, against c's view.
+func (k *checker) check(c *Controller, rd Ready) error {
+	if rd.Resigned {
+		if len(rd.Writes) > 0 || len(rd.Requests) > 0 {
+			return fmt.Errorf("resigned with %d writes and %d requests", len(rd.Writes), len(rd.Requests))
+		}
+		return nil
+	}
+	if k.inflight[c] == nil {
+		k.inflight[c] = map[engine.Partition]bool{}
+	}
+	for _, w := range rd.Writes {
+		if err := k.checkWrite(c, w); err != nil {
+			return fmt.Errorf("%v %s-%d %+v: %w", w.Op, w.Topic, w.Partition, w.State, err)
+		}
+	}
+	type kind struct {
+		broker int32
+		key    int16
+	}
+	seen := map[kind]bool{}
+	for _, r := range rd.Requests {
+		kd := kind{r.Broker, r.Msg.Key()}
+		if seen[kd] {
+			return fmt.Errorf("two requests of key %d to broker %d in one Ready", kd.key, r.Broker)
+		}
+		seen[kd] = true
+		if err := k.checkRequest(c, r); err != nil {
+			return fmt.Errorf("request key %d to broker %d: %w", r.Msg.Key(), r.Broker, err)
+		}
+	}
+	return nil
+}
+
+func (k *checker) checkWrite(c *Controller, w Write) error {
+	switch w.Op {
+	case SetAssignment:
+		if _, ok := c.Topic(w.Topic); !ok {
+			return fmt.Errorf("assignment of unknown topic")
+		}
+		return nil
+	case DeleteTopic:
+		if !c.Deleting(w.Topic) {
+			return fmt.Errorf("topic not being deleted")
+		}
+		return nil
+	case RemoveDeleteMarker:
+		if _, ok := c.Topic(w.Topic); ok && !c.opts.DisableTopicDeletion {
+			return fmt.Errorf("marker of an existing topic removed")
+		}
+		return nil
+	case CreateState, UpdateState:
+	default:
+		return fmt.Errorf("unknown write")
+	}
+	tp := engine.Partition{Topic: w.Topic, Partition: w.Partition}
+	a, ok := c.Topic(w.Topic)
+	if !ok || int(w.Partition) >= len(a.Replicas) || w.Partition < 0 {
+		return fmt.Errorf("no such partition")
+	}
+	if c.Deleting(w.Topic) {
+		return fmt.Errorf("state write for a topic being deleted")
+	}
+	if k.inflight[c][tp] {
+		return fmt.Errorf("second write while one is in flight")
+	}
+	k.inflight[c][tp] = true
+	replicas := a.Replicas[w.Partition]
+	s := w.State
+	if s.ControllerEpoch != c.Epoch() {
+		return fmt.Errorf("controller epoch %d, not %d", s.ControllerEpoch, c.Epoch())
+	}
+	if len(s.ISR) == 0 {
+		return fmt.Errorf("empty ISR")
+	}
+	for i, r := range s.ISR {
+		if !slices.Contains(replicas, r) {
+			return fmt.Errorf("ISR member %d not a replica of %v", r, replicas)
+		}
+		if slices.Contains(s.ISR[:i], r) {
+			return fmt.Errorf("ISR member %d twice", r)
+		}
+	}
+	if s.Leader != NoLeader {
+		if !slices.Contains(s.ISR, s.Leader) {
+			return fmt.Errorf("leader %d not in ISR", s.Leader)
+		}
+		if !c.Online(s.Leader, tp) {
+			return fmt.Errorf("leader %d not live", s.Leader)
+		}
+	}
+	cur, committed := c.State(tp)
+	if w.Op == CreateState && committed {
+		return fmt.Errorf("create of an existing state")
+	}
+	if w.Op == UpdateState {
+		if !committed {
+			return fmt.Errorf("update of a missing state")
+		}
+		if s.PartitionEpoch != cur.PartitionEpoch {
+			return fmt.Errorf("update conditional on version %d, committed %d", s.PartitionEpoch, cur.PartitionEpoch)
+		}
+	}
+	if e, ok := k.epochs[k.key(c, tp)]; ok && s.LeaderEpoch <= e {
+		return fmt.Errorf("leader epoch %d not above %d", s.LeaderEpoch, e)
+	}
+	return nil
+}
+
+func (k *checker) checkRequest(c *Controller, r Request) error {
+	b, ok := c.Broker(r.Broker)
+	if !ok {
+		return fmt.Errorf("broker not live")
+	}
+	if r.BrokerEpoch != b.Epoch {
+		return fmt.Errorf("broker epoch %d, registered %d", r.BrokerEpoch, b.Epoch)
+	}
+	header := func(version, want int16, id, epoch int32, brokerEpoch int64) error {
+		switch {
+		case version != want:
+			return fmt.Errorf("version %d", version)
+		case id != c.ID() || epoch != c.Epoch():
+			return fmt.Errorf("controller %d epoch %d, not %d epoch %d", id, epoch, c.ID(), c.Epoch())
+		case brokerEpoch != b.Epoch:
+			return fmt.Errorf("BrokerEpoch %d, registered %d", brokerEpoch, b.Epoch)
+		}
+		return nil
+	}
+	switch m := r.Msg.(type) {
+	case *kmsg.LeaderAndISRRequest:
+		if err := header(m.Version, LeaderAndISRVersion, m.ControllerID, m.ControllerEpoch, m.BrokerEpoch); err != nil {
+			return err
+		}
+		for _, ts := range m.TopicStates {
+			if c.Deleting(ts.Topic) {
+				return fmt.Errorf("LeaderAndIsr for %s, being deleted", ts.Topic)
+			}
+			for _, ps := range ts.PartitionStates {
+				st := sentState{ts.Topic, ts.TopicID, ps.Partition, ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch, ps.ISR, ps.ZKVersion, ps.Replicas}
+				if err := st.check(c, r.Broker, true); err != nil {
+					return fmt.Errorf("LeaderAndIsr: %w", err)
+				}
+			}
+		}
+		for _, l := range m.LiveLeaders {
+			if _, ok := c.Broker(l.BrokerID); !ok {
+				return fmt.Errorf("live leader %d not live", l.BrokerID)
+			}
+		}
+	case *kmsg.UpdateMetadataRequest:
+		if err := header(m.Version, UpdateMetadataVersion, m.ControllerID, m.ControllerEpoch, m.BrokerEpoch); err != nil {
+			return err
+		}
+		var ids []int32
+		for _, lb := range m.LiveBrokers {
+			ids = append(ids, lb.ID)
+		}
+		if !slices.Equal(ids, c.LiveBrokers()) {
+			return fmt.Errorf("live brokers %v, controller's %v", ids, c.LiveBrokers())
+		}
+		for _, ts := range m.TopicStates {
+			for _, ps := range ts.PartitionStates {
+				st := sentState{ts.Topic, ts.TopicID, ps.Partition, ps.ControllerEpoch, ps.Leader, ps.LeaderEpoch, ps.ISR, ps.ZKVersion, ps.Replicas}
+				if c.Deleting(ts.Topic) {
+					if ps.Leader != LeaderDuringDelete {
+						return fmt.Errorf("UpdateMetadata for %s-%d being deleted with leader %d", ts.Topic, ps.Partition, ps.Leader)
+					}
+					st.leader, st.leaderEpoch, st.zkVersion = NoLeader, -1, -1 // compared below as unknown
+				}
+				if err := st.check(c, r.Broker, false); err != nil {
+					return fmt.Errorf("UpdateMetadata: %w", err)
+				}
+			}
+		}
+	case *kmsg.StopReplicaRequest:
+		if err := header(m.Version, StopReplicaVersion, m.ControllerID, m.ControllerEpoch, m.BrokerEpoch); err != nil {
+			return err
+		}
+		for _, ts := range m.Topics {
+			a, ok := c.Topic(ts.Topic)
+			if !ok || !c.Deleting(ts.Topic) {
+				return fmt.Errorf("StopReplica for %s, not being deleted", ts.Topic)
+			}
+			for _, ps := range ts.PartitionStates {
+				if !ps.Delete || !slices.Contains(a.Replicas[ps.Partition], r.Broker) {
+					return fmt.Errorf("StopReplica for %s-%d: delete %v, to a broker not a replica", ts.Topic, ps.Partition, ps.Delete)
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("unknown request %T", r.Msg)
+	}
+	return nil
+}
+
+// sentState is a partition state a request carries.
+type sentState struct {
+	topic                      string
+	id                         engine.TopicID
+	partition, controllerEpoch int32
+	leader, leaderEpoch        int32
+	isr                        []int32
+	zkVersion                  int32
+	replicas                   []int32
+}
+
+// check compares a sent state with c's committed one (leaderEpoch -1:
+// a topic being deleted, whose leader is not compared). replica says the
+// broker must host the partition.
+func (st sentState) check(c *Controller, broker int32, replica bool) error {
+	tp := engine.Partition{Topic: st.topic, Partition: st.partition}
+	a, ok := c.Topic(st.topic)
+	if !ok || a.ID != st.id {
+		return fmt.Errorf("%v of an unknown topic, or another id", tp)
+	}
+	s, ok := c.State(tp)
+	switch {
+	case !ok:
+		return fmt.Errorf("%v without a state", tp)
+	case replica && !slices.Contains(a.Replicas[st.partition], broker):
+		return fmt.Errorf("%v to a broker not a replica", tp)
+	case st.controllerEpoch != s.ControllerEpoch || st.controllerEpoch > c.Epoch():
+		return fmt.Errorf("%v: controller epoch %d, committed %d", tp, st.controllerEpoch, s.ControllerEpoch)
+	case !slices.Equal(st.isr, s.ISR) || !slices.Equal(st.replicas, a.Replicas[st.partition]):
+		return fmt.Errorf("%v: ISR %v replicas %v, committed %+v", tp, st.isr, st.replicas, s)
+	case st.leaderEpoch == -1:
+	case st.leader != s.Leader || st.leaderEpoch != s.LeaderEpoch || st.zkVersion != s.PartitionEpoch:
+		return fmt.Errorf("%v: %+v, committed %+v", tp, st, s)
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package controller
+
+// The partition state machine (Kafka's PartitionStateMachine and the ISR
+// part of its ReplicaStateMachine): what state each partition should have,
+// the write that gives it that state, and what follows once ZooKeeper has
+// it.
+//
+// Kafka moves a partition between New (no state znode), Online and
+// Offline, and writes its state znode synchronously at each step. Here
+// the decision is one function of the committed state and the live
+// brokers (reconcile, applying the ElectionRule), made whenever either
+// changes; its write goes out in the next Ready, and the brokers are told
+// once the WriteResult says ZooKeeper has it, with its new version as the
+// partition epoch. At most one write per partition is in flight; a
+// decision not yet handed out is replaced by the next one.
+
+import (
+	"errors"
+	"maps"
+	"slices"
+)
+
+// ElectionInput is what an ElectionRule decides from.
+type ElectionInput struct {
+	// Replicas is the partition's assignment, the preferred leader first.
+	Replicas []int32
+	// State is the committed state; nil for a new partition (no state
+	// znode yet). The rule must not modify it.
+	State *PartitionState
+	// Live reports whether a replica's broker is live, its replica not on
+	// an offline log directory, and it has not bounced since the state was
+	// written.
+	Live func(broker int32) bool
+}
+
+// ElectionRule decides the leader and ISR a partition should have. For a
+// new partition, NoLeader leaves it new (no state znode) until a replica
+// can lead. For one with a state, returning its leader and ISR unchanged
+// means no write; anything else is written with the leader epoch bumped,
+// as every state change of Kafka's ZooKeeper-mode controller is.
+//
+// A rule must return a leader that is live, among the replicas and in the
+// ISR, or NoLeader; and an ISR that is a non-empty subset of the replicas
+// (except NoLeader with no ISR for a partition left new). The tests'
+// invariant checker holds every rule to that.
+type ElectionRule func(in ElectionInput) (leader int32, isr []int32)
+
+// Elect is the rule of this stage of sluice, which has no replication: a
+// partition's ISR is its leader alone.
+//
+//   - A new partition's leader is its first live replica in assignment
+//     order, with ISR [leader] (Kafka puts every live replica in the ISR of
+//     a new partition; without replication only the leader is in sync).
+//   - A partition keeps a live leader; dead replicas leave its ISR.
+//   - Otherwise the leader is the first replica in assignment order that is
+//     live and in the ISR (Kafka's offlinePartitionLeaderElection with
+//     unclean election disabled), the ISR losing its dead members.
+//   - With no live ISR member the partition is offline: NoLeader, and the
+//     ISR keeps its live members or, if none, stays as it was, as Kafka
+//     keeps the last ISR (it never empties the ISR of its last member).
+func Elect(in ElectionInput) (int32, []int32) {
+	if in.State == nil {
+		for _, r := range in.Replicas {
+			if in.Live(r) {
+				return r, []int32{r}
+			}
+		}
+		return NoLeader, nil
+	}
+	s := in.State
+	isr := make([]int32, 0, len(s.ISR))
+	for _, r := range s.ISR {
+		if in.Live(r) {
+			isr = append(isr, r)
+		}
+	}
+	if s.Leader != NoLeader && slices.Contains(isr, s.Leader) {
+		return s.Leader, isr
+	}
+	for _, r := range in.Replicas {
+		if slices.Contains(isr, r) {
+			return r, isr
+		}
+	}
+	if len(isr) == 0 {
+		isr = slices.Clone(s.ISR)
+	}
+	return NoLeader, isr
+}
+
+// reconcile decides p's next write, replacing any decision not yet handed
+// out. Nothing is decided while a write for p is in flight (its result
+// reconciles again) or while its topic is being deleted.
+func (c *Controller) reconcile(t *topic, p *partition) {
+	delete(c.pending, p.tp)
+	if t.deletion != nil || c.inflight[writeKey{p.tp, false}] != nil {
+		return
+	}
+	live := func(b int32) bool {
+		if _, ok := p.fenced[b]; ok {
+			return false
+		}
+		return c.online(b, p.tp)
+	}
+	var cur *PartitionState
+	if p.state != nil {
+		s := p.state.clone()
+		cur = &s
+	}
+	leader, isr := c.opts.Elect(ElectionInput{Replicas: slices.Clone(p.replicas), State: cur, Live: live})
+	w := Write{Topic: p.tp.Topic, Partition: p.tp.Partition}
+	switch {
+	case p.state == nil && leader == NoLeader:
+		p.fenced = nil
+		return
+	case p.state == nil:
+		w.Op = CreateState
+		w.State = PartitionState{Leader: leader, LeaderEpoch: p.nextEpoch, ISR: isr, ControllerEpoch: c.epoch}
+	case leader == p.state.Leader && slices.Equal(isr, p.state.ISR):
+		p.fenced = nil
+		return
+	default:
+		w.Op = UpdateState
+		w.State = PartitionState{
+			Leader:              leader,
+			LeaderEpoch:         p.state.LeaderEpoch + 1,
+			ISR:                 isr,
+			ControllerEpoch:     c.epoch,
+			LeaderRecoveryState: p.state.LeaderRecoveryState,
+			PartitionEpoch:      p.state.PartitionEpoch,
+		}
+	}
+	c.pending[p.tp] = &flight{w: w, fences: maps.Clone(p.fenced)}
+}
+
+// stateResult applies the result of a CreateState or UpdateState.
+func (c *Controller) stateResult(r WriteResult, f *flight) {
+	t := c.topics[r.Write.Topic]
+	p := c.partition(r.Write.key().tp)
+	if p == nil {
+		return // cannot happen: a topic is removed only with no write in flight
+	}
+	switch {
+	case r.Err == nil:
+		s := f.w.State.clone()
+		s.PartitionEpoch = r.Version
+		p.state = &s
+		for b, seq := range f.fences {
+			if p.fenced[b] == seq {
+				delete(p.fenced, b)
+			}
+		}
+		c.tellReplicas(t, p, f.w.Op == CreateState)
+	case errors.Is(r.Err, ErrConflict):
+		// Someone else wrote the znode (Kafka re-reads it and retries on
+		// BADVERSION). The driver read it back: adopt it and decide again.
+		if r.Current == nil {
+			if p.state != nil {
+				p.nextEpoch = max(p.nextEpoch, p.state.LeaderEpoch+1)
+			}
+			p.state = nil
+			break
+		}
+		if r.Current.ControllerEpoch > c.epoch {
+			// Kafka: "the LeaderAndIsr path was already written by another
+			// controller", elected after this one.
+			c.resign()
+			return
+		}
+		s := r.Current.clone()
+		p.state = &s
+		c.tellReplicas(t, p, false)
+	}
+	// Any other error: decided again below, and so asked for again.
+	if t.deletion != nil {
+		c.resumeDeletion(t)
+		return
+	}
+	c.reconcile(t, p)
+}
+
+// tellReplicas queues LeaderAndIsr with p's committed state for its live
+// replicas and UpdateMetadata for every live broker, as Kafka's
+// addLeaderAndIsrRequestForBrokers does after a state change. Kafka sends
+// a new partition's LeaderAndIsr to its ISR (every live replica there);
+// here every live replica gets it too, though the ISR is the leader alone.
+func (c *Controller) tellReplicas(t *topic, p *partition, isNew bool) {
+	if t.deletion != nil || p.state == nil {
+		return
+	}
+	for _, r := range p.replicas {
+		if c.live(r) {
+			c.batch.addLeaderAndISR(r, p.tp, isNew)
+		}
+	}
+	c.batch.addUpdateMetadata(p.tp)
+}
