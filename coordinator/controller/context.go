@@ -45,6 +45,9 @@ type TopicAssignment struct {
 	// Replicas holds partition p's replicas at index p, the preferred
 	// leader first.
 	Replicas [][]int32
+	// Version is the znode's version as read; in a SetAssignment, the
+	// version the write is conditional on.
+	Version int32
 }
 
 // NoLeader is a partition state's leader when no replica leads.

@@ -119,8 +119,11 @@ const (
 	// State.PartitionEpoch.
 	UpdateState
 	// SetAssignment writes /brokers/topics/<topic> (Assignment's id and
-	// replicas), unconditionally as Kafka does: to give a topic its id, or
-	// to undo partitions added to a topic being deleted.
+	// replicas) if its version is Assignment.Version: to give a topic its
+	// id, or to undo partitions added to a topic being deleted. (Kafka
+	// writes it unconditionally, which can undo a CreatePartitions made
+	// meanwhile.) On ErrConflict it is not retried: the znode's data watch
+	// brings the new assignment, which is decided on afresh.
 	SetAssignment
 	// DeleteTopic deletes the topic's znodes once every replica is
 	// deleted: /brokers/topics/<topic> with everything under it, then

@@ -112,9 +112,7 @@ func (c *Controller) startDeletion(t *topic) {
 	t.deletion = newDeletion(t)
 	for _, p := range t.parts {
 		delete(c.pending, p.tp)
-		if p.state != nil {
-			c.batch.addUpdateMetadata(p.tp)
-		}
+		c.batch.addUpdateMetadata(p.tp)
 	}
 	c.resumeDeletion(t)
 }
@@ -213,6 +211,10 @@ func (c *Controller) tornDown(name string) {
 	c.removeTopic(t)
 	for _, p := range t.parts {
 		c.batch.drop(p.tp)
+	}
+	c.topicWrites[name] = slices.DeleteFunc(c.topicWrites[name], func(w Write) bool { return w.Op == SetAssignment })
+	if len(c.topicWrites[name]) == 0 {
+		delete(c.topicWrites, name)
 	}
 	if t.recreated != nil {
 		c.topicChanged(*t.recreated)

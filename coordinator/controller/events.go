@@ -24,7 +24,7 @@ func (c *Controller) load(ev Load) {
 	}
 	for _, a := range ev.Topics {
 		if c.topics[a.Name] == nil {
-			c.newTopic(a)
+			c.takeTopic(a)
 		}
 	}
 	for tp, s := range ev.States {
@@ -48,9 +48,7 @@ func (c *Controller) load(ev Load) {
 	for _, t := range c.sortedTopics() {
 		for _, p := range t.parts {
 			if t.deletion != nil {
-				if p.state != nil {
-					c.batch.addUpdateMetadata(p.tp)
-				}
+				c.batch.addUpdateMetadata(p.tp)
 				continue
 			}
 			if p.state != nil {
@@ -246,42 +244,61 @@ func (c *Controller) failure(ids []int32) {
 	}
 }
 
-// newTopic adds a topic of the assignment, giving it an id if it has
-// none, and decides its partitions' first states.
-func (c *Controller) newTopic(a TopicAssignment) *topic {
+// takeTopic adds a topic of the assignment, giving it an id if it has
+// none (Kafka's processTopicIds).
+func (c *Controller) takeTopic(a TopicAssignment) *topic {
+	read := a
 	if a.ID == (engine.TopicID{}) {
 		a.ID = c.opts.NewTopicID()
-		c.queueTopicWrite(Write{Op: SetAssignment, Topic: a.Name, Assignment: cloneAssignment(a)})
 	}
 	t := c.addTopic(a)
-	for _, p := range t.parts {
-		c.reconcile(t, p)
+	if read.ID == (engine.TopicID{}) {
+		c.setAssignment(t, read.Replicas, read.Version)
 	}
 	return t
+}
+
+// setAssignment queues the write of t's znode with t's id and replicas,
+// conditional on version; it replaces one queued before.
+func (c *Controller) setAssignment(t *topic, replicas [][]int32, version int32) {
+	a := cloneAssignment(TopicAssignment{Name: t.name, ID: t.id, Replicas: replicas, Version: version})
+	q := slices.DeleteFunc(c.topicWrites[t.name], func(w Write) bool { return w.Op == SetAssignment })
+	c.topicWrites[t.name] = append(q, Write{Op: SetAssignment, Topic: t.name, Assignment: a})
 }
 
 // topicChanged takes a topic's assignment as read from ZooKeeper: a new
 // topic, or partitions added to one (Kafka's processTopicChange and
 // processPartitionModifications). Partitions added to a topic being
-// deleted are undone (the znode rewritten without them), as Kafka does. A
-// topic of a known name but another id is one re-created while the known
-// one is torn down: it is taken once the teardown is done.
+// deleted are undone (the znode rewritten without them), as Kafka does; a
+// topic read without an id gets the one the controller gave it. A topic
+// of a known name but another id is one re-created while the known one is
+// torn down: it is taken once the teardown is done.
 func (c *Controller) topicChanged(a TopicAssignment) {
 	t := c.topics[a.Name]
 	switch {
 	case t == nil:
-		c.newTopic(a)
+		t = c.takeTopic(a)
+		for _, p := range t.parts {
+			c.reconcile(t, p)
+		}
 	case a.ID != (engine.TopicID{}) && a.ID != t.id:
 		if t.deletion != nil {
 			cp := cloneAssignment(a)
 			t.recreated = &cp
 		}
-	case len(a.Replicas) > len(t.parts) && t.deletion != nil:
-		cur, _ := c.Topic(t.name)
-		c.queueTopicWrite(Write{Op: SetAssignment, Topic: t.name, Assignment: cur})
-	case len(a.Replicas) > len(t.parts):
-		for _, p := range c.addPartitions(t, a.Replicas[len(t.parts):]) {
-			c.reconcile(t, p)
+	case t.deletion != nil:
+		if len(a.Replicas) > len(t.parts) && !t.deletion.tearingDown {
+			cur, _ := c.Topic(t.name)
+			c.setAssignment(t, cur.Replicas, a.Version)
+		}
+	default:
+		if len(a.Replicas) > len(t.parts) {
+			for _, p := range c.addPartitions(t, a.Replicas[len(t.parts):]) {
+				c.reconcile(t, p)
+			}
+		}
+		if a.ID == (engine.TopicID{}) {
+			c.setAssignment(t, a.Replicas, a.Version)
 		}
 	}
 }
@@ -316,6 +333,9 @@ func (c *Controller) writeResult(r WriteResult) {
 	if !k.topicLevel {
 		c.stateResult(r, f)
 		return
+	}
+	if errors.Is(r.Err, ErrConflict) && f.w.Op == SetAssignment {
+		return // the znode changed: its watch brings what to decide on
 	}
 	if r.Err != nil {
 		// Asked for again, ahead of the topic's later writes.

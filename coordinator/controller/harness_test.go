@@ -32,17 +32,8 @@ func newHarness(t *testing.T, opts Options) *harness {
 // advances.
 func (h *harness) step(evs ...Event) Ready {
 	h.t.Helper()
-	for _, ev := range evs {
-		if r, ok := ev.(WriteResult); ok {
-			h.k.result(h.c, r)
-		}
-		h.c.Step(ev)
-		if l, ok := ev.(Load); ok {
-			h.k.loaded(h.c, l)
-		}
-	}
-	rd := h.c.Ready()
-	if err := h.k.check(h.c, rd); err != nil {
+	rd, err := h.k.step(h.c, evs...)
+	if err != nil {
 		h.t.Fatalf("invariant: %v", err)
 	}
 	h.c.Advance(rd)

@@ -90,12 +90,29 @@ func Elect(in ElectionInput) (int32, []int32) {
 
 // reconcile decides p's next write, replacing any decision not yet handed
 // out. Nothing is decided while a write for p is in flight (its result
-// reconciles again) or while its topic is being deleted.
+// reconciles again) or while its topic is being deleted. Fences (bounced
+// brokers) hold only until a write decided under them succeeds: if they
+// call for no write, the decision is made again without them.
 func (c *Controller) reconcile(t *topic, p *partition) {
 	delete(c.pending, p.tp)
 	if t.deletion != nil || c.inflight[writeKey{p.tp, false}] != nil {
 		return
 	}
+	for {
+		w, ok := c.decide(p)
+		if ok {
+			c.pending[p.tp] = &flight{w: w, fences: maps.Clone(p.fenced)}
+			return
+		}
+		if len(p.fenced) == 0 {
+			return
+		}
+		p.fenced = nil
+	}
+}
+
+// decide applies the election rule to p: the write it calls for, if any.
+func (c *Controller) decide(p *partition) (Write, bool) {
 	live := func(b int32) bool {
 		if _, ok := p.fenced[b]; ok {
 			return false
@@ -111,14 +128,12 @@ func (c *Controller) reconcile(t *topic, p *partition) {
 	w := Write{Topic: p.tp.Topic, Partition: p.tp.Partition}
 	switch {
 	case p.state == nil && leader == NoLeader:
-		p.fenced = nil
-		return
+		return w, false
 	case p.state == nil:
 		w.Op = CreateState
 		w.State = PartitionState{Leader: leader, LeaderEpoch: p.nextEpoch, ISR: isr, ControllerEpoch: c.epoch}
 	case leader == p.state.Leader && slices.Equal(isr, p.state.ISR):
-		p.fenced = nil
-		return
+		return w, false
 	default:
 		w.Op = UpdateState
 		w.State = PartitionState{
@@ -130,7 +145,7 @@ func (c *Controller) reconcile(t *topic, p *partition) {
 			PartitionEpoch:      p.state.PartitionEpoch,
 		}
 	}
-	c.pending[p.tp] = &flight{w: w, fences: maps.Clone(p.fenced)}
+	return w, true
 }
 
 // stateResult applies the result of a CreateState or UpdateState.

@@ -110,6 +110,13 @@ func (c *Controller) sendable(tp engine.Partition) bool {
 	return c.pending[tp] == nil && c.inflight[writeKey{tp, false}] == nil
 }
 
+// umSendable is sendable for UpdateMetadata, which for a topic being
+// deleted does not depend on the partition's state.
+func (c *Controller) umSendable(tp engine.Partition) bool {
+	t := c.topics[tp.Topic]
+	return c.sendable(tp) || t != nil && t.deletion != nil
+}
+
 // buildRequests builds every broker's requests from the batch.
 func (c *Controller) buildRequests() []Request {
 	ids := c.sortedBrokers()
@@ -119,7 +126,7 @@ func (c *Controller) buildRequests() []Request {
 	live := c.liveBrokersMsg()
 	var changed []engine.Partition
 	for tp := range c.batch.updateMetadata {
-		if c.sendable(tp) {
+		if c.umSendable(tp) {
 			changed = append(changed, tp)
 		}
 	}
@@ -160,7 +167,7 @@ func (c *Controller) buildRequests() []Request {
 // being advanced (the controller has not changed since).
 func (c *Controller) clearSent() {
 	for tp := range c.batch.updateMetadata {
-		if c.sendable(tp) {
+		if c.umSendable(tp) {
 			delete(c.batch.updateMetadata, tp)
 		}
 	}
@@ -180,13 +187,14 @@ func (c *Controller) clearSent() {
 }
 
 // allPartitions lists every partition with a state, for brokers that get
-// them all (Kafka's partitionsWithLeaders; partitions of topics being
-// deleted are included, with LeaderDuringDelete).
+// them all (Kafka's partitionsWithLeaders), and every partition of topics
+// being deleted (with LeaderDuringDelete, which Kafka leaves out: these
+// brokers may have them from an earlier controller).
 func (c *Controller) allPartitions() []engine.Partition {
 	var out []engine.Partition
 	for _, t := range c.sortedTopics() {
 		for _, p := range t.parts {
-			if p.state != nil {
+			if p.state != nil || t.deletion != nil {
 				out = append(out, p.tp)
 			}
 		}
@@ -197,20 +205,25 @@ func (c *Controller) allPartitions() []engine.Partition {
 // umTopicStates builds UpdateMetadata's topic states for tps (sorted),
 // skipping partitions without a state. Kafka's
 // addUpdateMetadataRequestForBrokers: a topic being deleted has its
-// partitions' leader LeaderDuringDelete, leader epoch and zk version 0.
+// partitions' leader LeaderDuringDelete, leader epoch and zk version 0
+// (sent here even for a partition whose state znode is gone, which a
+// broker may still have in its metadata).
 // The slices are shared by the requests of every broker: read only.
 func (c *Controller) umTopicStates(tps []engine.Partition) []kmsg.UpdateMetadataRequestTopicState {
 	var out []kmsg.UpdateMetadataRequestTopicState
 	for _, tp := range tps {
 		t := c.topics[tp.Topic]
 		p := c.partition(tp)
-		if p == nil || p.state == nil {
+		if p == nil || p.state == nil && t.deletion == nil {
 			continue
 		}
 		if len(out) == 0 || out[len(out)-1].Topic != tp.Topic {
 			out = append(out, kmsg.UpdateMetadataRequestTopicState{Topic: tp.Topic, TopicID: t.id})
 		}
 		s := p.state
+		if s == nil {
+			s = &PartitionState{ControllerEpoch: c.epoch, ISR: []int32{}}
+		}
 		ps := kmsg.UpdateMetadataRequestTopicPartition{
 			Partition:       tp.Partition,
 			ControllerEpoch: s.ControllerEpoch,

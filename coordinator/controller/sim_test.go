@@ -1,0 +1,887 @@
+package controller
+
+// A seeded simulator of the controller in a small cluster: it owns
+// ZooKeeper (registrations, topics, partition state znodes with versions,
+// deletion markers, the controller epoch), the brokers (each with Kafka's
+// handling of control requests: epoch fencing, its metadata cache, its
+// replicas' leader epochs, its logs on disk), the watches (notifications
+// delivered late and coalesced, as ZooKeeper's are) and the network (one
+// FIFO queue of requests per broker, delivered in random interleavings,
+// lost sometimes). It runs random sequences of broker deaths, returns and
+// bounces, topic creations, partition additions, deletions, write
+// failures, conflicting writes by others, lost requests, replica errors
+// and controller failovers, checking the invariants on every Ready. Then
+// faults stop, every broker runs, the simulator delivers everything, and
+// checks liveness: every partition of every topic is online, deletions
+// have completed, and every broker's metadata and replicas agree with the
+// controller's view.
+//
+// A failing seed is printed with the actions that led to it and replays
+// with -sim.seed=N.
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluice-io/sluice/engine"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+var (
+	simSeeds = flag.Int("sim.seeds", 400, "seeds the controller simulator runs")
+	simSeed  = flag.Uint64("sim.seed", 0, "run only this seed of the controller simulator")
+	simSteps = flag.Int("sim.steps", 250, "random steps per seed of the controller simulator")
+	simTrail = flag.Int("sim.trail", 40, "actions a failure of the controller simulator prints")
+)
+
+const simBrokers = 4
+
+// simFailure unwinds a failed run.
+type simFailure struct{ err error }
+
+type simWrite struct {
+	ctl *Controller
+	w   Write
+}
+
+type simRequest struct {
+	ctl *Controller
+	r   Request
+}
+
+// simBroker is a broker process: what Kafka's broker keeps of control
+// requests.
+type simBroker struct {
+	id    int32
+	alive bool
+	// epoch is its registration's czxid.
+	epoch int64
+	// ctlEpoch is the highest controller epoch it has seen.
+	ctlEpoch int32
+	// live, cache and ids are its metadata cache (ZkMetadataCache).
+	live  []int32
+	cache map[engine.Partition]kmsg.UpdateMetadataRequestTopicPartition
+	ids   map[string]engine.TopicID
+	// leaders are its replicas' states from LeaderAndIsr.
+	leaders map[engine.Partition]kmsg.LeaderAndISRRequestTopicPartition
+	// logs are its replicas on disk, by topic id; they survive restarts.
+	logs map[engine.Partition]engine.TopicID
+	// badDirs are replicas on a failed disk, until it restarts.
+	badDirs map[engine.Partition]bool
+	// failedDelete says it answered a StopReplica with an error since it
+	// registered (such a deletion waits for its next registration).
+	failedDelete bool
+}
+
+type sim struct {
+	seed   uint64
+	r      *rand.Rand
+	opts   Options
+	faults bool
+	trail  []string
+
+	// ZooKeeper.
+	zxid    int64
+	epoch   int32
+	regs    map[int32]BrokerInfo
+	topics  map[string]TopicAssignment
+	states  map[engine.Partition]PartitionState
+	markers map[string]bool
+	ids     int
+
+	brokers []*simBroker
+	ctl     *Controller
+	chk     *checker
+	writes  []simWrite
+	queues  map[int32][]simRequest
+
+	// tampered are state znodes deleted by someone else, which the
+	// controller may never notice (it does not watch them, nor does
+	// Kafka's).
+	tampered map[engine.Partition]bool
+	// stats counts what happened, across seeds (coverage).
+	stats map[string]int
+
+	// Watches that fired and are not yet delivered.
+	brokersChanged, deletesChanged bool
+	topicsChanged                  map[string]bool
+}
+
+// runSim runs one seed; the error says what broke and how.
+func runSim(seed uint64, steps int, opts Options, stats map[string]int) (err error) {
+	if stats == nil {
+		stats = map[string]int{}
+	}
+	s := &sim{stats: stats, tampered: map[engine.Partition]bool{},
+		seed: seed, r: rand.New(rand.NewPCG(seed, 0x5eed)), opts: opts, faults: true,
+		regs: map[int32]BrokerInfo{}, topics: map[string]TopicAssignment{}, states: map[engine.Partition]PartitionState{},
+		markers: map[string]bool{}, chk: newChecker(), queues: map[int32][]simRequest{}, topicsChanged: map[string]bool{},
+	}
+	s.opts.NewTopicID = func() engine.TopicID { return s.newID() }
+	defer func() {
+		if v := recover(); v != nil {
+			f, ok := v.(simFailure)
+			if !ok {
+				panic(v)
+			}
+			err = fmt.Errorf("seed %d (replay with -sim.seed=%d): %w\nlast actions:\n  %s", seed, seed, f.err, strings.Join(s.trail, "\n  "))
+		}
+	}()
+	for id := range int32(simBrokers) {
+		s.brokers = append(s.brokers, &simBroker{id: id, logs: map[engine.Partition]engine.TopicID{}})
+		s.start(id)
+	}
+	s.failover()
+	for range steps {
+		s.randomStep()
+	}
+	s.quiesce()
+	s.converged()
+	return nil
+}
+
+func (s *sim) fail(format string, args ...any) { panic(simFailure{fmt.Errorf(format, args...)}) }
+
+func (s *sim) note(format string, args ...any) {
+	s.trail = append(s.trail, fmt.Sprintf(format, args...))
+	if len(s.trail) > *simTrail {
+		s.trail = s.trail[1:]
+	}
+}
+
+func (s *sim) newID() engine.TopicID {
+	s.ids++
+	return engine.TopicID{byte(s.ids), byte(s.ids >> 8), 0x51}
+}
+
+// step feeds the current controller an event and takes its Ready.
+func (s *sim) step(ev Event) {
+	rd, err := s.chk.step(s.ctl, ev)
+	if err != nil {
+		s.fail("invariant: %v", err)
+	}
+	if rd.Empty() {
+		return
+	}
+	for _, w := range rd.Writes {
+		s.writes = append(s.writes, simWrite{s.ctl, w})
+	}
+	for _, r := range rd.Requests {
+		s.queues[r.Broker] = append(s.queues[r.Broker], simRequest{s.ctl, r})
+	}
+	s.ctl.Advance(rd)
+	if rd.Resigned {
+		s.note("controller %d resigned", s.ctl.Epoch())
+		s.failover()
+	}
+}
+
+func (s *sim) randomStep() {
+	type action struct {
+		weight int
+		do     func()
+	}
+	actions := []action{
+		{12, s.deliverWrite},
+		{30, s.deliverRequest},
+		{8, s.notify},
+		{3, s.kill},
+		{4, s.revive},
+		{2, s.bounce},
+		{5, s.createTopic},
+		{2, s.addPartitions},
+		{3, s.deleteTopic},
+		{1, s.externalWrite},
+		{1, func() {
+			if s.r.IntN(3) == 0 {
+				s.failover()
+			}
+		}},
+	}
+	total := 0
+	for _, a := range actions {
+		total += a.weight
+	}
+	n := s.r.IntN(total)
+	for _, a := range actions {
+		if n < a.weight {
+			a.do()
+			return
+		}
+		n -= a.weight
+	}
+}
+
+// ---- ZooKeeper and the controller
+
+// failover elects a new controller, which loads the cluster.
+func (s *sim) failover() {
+	s.stats["failover"]++
+	s.epoch++
+	s.ctl = New(int32(s.r.IntN(simBrokers)), s.epoch, s.opts)
+	s.note("controller elected at epoch %d", s.epoch)
+	l := Load{States: maps.Clone(s.states)}
+	for _, id := range slices.Sorted(maps.Keys(s.regs)) {
+		l.Brokers = append(l.Brokers, s.regs[id])
+	}
+	for _, name := range slices.Sorted(maps.Keys(s.topics)) {
+		l.Topics = append(l.Topics, cloneAssignment(s.topics[name]))
+	}
+	l.Deleting = slices.Sorted(maps.Keys(s.markers))
+	s.step(l)
+}
+
+// deliverWrite performs the oldest write handed out.
+func (s *sim) deliverWrite() {
+	if len(s.writes) == 0 {
+		return
+	}
+	sw := s.writes[0]
+	s.writes = s.writes[1:]
+	res := WriteResult{Write: sw.w}
+	switch {
+	case sw.ctl.Epoch() != s.epoch:
+		res.Err = ErrControllerMoved
+	case s.faults && s.r.IntN(20) == 0:
+		res.Err = errors.New("connection loss")
+	default:
+		s.apply(&res)
+	}
+	s.count(sw.w, res)
+	if k := sw.w.key(); k.topicLevel {
+		s.note("write %v %s: %v", sw.w.Op, sw.w.Topic, res.Err)
+	} else {
+		s.note("write %v %v %+v: %v", sw.w.Op, k.tp, sw.w.State, res.Err)
+	}
+	if sw.ctl == s.ctl {
+		s.step(res)
+	}
+}
+
+func (s *sim) apply(res *WriteResult) {
+	w := res.Write
+	tp := engine.Partition{Topic: w.Topic, Partition: w.Partition}
+	switch w.Op {
+	case CreateState:
+		if _, ok := s.topics[w.Topic]; !ok {
+			s.fail("state created for a topic not in ZooKeeper: %+v", w)
+		}
+		if cur, ok := s.states[tp]; ok {
+			res.Err, res.Current = ErrConflict, &cur
+			return
+		}
+		st := w.State.clone()
+		st.PartitionEpoch = 0
+		s.states[tp] = st
+	case UpdateState:
+		cur, ok := s.states[tp]
+		switch {
+		case !ok:
+			res.Err = ErrConflict
+			return
+		case cur.PartitionEpoch != w.State.PartitionEpoch:
+			res.Err, res.Current = ErrConflict, &cur
+			return
+		}
+		st := w.State.clone()
+		st.PartitionEpoch = cur.PartitionEpoch + 1
+		s.states[tp] = st
+		res.Version = st.PartitionEpoch
+	case SetAssignment:
+		cur, ok := s.topics[w.Topic]
+		if !ok {
+			s.fail("assignment written for a topic not in ZooKeeper: %+v", w)
+		}
+		if cur.Version != w.Assignment.Version {
+			res.Err = ErrConflict
+			return
+		}
+		a := cloneAssignment(w.Assignment)
+		a.Version++
+		s.topics[w.Topic] = a
+		s.topicsChanged[w.Topic] = true
+	case DeleteTopic:
+		delete(s.topics, w.Topic)
+		for tp := range s.states {
+			if tp.Topic == w.Topic {
+				delete(s.states, tp)
+			}
+		}
+		delete(s.markers, w.Topic)
+		s.deletesChanged = true
+	case RemoveDeleteMarker:
+		delete(s.markers, w.Topic)
+		s.deletesChanged = true
+	}
+}
+
+// count records a write's outcome in the stats.
+func (s *sim) count(w Write, res WriteResult) {
+	outcome := "ok"
+	switch {
+	case errors.Is(res.Err, ErrControllerMoved):
+		outcome = "fenced"
+	case errors.Is(res.Err, ErrConflict):
+		outcome = "conflict"
+	case res.Err != nil:
+		outcome = "failed"
+	case w.Op == UpdateState && w.State.Leader == NoLeader:
+		outcome = "ok offline"
+	case w.Op == UpdateState:
+		outcome = "ok elected"
+	}
+	s.stats[w.Op.String()+" "+outcome]++
+}
+
+// externalWrite changes a state znode as someone other than the
+// controller would: mostly as a leader's ISR update did in Kafka before
+// 2.7 (the same leader and ISR, a higher leader epoch and version);
+// sometimes creating a missing one (a tool), or deleting one.
+func (s *sim) externalWrite() {
+	switch n := s.r.IntN(4); {
+	case n == 0:
+		name, ok := s.anyTopic()
+		if !ok {
+			return
+		}
+		a := s.topics[name]
+		tp := engine.Partition{Topic: name, Partition: int32(s.r.IntN(len(a.Replicas)))}
+		if _, ok := s.states[tp]; ok {
+			return
+		}
+		r := a.Replicas[tp.Partition][0]
+		s.states[tp] = PartitionState{Leader: r, ISR: []int32{r}, ControllerEpoch: s.epoch}
+		s.note("external create %v: %+v", tp, s.states[tp])
+		return
+	case n == 1 && len(s.states) > 0:
+		tps := slices.SortedFunc(maps.Keys(s.states), cmpPartition)
+		tp := tps[s.r.IntN(len(tps))]
+		delete(s.states, tp)
+		s.tampered[tp] = true
+		// The partition's history is gone with its znode: a controller that
+		// never knew it may start the leader epoch again at 0.
+		s.chk.forget(s.ctl, tp)
+		s.note("external delete %v", tp)
+		return
+	}
+	if len(s.states) == 0 {
+		return
+	}
+	tps := slices.SortedFunc(maps.Keys(s.states), cmpPartition)
+	tp := tps[s.r.IntN(len(tps))]
+	st := s.states[tp]
+	st.LeaderEpoch++
+	st.PartitionEpoch++
+	s.states[tp] = st
+	s.note("external write %v: %+v", tp, st)
+}
+
+// notify delivers the watches that fired.
+func (s *sim) notify() {
+	if s.brokersChanged {
+		s.brokersChanged = false
+		var live []BrokerInfo
+		for _, id := range slices.Sorted(maps.Keys(s.regs)) {
+			live = append(live, s.regs[id])
+		}
+		s.note("notify brokers %v", slices.Sorted(maps.Keys(s.regs)))
+		// The driver removes brokers that left from its channel (Kafka's
+		// removeBroker), dropping their queues, or keeps trying them.
+		if s.r.IntN(2) == 0 {
+			for b, q := range s.queues {
+				q = slices.DeleteFunc(q, func(r simRequest) bool { return r.ctl == s.ctl && r.r.BrokerEpoch != s.regs[b].Epoch })
+				s.queues[b] = q
+			}
+		}
+		s.step(BrokersChanged{Live: live})
+	}
+	if len(s.topicsChanged) > 0 {
+		var ev TopicsChanged
+		for _, name := range slices.Sorted(maps.Keys(s.topicsChanged)) {
+			if a, ok := s.topics[name]; ok {
+				ev.Topics = append(ev.Topics, cloneAssignment(a))
+			}
+		}
+		clear(s.topicsChanged)
+		s.note("notify topics %d", len(ev.Topics))
+		s.step(ev)
+	}
+	if s.deletesChanged {
+		s.deletesChanged = false
+		s.note("notify deletions %v", slices.Sorted(maps.Keys(s.markers)))
+		s.step(DeleteTopics{Topics: slices.Sorted(maps.Keys(s.markers))})
+	}
+}
+
+// ---- brokers
+
+func (s *sim) pick(alive bool) (*simBroker, bool) {
+	var bs []*simBroker
+	for _, b := range s.brokers {
+		if b.alive == alive {
+			bs = append(bs, b)
+		}
+	}
+	if len(bs) == 0 {
+		return nil, false
+	}
+	return bs[s.r.IntN(len(bs))], true
+}
+
+func (s *sim) start(id int32) {
+	b := s.brokers[id]
+	s.zxid++
+	b.alive, b.epoch, b.ctlEpoch, b.failedDelete = true, s.zxid, 0, false
+	b.live, b.cache, b.ids = nil, map[engine.Partition]kmsg.UpdateMetadataRequestTopicPartition{}, map[string]engine.TopicID{}
+	b.leaders, b.badDirs = map[engine.Partition]kmsg.LeaderAndISRRequestTopicPartition{}, map[engine.Partition]bool{}
+	s.regs[id] = BrokerInfo{ID: id, Epoch: b.epoch, Endpoints: []Endpoint{{Listener: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: "localhost", Port: 9092 + id}}}
+	s.brokersChanged = true
+	s.note("broker %d registered, epoch %d", id, b.epoch)
+}
+
+func (s *sim) stop(id int32) {
+	s.brokers[id].alive = false
+	delete(s.regs, id)
+	s.brokersChanged = true
+	s.note("broker %d died", id)
+}
+
+func (s *sim) kill() {
+	if b, ok := s.pick(true); ok {
+		s.stop(b.id)
+	}
+}
+
+func (s *sim) revive() {
+	if b, ok := s.pick(false); ok {
+		s.start(b.id)
+	}
+}
+
+func (s *sim) bounce() {
+	if b, ok := s.pick(true); ok {
+		s.stats["bounce"]++
+		s.stop(b.id)
+		s.start(b.id)
+	}
+}
+
+// deliverRequest delivers the oldest request queued for a random broker.
+func (s *sim) deliverRequest() {
+	var ids []int32
+	for _, id := range slices.Sorted(maps.Keys(s.queues)) {
+		if len(s.queues[id]) > 0 {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	id := ids[s.r.IntN(len(ids))]
+	sr := s.queues[id][0]
+	b := s.brokers[id]
+	lost := s.faults && s.r.IntN(25) == 0
+	if !b.alive {
+		if !s.faults || s.r.IntN(3) > 0 {
+			return // still trying
+		}
+		lost = true
+	}
+	s.queues[id] = s.queues[id][1:]
+	var resp kmsg.Response
+	if b.alive && (!lost || s.r.IntN(2) == 0) {
+		resp = s.handle(b, sr.r)
+	}
+	s.note("%s to %d (epoch %d, controller %d): lost %v", describe(sr.r.Msg), id, sr.r.BrokerEpoch, sr.ctl.Epoch(), lost)
+	s.stats[fmt.Sprintf("%T", sr.r.Msg)[6:]]++
+	if sr.ctl != s.ctl {
+		s.stats["request of a deposed controller"]++
+		return
+	}
+	if lost {
+		s.stats["request lost"]++
+		s.step(Response{Request: sr.r, Err: errors.New("unreachable")})
+		return
+	}
+	s.step(Response{Request: sr.r, Response: resp})
+}
+
+// handle is a broker's handling of a control request, as Kafka's.
+func (s *sim) handle(b *simBroker, r Request) kmsg.Response {
+	fence := func(ctlEpoch int32, brokerEpoch int64) int16 {
+		switch {
+		case brokerEpoch < b.epoch:
+			return kerr.StaleBrokerEpoch.Code
+		case ctlEpoch < b.ctlEpoch:
+			return kerr.StaleControllerEpoch.Code
+		}
+		b.ctlEpoch = ctlEpoch
+		return 0
+	}
+	switch m := r.Msg.(type) {
+	case *kmsg.UpdateMetadataRequest:
+		resp := &kmsg.UpdateMetadataResponse{Version: m.Version}
+		if resp.ErrorCode = fence(m.ControllerEpoch, m.BrokerEpoch); resp.ErrorCode != 0 {
+			return resp
+		}
+		b.live = nil
+		for _, lb := range m.LiveBrokers {
+			b.live = append(b.live, lb.ID)
+		}
+		for _, ts := range m.TopicStates {
+			for _, ps := range ts.PartitionStates {
+				tp := engine.Partition{Topic: ts.Topic, Partition: ps.Partition}
+				if ps.Leader == LeaderDuringDelete {
+					delete(b.cache, tp)
+					continue
+				}
+				b.cache[tp] = ps
+				b.ids[ts.Topic] = ts.TopicID
+			}
+		}
+		return resp
+	case *kmsg.LeaderAndISRRequest:
+		resp := &kmsg.LeaderAndISRResponse{Version: m.Version}
+		if resp.ErrorCode = fence(m.ControllerEpoch, m.BrokerEpoch); resp.ErrorCode != 0 {
+			return resp
+		}
+		for _, ts := range m.TopicStates {
+			rt := kmsg.LeaderAndISRResponseTopic{TopicID: ts.TopicID}
+			for _, ps := range ts.PartitionStates {
+				tp := engine.Partition{Topic: ts.Topic, Partition: ps.Partition}
+				code := int16(0)
+				cur, ok := b.leaders[tp]
+				switch {
+				case b.badDirs[tp]:
+					code = kerr.KafkaStorageError.Code
+				case s.faults && s.r.IntN(60) == 0:
+					s.stats["disk failed"]++
+					b.badDirs[tp] = true
+					code = kerr.KafkaStorageError.Code
+				case ok && b.logs[tp] == ts.TopicID && ps.LeaderEpoch < cur.LeaderEpoch:
+					code = kerr.FencedLeaderEpoch.Code
+				case ok && b.logs[tp] == ts.TopicID && ps.LeaderEpoch == cur.LeaderEpoch:
+				default:
+					b.leaders[tp] = ps
+					b.logs[tp] = ts.TopicID
+				}
+				rt.Partitions = append(rt.Partitions, kmsg.LeaderAndISRResponseTopicPartition{Partition: ps.Partition, ErrorCode: code})
+			}
+			resp.Topics = append(resp.Topics, rt)
+		}
+		return resp
+	case *kmsg.StopReplicaRequest:
+		resp := &kmsg.StopReplicaResponse{Version: m.Version}
+		if resp.ErrorCode = fence(m.ControllerEpoch, m.BrokerEpoch); resp.ErrorCode != 0 {
+			return resp
+		}
+		for _, ts := range m.Topics {
+			for _, ps := range ts.PartitionStates {
+				tp := engine.Partition{Topic: ts.Topic, Partition: ps.Partition}
+				code := int16(0)
+				if b.badDirs[tp] || s.faults && s.r.IntN(15) == 0 {
+					code = kerr.KafkaStorageError.Code
+					b.failedDelete = true
+					s.stats["replica deletion failed"]++
+				} else if ps.Delete {
+					delete(b.logs, tp)
+					delete(b.leaders, tp)
+				}
+				resp.Partitions = append(resp.Partitions, kmsg.StopReplicaResponsePartition{Topic: ts.Topic, Partition: ps.Partition, ErrorCode: code})
+			}
+		}
+		return resp
+	}
+	s.fail("unknown request %T", r.Msg)
+	return nil
+}
+
+// ---- topics
+
+func (s *sim) replicas(rf int) []int32 {
+	perm := s.r.Perm(simBrokers)[:rf]
+	out := make([]int32, rf)
+	for i, p := range perm {
+		out[i] = int32(p)
+	}
+	return out
+}
+
+// createTopic creates a topic as a broker serving CreateTopics does: its
+// assignment znode (explicit assignments may name dead brokers). Kafka
+// refuses a name still marked for deletion.
+func (s *sim) createTopic() {
+	name := fmt.Sprintf("t%d", s.r.IntN(6))
+	if _, ok := s.topics[name]; ok || s.markers[name] {
+		return
+	}
+	a := TopicAssignment{Name: name, ID: s.newID()}
+	if s.r.IntN(10) == 0 {
+		a.ID = engine.TopicID{} // created by a Kafka older than 2.8
+	}
+	rf := 1 + s.r.IntN(simBrokers)
+	for range 1 + s.r.IntN(3) {
+		a.Replicas = append(a.Replicas, s.replicas(rf))
+	}
+	s.topics[name] = a
+	s.topicsChanged[name] = true
+	s.note("topic %s created: %v", name, a.Replicas)
+}
+
+func (s *sim) anyTopic() (string, bool) {
+	if len(s.topics) == 0 {
+		return "", false
+	}
+	names := slices.Sorted(maps.Keys(s.topics))
+	return names[s.r.IntN(len(names))], true
+}
+
+func (s *sim) addPartitions() {
+	name, ok := s.anyTopic()
+	if !ok {
+		return
+	}
+	a := cloneAssignment(s.topics[name])
+	a.Version++
+	for range 1 + s.r.IntN(2) {
+		a.Replicas = append(a.Replicas, s.replicas(len(a.Replicas[0])))
+	}
+	s.topics[name] = a
+	s.topicsChanged[name] = true
+	s.note("topic %s grown: %v", name, a.Replicas)
+}
+
+func (s *sim) deleteTopic() {
+	name, ok := s.anyTopic()
+	if !ok || s.r.IntN(8) == 0 {
+		name = "ghost"
+	}
+	s.markers[name] = true
+	s.deletesChanged = true
+	s.note("topic %s marked for deletion", name)
+}
+
+// ---- the end
+
+// quiesce stops the faults, runs every broker (restarting those whose
+// failed disk or failed deletion waits for a restart, as Kafka's would),
+// and delivers everything.
+func (s *sim) quiesce() {
+	s.faults = false
+	s.note("quiesce")
+	for _, b := range s.brokers {
+		switch {
+		case !b.alive:
+			s.start(b.id)
+		case b.failedDelete || len(b.badDirs) > 0:
+			s.stop(b.id)
+			s.start(b.id)
+		}
+	}
+	for range 100000 {
+		busy := s.brokersChanged || s.deletesChanged || len(s.topicsChanged) > 0 || len(s.writes) > 0
+		s.notify()
+		s.deliverWrite()
+		for range s.queues {
+			busy = busy || slices.ContainsFunc(slices.Collect(maps.Values(s.queues)), func(q []simRequest) bool { return len(q) > 0 })
+			s.deliverRequest()
+		}
+		if !busy {
+			return
+		}
+	}
+	s.fail("does not quiesce")
+}
+
+// converged checks liveness once everything is delivered.
+func (s *sim) converged() {
+	c := s.ctl
+	if rd := c.Ready(); !rd.Empty() || len(c.inflight) > 0 {
+		s.fail("controller not idle: %+v, %d in flight", rd, len(c.inflight))
+	}
+	if len(s.markers) > 0 {
+		s.fail("deletions pending: %v", slices.Sorted(maps.Keys(s.markers)))
+	}
+	if got, want := c.Topics(), slices.Sorted(maps.Keys(s.topics)); !slices.Equal(got, want) {
+		s.fail("controller's topics %v, ZooKeeper's %v", got, want)
+	}
+	for name, za := range s.topics {
+		a, _ := c.Topic(name)
+		if a.ID != za.ID || a.ID == (engine.TopicID{}) || len(a.Replicas) != len(za.Replicas) {
+			s.fail("topic %s: controller's %+v, ZooKeeper's %+v", name, a, za)
+		}
+		for p := range a.Replicas {
+			tp := engine.Partition{Topic: name, Partition: int32(p)}
+			st, ok := c.State(tp)
+			if !ok || st.Leader == NoLeader {
+				s.fail("partition %v offline with every broker live: %+v", tp, st)
+			}
+			if zs, ok := s.states[tp]; (ok || !s.tampered[tp]) && zs.Leader != st.Leader {
+				s.fail("partition %v: controller's leader %d, ZooKeeper's %d", tp, st.Leader, zs.Leader)
+			}
+		}
+	}
+	for _, b := range s.brokers {
+		if !slices.Equal(b.live, c.LiveBrokers()) {
+			s.fail("broker %d: live brokers %v, controller's %v", b.id, b.live, c.LiveBrokers())
+		}
+		n := 0
+		for _, name := range c.Topics() {
+			a, _ := c.Topic(name)
+			for p, replicas := range a.Replicas {
+				tp := engine.Partition{Topic: name, Partition: int32(p)}
+				st, _ := c.State(tp)
+				ps, ok := b.cache[tp]
+				n++
+				if !ok || ps.Leader != st.Leader || ps.LeaderEpoch != st.LeaderEpoch || ps.ZKVersion != st.PartitionEpoch ||
+					!slices.Equal(ps.ISR, st.ISR) || !slices.Equal(ps.Replicas, replicas) || len(ps.OfflineReplicas) > 0 || b.ids[name] != a.ID {
+					s.fail("broker %d: metadata of %v %+v, controller's %+v", b.id, tp, ps, st)
+				}
+				if !slices.Contains(replicas, b.id) || s.tampered[tp] {
+					// A broker keeps the higher leader epoch of a partition
+					// whose state znode someone deleted: the controller that
+					// creates it again may not know that epoch.
+					continue
+				}
+				if l := b.leaders[tp]; l.Leader != st.Leader || l.LeaderEpoch != st.LeaderEpoch || b.logs[tp] != a.ID {
+					s.fail("broker %d: replica %v %+v (log of %v), controller's %+v", b.id, tp, l, b.logs[tp], st)
+				}
+			}
+		}
+		if len(b.cache) != n {
+			var extra []engine.Partition
+			for tp := range b.cache {
+				if a, ok := c.Topic(tp.Topic); !ok || int(tp.Partition) >= len(a.Replicas) {
+					extra = append(extra, tp)
+				}
+			}
+			s.fail("broker %d: metadata of %d partitions, controller has %d: %v too many", b.id, len(b.cache), n, extra)
+		}
+		for tp, id := range b.logs {
+			a, ok := c.Topic(tp.Topic)
+			if !ok || a.ID != id || int(tp.Partition) >= len(a.Replicas) || !slices.Contains(a.Replicas[tp.Partition], b.id) {
+				s.fail("broker %d: stray log %v of topic id %v", b.id, tp, id)
+			}
+		}
+	}
+}
+
+// seeds returns the seeds to run: -sim.seed alone, or -sim.seeds of them.
+func seeds() []uint64 {
+	if *simSeed != 0 {
+		return []uint64{*simSeed}
+	}
+	out := make([]uint64, *simSeeds)
+	for i := range out {
+		out[i] = uint64(i + 1)
+	}
+	return out
+}
+
+// TestSimulator runs the simulator over many seeds, and checks that the
+// runs went through every path they are meant to.
+func TestSimulator(t *testing.T) {
+	stats := map[string]int{}
+	for _, seed := range seeds() {
+		if err := runSim(seed, *simSteps, Options{}, stats); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(stats)) {
+		t.Logf("%8d %s", stats[k], k)
+	}
+	if *simSeed != 0 {
+		return
+	}
+	for _, k := range []string{
+		"CreateState ok", "CreateState conflict", "CreateState failed", "CreateState fenced",
+		"UpdateState ok offline", "UpdateState ok elected", "UpdateState conflict", "UpdateState failed", "UpdateState fenced",
+		"SetAssignment ok", "SetAssignment conflict", "DeleteTopic ok", "DeleteTopic failed", "RemoveDeleteMarker ok",
+		"LeaderAndISRRequest", "UpdateMetadataRequest", "StopReplicaRequest", "request lost", "request of a deposed controller",
+		"failover", "bounce", "replica deletion failed", "disk failed",
+	} {
+		if stats[k] == 0 {
+			t.Errorf("no %q in %d seeds", k, len(seeds()))
+		}
+	}
+}
+
+// TestSimulatorCatchesBrokenRules proves the checks can fail: variants of
+// the election rule that break an invariant or liveness are caught within
+// the seeds a run covers.
+func TestSimulatorCatchesBrokenRules(t *testing.T) {
+	for name, c := range map[string]struct {
+		rule ElectionRule
+		want string
+	}{
+		"dead broker as leader": {func(in ElectionInput) (int32, []int32) {
+			if in.State == nil {
+				return in.Replicas[0], []int32{in.Replicas[0]} // the first replica, live or not
+			}
+			return Elect(in)
+		}, "not live"},
+		"ISR emptied": {func(in ElectionInput) (int32, []int32) {
+			leader, isr := Elect(in)
+			if leader == NoLeader && in.State != nil {
+				return NoLeader, nil // Kafka keeps the last ISR
+			}
+			return leader, isr
+		}, "empty ISR"},
+		"offline for good": {func(in ElectionInput) (int32, []int32) {
+			if in.State != nil && in.State.Leader == NoLeader {
+				return NoLeader, in.State.ISR // never elects an offline partition
+			}
+			return Elect(in)
+		}, "offline with every broker live"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			for seed := uint64(1); seed <= 200; seed++ {
+				err := runSim(seed, *simSteps, Options{Elect: c.rule}, nil)
+				if err == nil {
+					continue
+				}
+				if !strings.Contains(err.Error(), c.want) {
+					t.Fatalf("caught, but not as %q: %v", c.want, err)
+				}
+				return
+			}
+			t.Fatalf("not caught in 200 seeds")
+		})
+	}
+}
+
+// describe is a short form of a request, for the trail.
+func describe(m kmsg.Request) string {
+	var b strings.Builder
+	switch m := m.(type) {
+	case *kmsg.UpdateMetadataRequest:
+		b.WriteString("UpdateMetadata")
+		for _, ts := range m.TopicStates {
+			for _, ps := range ts.PartitionStates {
+				fmt.Fprintf(&b, " %s-%d:%d@%d", ts.Topic, ps.Partition, ps.Leader, ps.LeaderEpoch)
+			}
+		}
+	case *kmsg.LeaderAndISRRequest:
+		b.WriteString("LeaderAndIsr")
+		for _, ts := range m.TopicStates {
+			for _, ps := range ts.PartitionStates {
+				fmt.Fprintf(&b, " %s-%d:%d@%d", ts.Topic, ps.Partition, ps.Leader, ps.LeaderEpoch)
+			}
+		}
+	case *kmsg.StopReplicaRequest:
+		b.WriteString("StopReplica")
+		for _, ts := range m.Topics {
+			for _, ps := range ts.PartitionStates {
+				fmt.Fprintf(&b, " %s-%d", ts.Topic, ps.Partition)
+			}
+		}
+	}
+	return b.String()
+}
