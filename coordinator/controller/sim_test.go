@@ -7,14 +7,14 @@ package controller
 // replicas' leader epochs, its logs on disk), the watches (notifications
 // delivered late and coalesced, as ZooKeeper's are) and the network (one
 // FIFO queue of requests per broker, delivered in random interleavings,
-// lost sometimes). It runs random sequences of broker deaths, returns and
-// bounces, topic creations, partition additions, deletions, write
-// failures, conflicting writes by others, lost requests, replica errors
-// and controller failovers, checking the invariants on every Ready. Then
-// faults stop, every broker runs, the simulator delivers everything, and
-// checks liveness: every partition of every topic is online, deletions
-// have completed, and every broker's metadata and replicas agree with the
-// controller's view.
+// lost or duplicated sometimes). It runs random sequences of broker
+// deaths, returns and bounces, topic creations, partition additions,
+// deletions, write failures, conflicting writes by others, lost requests,
+// replica errors and controller failovers, checking the invariants on
+// every Ready. Then faults stop, every broker runs, the simulator delivers
+// everything, and checks liveness: every partition of every topic is
+// online, deletions have completed, and every broker's metadata and
+// replicas agree with the controller's view.
 //
 // A failing seed is printed with the actions that led to it and replays
 // with -sim.seed=N.
@@ -494,7 +494,11 @@ func (s *sim) deliverRequest() {
 		}
 		lost = true
 	}
-	s.queues[id] = s.queues[id][1:]
+	if !s.faults || s.r.IntN(30) > 0 {
+		s.queues[id] = s.queues[id][1:]
+	} else {
+		s.stats["request duplicated"]++ // sent again after a reconnection: delivered twice
+	}
 	var resp kmsg.Response
 	if b.alive && (!lost || s.r.IntN(2) == 0) {
 		resp = s.handle(b, sr.r)
@@ -804,7 +808,7 @@ func TestSimulator(t *testing.T) {
 		"CreateState ok", "CreateState conflict", "CreateState failed", "CreateState fenced",
 		"UpdateState ok offline", "UpdateState ok elected", "UpdateState conflict", "UpdateState failed", "UpdateState fenced",
 		"SetAssignment ok", "SetAssignment conflict", "DeleteTopic ok", "DeleteTopic failed", "RemoveDeleteMarker ok",
-		"LeaderAndISRRequest", "UpdateMetadataRequest", "StopReplicaRequest", "request lost", "request of a deposed controller",
+		"LeaderAndISRRequest", "UpdateMetadataRequest", "StopReplicaRequest", "request lost", "request duplicated", "request of a deposed controller",
 		"failover", "bounce", "replica deletion failed", "disk failed",
 	} {
 		if stats[k] == 0 {
