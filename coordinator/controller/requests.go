@@ -6,6 +6,10 @@ package controller
 // UpdateMetadata, one LeaderAndIsr and one StopReplica per live broker,
 // with the state committed when Ready is called.
 //
+// Requests share their slices with the controller and with each other
+// (a broker's ISR and replicas, the partition states of UpdateMetadata):
+// they are read only.
+//
 // A partition whose state write is decided or in flight is left out of
 // LeaderAndIsr and of the UpdateMetadata of changed partitions until the
 // write's result (which queues them again), so brokers only ever hear of
@@ -21,6 +25,9 @@ import (
 	"github.com/sluice-io/sluice/engine"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
+
+// noReplicas is an empty list of offline replicas, shared.
+var noReplicas = []int32{}
 
 // Request versions sent.
 const (
@@ -186,6 +193,16 @@ func (c *Controller) clearSent() {
 	clear(c.batch.stopReplica)
 }
 
+// run returns how many of the sorted tps from i on are of tps[i]'s topic,
+// to size that topic's slice of partition states.
+func run(tps []engine.Partition, i int) int {
+	n := 1
+	for i+n < len(tps) && tps[i+n].Topic == tps[i].Topic {
+		n++
+	}
+	return n
+}
+
 // allPartitions lists every partition with a state, for brokers that get
 // them all (Kafka's partitionsWithLeaders), and every partition of topics
 // being deleted (with LeaderDuringDelete, which Kafka leaves out: these
@@ -211,14 +228,17 @@ func (c *Controller) allPartitions() []engine.Partition {
 // The slices are shared by the requests of every broker: read only.
 func (c *Controller) umTopicStates(tps []engine.Partition) []kmsg.UpdateMetadataRequestTopicState {
 	var out []kmsg.UpdateMetadataRequestTopicState
-	for _, tp := range tps {
+	for i, tp := range tps {
 		t := c.topics[tp.Topic]
 		p := c.partition(tp)
 		if p == nil || p.state == nil && t.deletion == nil {
 			continue
 		}
 		if len(out) == 0 || out[len(out)-1].Topic != tp.Topic {
-			out = append(out, kmsg.UpdateMetadataRequestTopicState{Topic: tp.Topic, TopicID: t.id})
+			out = append(out, kmsg.UpdateMetadataRequestTopicState{
+				Topic: tp.Topic, TopicID: t.id,
+				PartitionStates: make([]kmsg.UpdateMetadataRequestTopicPartition, 0, run(tps, i)),
+			})
 		}
 		s := p.state
 		if s == nil {
@@ -229,10 +249,9 @@ func (c *Controller) umTopicStates(tps []engine.Partition) []kmsg.UpdateMetadata
 			ControllerEpoch: s.ControllerEpoch,
 			Leader:          s.Leader,
 			LeaderEpoch:     s.LeaderEpoch,
-			ISR:             slices.Clone(s.ISR),
+			ISR:             s.ISR,
 			ZKVersion:       s.PartitionEpoch,
-			Replicas:        slices.Clone(p.replicas),
-			OfflineReplicas: []int32{},
+			Replicas:        p.replicas,
 		}
 		if t.deletion != nil {
 			ps.Leader, ps.LeaderEpoch, ps.ZKVersion = LeaderDuringDelete, 0, 0
@@ -241,6 +260,9 @@ func (c *Controller) umTopicStates(tps []engine.Partition) []kmsg.UpdateMetadata
 			if !c.online(r, tp) {
 				ps.OfflineReplicas = append(ps.OfflineReplicas, r)
 			}
+		}
+		if ps.OfflineReplicas == nil {
+			ps.OfflineReplicas = noReplicas
 		}
 		last := &out[len(out)-1]
 		last.PartitionStates = append(last.PartitionStates, ps)
@@ -292,11 +314,15 @@ func (c *Controller) leaderAndISRMsg(id int32, epoch int64) *kmsg.LeaderAndISRRe
 		BrokerEpoch:     epoch,
 	}
 	var leaders []int32
-	for _, tp := range tps {
+	isNew := c.batch.leaderAndISR[id]
+	for i, tp := range tps {
 		t := c.topics[tp.Topic]
 		p := t.parts[tp.Partition]
 		if n := len(m.TopicStates); n == 0 || m.TopicStates[n-1].Topic != tp.Topic {
-			m.TopicStates = append(m.TopicStates, kmsg.LeaderAndISRRequestTopicState{Topic: tp.Topic, TopicID: t.id})
+			m.TopicStates = append(m.TopicStates, kmsg.LeaderAndISRRequestTopicState{
+				Topic: tp.Topic, TopicID: t.id,
+				PartitionStates: make([]kmsg.LeaderAndISRRequestTopicPartition, 0, run(tps, i)),
+			})
 		}
 		s := p.state
 		ts := &m.TopicStates[len(m.TopicStates)-1]
@@ -305,10 +331,10 @@ func (c *Controller) leaderAndISRMsg(id int32, epoch int64) *kmsg.LeaderAndISRRe
 			ControllerEpoch:     s.ControllerEpoch,
 			Leader:              s.Leader,
 			LeaderEpoch:         s.LeaderEpoch,
-			ISR:                 slices.Clone(s.ISR),
+			ISR:                 s.ISR,
 			ZKVersion:           s.PartitionEpoch,
-			Replicas:            slices.Clone(p.replicas),
-			IsNew:               c.batch.leaderAndISR[id][tp],
+			Replicas:            p.replicas,
+			IsNew:               isNew[tp],
 			LeaderRecoveryState: s.LeaderRecoveryState,
 		})
 		if c.live(s.Leader) && !slices.Contains(leaders, s.Leader) {

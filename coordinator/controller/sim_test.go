@@ -727,7 +727,7 @@ func (s *sim) converged() {
 			if !ok || st.Leader == NoLeader {
 				s.fail("partition %v offline with every broker live: %+v", tp, st)
 			}
-			if zs, ok := s.states[tp]; (ok || !s.tampered[tp]) && zs.Leader != st.Leader {
+			if zs := s.states[tp]; !s.tampered[tp] && zs.Leader != st.Leader {
 				s.fail("partition %v: controller's leader %d, ZooKeeper's %d", tp, st.Leader, zs.Leader)
 			}
 		}
