@@ -66,6 +66,9 @@ type Client struct {
 	conn   *gozk.Conn
 	chroot string
 	log    *slog.Logger
+	// closed is closed by Close.
+	closed    chan struct{}
+	closeOnce sync.Once
 
 	mu struct {
 		sync.Mutex
@@ -95,7 +98,7 @@ func Connect(ctx context.Context, connect string, o Options) (*Client, error) {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	c := &Client{chroot: chroot, log: o.Logger.With("zookeeper", connect)}
+	c := &Client{chroot: chroot, log: o.Logger.With("zookeeper", connect), closed: make(chan struct{})}
 	c.mu.expired = make(chan struct{})
 	c.mu.changed = make(chan struct{})
 	conn, _, err := gozk.Connect(servers, o.SessionTimeout,
@@ -164,8 +167,17 @@ func (c *Client) Expired() <-chan struct{} {
 // SessionID is the id of the current session.
 func (c *Client) SessionID() int64 { return c.conn.SessionID() }
 
-// Close ends the session: its ephemeral znodes are removed at once.
-func (c *Client) Close() { c.conn.Close() }
+// Close ends the session: its ephemeral znodes are removed at once. It
+// may be called more than once.
+func (c *Client) Close() {
+	c.closeOnce.Do(func() {
+		close(c.closed)
+		c.conn.Close()
+	})
+}
+
+// Closed returns a channel closed by Close.
+func (c *Client) Closed() <-chan struct{} { return c.closed }
 
 // abs is p under the chroot.
 func (c *Client) abs(p string) string {

@@ -94,6 +94,17 @@
 // Kafka features sluice does not have (/feature, /kafka-acl*, /delegation_token,
 // /migration) are left alone.
 //
+// # Files
+//
+// The session (client.go), registration (registration.go), election and
+// fenced writes (election.go), topic administration from any broker
+// (admin.go), and the controller driver: the loop around the decision core
+// of coordinator/controller (controllerloop.go), its reads (loader.go),
+// writes (writes.go) and channel to the brokers (sender.go).
+//
+// Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
+// is held across a ZooKeeper call or a Send.
+//
 // These payloads are part of the format: Kafka's brokers and tools read
 // them, and a cluster's ZooKeeper outlives any one sluice release. Do not
 // change them; a new field is a new payload version, as in Kafka.

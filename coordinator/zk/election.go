@@ -158,3 +158,9 @@ func (c *Client) Multi(e Election, ops ...any) ([]gozk.MultiResponse, error) {
 	}
 	return res, err
 }
+
+// ownsController reports whether this session holds /controller.
+func (c *Client) ownsController() bool {
+	_, stat, err := c.conn.Get(c.abs(ControllerPath))
+	return err == nil && stat.EphemeralOwner == c.conn.SessionID()
+}
