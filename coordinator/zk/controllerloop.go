@@ -224,7 +224,7 @@ func (l *ControllerLoop) campaign(ctx context.Context) (Election, bool) {
 // Reasons a term ends.
 var (
 	errExpired    = errors.New("zk: session expired")
-	errResigned   = errors.New("zk: another controller was elected")
+	errResigned   = errors.New("zk: no longer the controller")
 	errReadFailed = errors.New("zk: reading the cluster failed")
 )
 
@@ -243,6 +243,7 @@ const (
 	watchTopicList
 	watchTopic
 	watchDeletes
+	watchController
 )
 
 // term is one election's run as controller.
@@ -281,6 +282,12 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 	}
 	t.ch = newChannels(ctx, l.send, &wg, func(r controller.Response) { t.post(r) })
 	t.core.Step(ld)
+	if err := t.stillController(); err != nil {
+		if !errors.Is(err, errResigned) {
+			err = errors.Join(errReadFailed, err)
+		}
+		return err
+	}
 	t.forward(w.brokers, watchBrokers, "")
 	t.forward(w.topics, watchTopicList, "")
 	t.forward(w.deletes, watchDeletes, "")
@@ -383,6 +390,10 @@ func (t *term) handle(f fire) error {
 		err = t.topicsChanged()
 	case watchTopic:
 		err = t.topicChanged(f.topic)
+	case watchController:
+		if err = t.stillController(); errors.Is(err, errResigned) {
+			return err
+		}
 	case watchDeletes:
 		var names []string
 		var ch <-chan gozk.Event
@@ -398,6 +409,22 @@ func (t *term) handle(f fire) error {
 		t.l.log.Warn("controller failed to read ZooKeeper, will retry", "err", err)
 		t.retry(f)
 	}
+	return nil
+}
+
+// stillController arms a watch on /controller and checks that this
+// session still holds it: one that was deleted (an operator forcing an
+// election, as Kafka's handleDeletion) or taken by another broker ends the
+// term, as Kafka's maybeResign.
+func (t *term) stillController() error {
+	holder, ok, ch, err := t.l.client.WatchController()
+	if err != nil {
+		return err
+	}
+	if !ok || holder.BrokerID != t.l.id || !t.l.client.ownsController() {
+		return errResigned
+	}
+	t.forward(ch, watchController, "")
 	return nil
 }
 

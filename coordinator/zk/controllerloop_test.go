@@ -479,3 +479,110 @@ func TestBatchStates(t *testing.T) {
 		t.Errorf("%d writes batched of %d, partitions znode created %d times", n, len(ws), parents)
 	}
 }
+
+// A controller whose session expires (its link cut past the session
+// timeout) is replaced by the other broker at a higher epoch; once back,
+// it learns of the expiry, and names the new controller instead of acting
+// as one.
+func TestControllerLoopSessionExpiry(t *testing.T) {
+	requireZK(t)
+	chroot := zktest.Chroot()
+	f := newFakeBrokers()
+	proxy := startLinkProxy(t, zkServerAddr(t))
+	ctx, cancel := context.WithTimeout(context.Background(), waitDeadline)
+	defer cancel()
+	c, err := Connect(ctx, proxy.ln.Addr().String()+chroot, Options{SessionTimeout: time.Second, Logger: quietLogger()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	if err := c.EnsurePersistentPaths(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Register(ctx, registration(1, 9091)); err != nil {
+		t.Fatal(err)
+	}
+	first := &testBroker{id: 1, client: c, loop: StartControllerLoop(ctx, c, 1, f.sender(1), LoopOptions{Logger: quietLogger()})}
+	t.Cleanup(first.loop.Close)
+	waitController(t, []*testBroker{first}, 0)
+	epoch := first.loop.Epoch()
+	second := startTestBroker(t, chroot, 2, f)
+	if ctl := waitController(t, []*testBroker{first, second}, 0); ctl != first {
+		t.Fatalf("broker %d took over from a live controller", ctl.id)
+	}
+
+	proxy.setCut(true)
+	if ctl := waitController(t, []*testBroker{second}, epoch); ctl != second {
+		t.Fatal("unreachable")
+	}
+	next := second.loop.Epoch()
+	f.waitFor(t, "UpdateMetadata of the new controller without the expired broker", func(got []delivered) bool {
+		_, _, live := views(got, 2, next)
+		return slices.Equal(live, []int32{2})
+	})
+	proxy.setCut(false)
+	if ctl := waitController(t, []*testBroker{first, second}, epoch); ctl != second || second.loop.Epoch() != next {
+		t.Fatalf("controller %d at epoch %d after the expired one came back, want 2 at %d", ctl.id, ctl.loop.Epoch(), next)
+	}
+}
+
+// An operator deleting /controller forces an election: the controller
+// resigns, is elected again at a higher epoch, loads the cluster and tells
+// the brokers at that epoch.
+func TestControllerLoopReelection(t *testing.T) {
+	requireZK(t)
+	chroot := zktest.Chroot()
+	f := newFakeBrokers()
+	b := startTestBroker(t, chroot, 1, f)
+	waitController(t, []*testBroker{b}, 0)
+	epoch := b.loop.Epoch()
+	admin := connect(t, chroot)
+	if err := admin.conn.Delete(admin.abs(ControllerPath), -1); err != nil {
+		t.Fatal(err)
+	}
+	waitController(t, []*testBroker{b}, epoch)
+	next := b.loop.Epoch()
+	f.waitFor(t, "UpdateMetadata at the new epoch", func(got []delivered) bool {
+		_, _, live := views(got, 1, next)
+		return slices.Equal(live, []int32{1})
+	})
+}
+
+// Writes of a controller deposed by a later election fail as
+// ErrControllerMoved, batched or alone, and change nothing.
+func TestControllerWritesFenced(t *testing.T) {
+	chroot := zktest.Chroot()
+	a, b := connect(t, chroot), connect(t, chroot)
+	if err := a.EnsurePersistentPaths(); err != nil {
+		t.Fatal(err)
+	}
+	old, err := a.Elect(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.conn.Delete(a.abs(ControllerPath), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Elect(2); err != nil {
+		t.Fatal(err)
+	}
+	var ws []controller.Write
+	for p := range 3 {
+		ws = append(ws, controller.Write{Op: controller.CreateState, Topic: "t", Partition: int32(p),
+			State: controller.PartitionState{Leader: 1, ISR: []int32{1}, ControllerEpoch: old.Epoch}})
+	}
+	for _, batch := range batchStates(ws, func(string) bool { return false }) {
+		for _, r := range a.writeStates(old, batch) {
+			if !errors.Is(r.Err, controller.ErrControllerMoved) {
+				t.Errorf("%s-%d: %v", r.Write.Topic, r.Write.Partition, r.Err)
+			}
+		}
+	}
+	r := a.writeTopic(old, controller.Write{Op: controller.RemoveDeleteMarker, Topic: "t"})
+	if !errors.Is(r.Err, controller.ErrControllerMoved) {
+		t.Errorf("RemoveDeleteMarker: %v", r.Err)
+	}
+	if ok, _, err := a.conn.Exists(a.abs(PartitionsPath("t"))); ok || err != nil {
+		t.Errorf("a deposed controller's write landed: %v %v", ok, err)
+	}
+}
