@@ -95,7 +95,7 @@ func (s fakeSender) Send(ctx context.Context, to int32, req kmsg.Request) (kmsg.
 }
 
 // waitFor waits until pred holds of the requests received.
-func (f *fakeBrokers) waitFor(t *testing.T, what string, pred func([]delivered) bool) {
+func (f *fakeBrokers) waitFor(t testing.TB, what string, pred func([]delivered) bool) {
 	t.Helper()
 	deadline := time.NewTimer(waitDeadline)
 	defer deadline.Stop()
