@@ -28,13 +28,9 @@ import (
 // (ErrTopicExists), a name colliding with an existing topic's
 // (ErrTopicCollision).
 func (c *Client) CreateTopic(name string, req controller.TopicRequest, d controller.Defaults, configs map[string]string, rng *rand.Rand) (TopicAssignment, error) {
-	regs, err := c.Brokers()
+	brokers, err := c.placementBrokers()
 	if err != nil {
 		return TopicAssignment{}, err
-	}
-	brokers := make([]controller.Broker, 0, len(regs))
-	for _, r := range regs {
-		brokers = append(brokers, controller.Broker{ID: r.ID, Rack: r.Rack})
 	}
 	replicas, err := controller.PlaceTopic(req, d, brokers, rng)
 	if err != nil {
@@ -42,6 +38,67 @@ func (c *Client) CreateTopic(name string, req controller.TopicRequest, d control
 	}
 	a := TopicAssignment{ID: engine.NewTopicID(), Replicas: replicas}
 	return a, c.WriteTopic(name, a, configs)
+}
+
+// placementBrokers lists the live brokers as placement takes them.
+func (c *Client) placementBrokers() ([]controller.Broker, error) {
+	regs, err := c.Brokers()
+	if err != nil {
+		return nil, err
+	}
+	brokers := make([]controller.Broker, 0, len(regs))
+	for _, r := range regs {
+		brokers = append(brokers, controller.Broker{ID: r.ID, Rack: r.Rack})
+	}
+	return brokers, nil
+}
+
+// AddPartitions grows a topic to count partitions, as
+// AdminZkClient.addPartitions: the new partitions' replicas are
+// assignments when given (one list per new partition) or placed over the
+// live brokers (controller.PlaceNewPartitions), and the topic znode is
+// rewritten with them, conditional on the version read (Kafka writes it
+// unconditionally; a concurrent change is read again here). It returns
+// the topic's whole assignment. ErrUnknownTopic if the topic does not
+// exist, ErrTopicDeleting if it is being deleted; PlaceNewPartitions' errors for counts and assignments it refuses.
+func (c *Client) AddPartitions(name string, count int32, assignments [][]int32) (TopicAssignment, error) {
+	for {
+		data, stat, err := c.Get(TopicPath(name))
+		if errors.Is(err, gozk.ErrNoNode) {
+			return TopicAssignment{}, kafkaFail(ErrUnknownTopic, "The topic '%s' does not exist.", name)
+		}
+		if err != nil {
+			return TopicAssignment{}, fmt.Errorf("zk: read %s: %w", TopicPath(name), err)
+		}
+		a, err := DecodeTopic(name, data)
+		if err != nil {
+			return TopicAssignment{}, err
+		}
+		marked, _, err := c.conn.Exists(c.abs(DeleteTopicPath(name)))
+		if err != nil {
+			return TopicAssignment{}, fmt.Errorf("zk: read %s: %w", DeleteTopicPath(name), err)
+		}
+		if marked {
+			return TopicAssignment{}, kafkaFail(ErrTopicDeleting, "The topic '%s' is queued for deletion.", name)
+		}
+		brokers, err := c.placementBrokers()
+		if err != nil {
+			return TopicAssignment{}, err
+		}
+		added, err := controller.PlaceNewPartitions(a.Replicas, count, assignments, brokers)
+		if err != nil {
+			return TopicAssignment{}, err
+		}
+		a.Replicas = append(a.Replicas, added...)
+		_, err = c.conn.Set(c.abs(TopicPath(name)), EncodeTopic(a), stat.Version)
+		if errors.Is(err, gozk.ErrBadVersion) {
+			continue
+		}
+		if err != nil {
+			return TopicAssignment{}, fmt.Errorf("zk: write %s: %w", TopicPath(name), err)
+		}
+		return a, nil
+	}
 }
 
 // WriteTopic writes a new topic's config and assignment (AdminZkClient's

@@ -384,6 +384,20 @@ func TestControllerLoopCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.waitFor(t, "LeaderAndIsr and UpdateMetadata of events to every broker", told("events", 12, epoch, all))
+	// Partitions added from any broker.
+	if a, err = other.client.AddPartitions("events", 15, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := other.client.AddPartitions("events", 15, nil); !errors.Is(err, controller.ErrInvalidPartitions) {
+		t.Fatalf("growing to the same count: %v", err)
+	}
+	n := len(a.Replicas)
+	f.waitFor(t, "LeaderAndIsr and UpdateMetadata of the added partitions to every broker", told("events", n, epoch, all))
+	for p, s := range readTopicStates(t, ctl.client, "events", n) {
+		if s.Leader != a.Replicas[p][0] {
+			t.Errorf("events-%d: leader %d, replicas %v", p, s.Leader, a.Replicas[p])
+		}
+	}
 	f.setDown(ctl.id)
 	ctl.loop.Close()
 	ctl.client.Close()
@@ -405,7 +419,7 @@ func TestControllerLoopCluster(t *testing.T) {
 				if slices.ContainsFunc(dead, func(d int32) bool { return slices.Contains(live, d) }) {
 					return false
 				}
-				for p := range 12 {
+				for p := range n {
 					v, ok := um[engine.Partition{Topic: "events", Partition: int32(p)}]
 					wantOffline := slices.Contains(dead, a.Replicas[p][0])
 					if !ok || (v.leader == NoLeader) != wantOffline {
@@ -419,7 +433,7 @@ func TestControllerLoopCluster(t *testing.T) {
 	f.waitFor(t, "UpdateMetadata of the next controller with the dead one's partitions offline", offline(ctl.id))
 	checkOffline := func(dead ...int32) {
 		t.Helper()
-		for p, s := range readTopicStates(t, next.client, "events", 12) {
+		for p, s := range readTopicStates(t, next.client, "events", n) {
 			first := a.Replicas[p][0]
 			switch {
 			case slices.Contains(dead, first) && (s.Leader != NoLeader || s.ControllerEpoch != nextEpoch):

@@ -34,7 +34,10 @@ var (
 	// one only by '.' and '_', which collide in metric names
 	// (INVALID_TOPIC_EXCEPTION).
 	ErrTopicCollision = errors.New("zk: topic collides with an existing topic")
-	// ErrUnknownTopic is the deletion of a topic that does not exist
+	// ErrTopicDeleting is partitions added to a topic being deleted
+	// (INVALID_TOPIC_EXCEPTION).
+	ErrTopicDeleting = errors.New("zk: topic is being deleted")
+	// ErrUnknownTopic is the deletion or growth of a topic that does not exist
 	// (UNKNOWN_TOPIC_OR_PARTITION).
 	ErrUnknownTopic = errors.New("zk: unknown topic")
 )
