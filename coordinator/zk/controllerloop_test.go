@@ -600,3 +600,64 @@ func TestControllerWritesFenced(t *testing.T) {
 		t.Errorf("a deposed controller's write landed: %v %v", ok, err)
 	}
 }
+
+// A state write that finds the znode not as expected is a conflict with
+// the znode read back: a create of one that exists (its batch redone write
+// by write, so the others succeed), an update at a stale version, an
+// update of one that is gone.
+func TestControllerWritesConflict(t *testing.T) {
+	chroot := zktest.Chroot()
+	c := connect(t, chroot)
+	if err := c.EnsurePersistentPaths(); err != nil {
+		t.Fatal(err)
+	}
+	e, err := c.Elect(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	theirs := PartitionState{Leader: 2, LeaderEpoch: 5, ISR: []int32{2}, ControllerEpoch: e.Epoch}
+	if err := c.createParents(PartitionPath("t", 1), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.conn.Create(c.abs(PartitionStatePath("t", 1)), EncodePartitionState(theirs), 0, openACL); err != nil {
+		t.Fatal(err)
+	}
+	create := func(p int32) controller.Write {
+		return controller.Write{Op: controller.CreateState, Topic: "t", Partition: p,
+			State: controller.PartitionState{Leader: 1, ISR: []int32{1}, ControllerEpoch: e.Epoch}}
+	}
+	ws := []controller.Write{create(0), create(1), create(2)}
+	bs := batchStates(ws, func(string) bool { return false })
+	if len(bs) != 1 {
+		t.Fatalf("%d batches", len(bs))
+	}
+	rs := c.writeStates(e, bs[0])
+	for i, r := range rs {
+		switch {
+		case i == 1:
+			if !errors.Is(r.Err, controller.ErrConflict) || r.Current == nil || r.Current.Leader != 2 || r.Current.LeaderEpoch != 5 || r.Current.PartitionEpoch != 0 {
+				t.Errorf("create over an existing state: %v, current %+v", r.Err, r.Current)
+			}
+		case r.Err != nil || r.Version != 0:
+			t.Errorf("t-%d: %v, version %d", i, r.Err, r.Version)
+		}
+	}
+
+	update := controller.Write{Op: controller.UpdateState, Topic: "t", Partition: 0,
+		State: controller.PartitionState{Leader: 1, LeaderEpoch: 1, ISR: []int32{1}, ControllerEpoch: e.Epoch}}
+	if r := c.writeStates(e, batchStates([]controller.Write{update}, nil)[0])[0]; r.Err != nil || r.Version != 1 {
+		t.Fatalf("update: %v, version %d", r.Err, r.Version)
+	}
+	r := c.writeStates(e, batchStates([]controller.Write{update}, nil)[0])[0] // at version 0 again
+	if !errors.Is(r.Err, controller.ErrConflict) || r.Current == nil || r.Current.PartitionEpoch != 1 || r.Current.LeaderEpoch != 1 {
+		t.Errorf("update at a stale version: %v, current %+v", r.Err, r.Current)
+	}
+	if err := c.conn.Delete(c.abs(PartitionStatePath("t", 2)), -1); err != nil {
+		t.Fatal(err)
+	}
+	update.Partition = 2
+	r = c.writeStates(e, batchStates([]controller.Write{update}, nil)[0])[0]
+	if !errors.Is(r.Err, controller.ErrConflict) || r.Current != nil {
+		t.Errorf("update of a deleted state: %v, current %+v", r.Err, r.Current)
+	}
+}
