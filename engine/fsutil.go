@@ -91,6 +91,17 @@ func writeFileAtomic(fs FS, path string, data []byte) error {
 	return syncDir(fs, filepath.Dir(path))
 }
 
+// defaultOpenFiles is the Store's default descriptor bound for segment
+// logs: half the process's soft RLIMIT_NOFILE (Go raises it to the hard
+// limit at start), the other half left to connections and the rest.
+func defaultOpenFiles() int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 2 {
+		return DefaultOpenSegments
+	}
+	return int(min(lim.Cur/2, 1<<20))
+}
+
 // lockDir takes an exclusive advisory lock on dir/.lock, so two processes
 // never open the same data. The returned file holds the lock until closed.
 func lockDir(dir string) (*os.File, error) {

@@ -412,7 +412,16 @@ func (l *Log) appendLocked(o *Options, b []byte, h *BatchHeader) error {
 		}
 		s = l.mu.active
 	}
-	if err := s.appendLocked(l.mu.files, b, h, now); err != nil {
+	// The reference keeps the log's descriptor open while it is written;
+	// the file cache may have closed it since the last append (acquire
+	// reopens it).
+	f, err := s.hold()
+	if err != nil {
+		return err
+	}
+	err = s.appendLocked(f, b, h, now)
+	s.release()
+	if err != nil {
 		var se *stickyError
 		if errors.As(err, &se) {
 			l.mu.err = se.err
@@ -451,6 +460,10 @@ func (l *Log) rollLocked(base int64, why string) error {
 		return nil // already an empty segment at base
 	}
 	if !empty {
+		if _, err := old.hold(); err != nil {
+			return err
+		}
+		defer old.release()
 		if err := old.sealLocked(of); err != nil {
 			var se *stickyError
 			if errors.As(err, &se) {
@@ -491,10 +504,7 @@ func (l *Log) rollLocked(base int64, why string) error {
 	if empty {
 		old.retireAndRemove()
 	} else {
-		old.mu.Lock()
-		old.mu.pinned = false
-		old.mu.Unlock()
-		l.cache.touch(old)
+		old.deactivate()
 		l.cfg.logger.Debug("rolled segment", "reason", why, "segment", old.base, "bytes", old.size.Load(), "next", base)
 		snap, snapOff := l.snapshotLocked()
 		l.bg.Add(1)
@@ -556,7 +566,7 @@ func (l *Log) createSegmentLocked(base int64) (*segment, *segmentFiles, error) {
 		}
 		return nil, nil, err
 	}
-	s.mu.files, s.mu.pinned = f, true
+	s.activate(f)
 	l.mu.tree.ReplaceOrInsert(segEntry{base: base, seg: s})
 	return s, f, nil
 }
@@ -619,6 +629,10 @@ func (l *Log) Read(offset, maxBytes, upTo int64) (View, error) {
 				if view.n == 0 {
 					return View{}, nil
 				}
+				// The view keeps the reference, not the descriptor: a
+				// fetch holding views of many partitions holds no
+				// descriptor until it sends each (View.WriteTo).
+				s.releaseLog()
 				return view, nil
 			}
 			if hi >= upTo {
@@ -735,7 +749,7 @@ func (l *Log) flushSealed(s *segment) error {
 func (s *segment) isActive() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mu.pinned
+	return s.mu.active
 }
 
 // flushFiles syncs a segment's log and indexes. A segment opened read-only
@@ -783,14 +797,18 @@ func (l *Log) Close() error {
 	var errs []error
 	l.mu.Lock()
 	failed := l.mu.err != nil
-	files := l.mu.files
+	active, files := l.mu.active, l.mu.files
 	if failed {
 		// Nothing is flushed or marked clean: say so, so that no caller (a
 		// Store writing its clean-shutdown marker) takes it for a clean
 		// close.
 		errs = append(errs, fmt.Errorf("%w: %w", ErrLogFailed, l.mu.err))
+	} else if _, err := active.hold(); err != nil {
+		// The log cannot be trimmed: not a clean close.
+		failed = true
+		errs = append(errs, err)
 	} else {
-		errs = append(errs, l.mu.active.sealLocked(files))
+		errs = append(errs, active.sealLocked(files))
 	}
 	l.mu.Unlock()
 	if !failed {
@@ -799,8 +817,10 @@ func (l *Log) Close() error {
 		// have covered its data (then flushUpTo synced nothing): the trim
 		// and the indexes must be on disk before the clean-shutdown marker
 		// says so, or the next open, which does not scan segments before
-		// the last, would read the zeroed tail as data.
+		// the last, would read the zeroed tail as data. The reference
+		// taken above kept the descriptor open for it.
 		errs = append(errs, files.flush())
+		active.release()
 		l.mu.Lock()
 		snap, snapOff := l.snapshotLocked()
 		l.mu.Unlock()

@@ -121,7 +121,7 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 			last = true
 		}
 		if last {
-			s.mu.files, s.mu.pinned = f, true
+			s.activate(f)
 			l.mu.active, l.mu.files = s, f
 			break
 		}
@@ -166,8 +166,9 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, nextBase int
 	}
 	fi, err := f.log.Stat()
 	if err != nil {
+		err = fmt.Errorf("engine: stat %s: %w", f.log.Name(), err)
 		f.close(0, false)
-		return nil, false, fmt.Errorf("engine: stat %s: %w", f.log.Name(), err)
+		return nil, false, err
 	}
 	fileSize := fi.Size()
 	br := batchReader{f: f.log, end: fileSize}
@@ -262,8 +263,9 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, nextBase int
 		f.index.truncateToPosition(pos)
 		f.timeIndex.truncateToOffset(uint32(max(s.w.nextOffset-s.base, 0)))
 		if err := f.log.Truncate(pos); err != nil {
+			err = fmt.Errorf("engine: truncate %s at %d: %w", f.log.Name(), pos, err)
 			f.close(0, false)
-			return nil, false, fmt.Errorf("engine: truncate %s at %d: %w", f.log.Name(), pos, err)
+			return nil, false, err
 		}
 		s.w.allocated = pos
 	}

@@ -97,8 +97,11 @@ type StoreOptions struct {
 	// not call into the Store.
 	LogOptions func(topic string) Options
 
-	// OpenFiles bounds how many inactive segments keep their files open
-	// across all logs. Default 1000.
+	// OpenFiles bounds how many segments keep their log's descriptor open
+	// across all logs, the active segments' included (index files hold
+	// none): the least recently used idle ones are closed and reopened at
+	// their next append or read. Default half the process's descriptor
+	// limit (RLIMIT_NOFILE) when it is read, else 1000.
 	OpenFiles int
 
 	// OpenParallelism is how many logs are opened (and recovered) at once.
@@ -150,7 +153,7 @@ type Store struct {
 // stop.
 func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	if opts.OpenFiles <= 0 {
-		opts.OpenFiles = DefaultOpenSegments
+		opts.OpenFiles = defaultOpenFiles()
 	}
 	if opts.OpenParallelism <= 0 {
 		opts.OpenParallelism = runtime.GOMAXPROCS(0)

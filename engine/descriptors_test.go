@@ -1,0 +1,142 @@
+package engine
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// descriptorsUnder counts the process's open descriptors on files under
+// dir.
+func descriptorsUnder(tb testing.TB, dir string) int {
+	tb.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		tb.Skip(err)
+	}
+	n := 0
+	for _, e := range ents {
+		target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name()))
+		if err == nil && strings.HasPrefix(target, dir+"/") {
+			n++
+		}
+	}
+	return n
+}
+
+// A Store of many partitions holds at most OpenFiles log descriptors and
+// its lock, however they are used: appends round robin over every
+// partition (each reopening a descriptor the cache closed), index files
+// growing, rolls, views of every partition held at once as a fetch holds
+// them and then sent with sendfile, a restart, and reads of every segment.
+// Every record reads back.
+func TestStoreDescriptorBound(t *testing.T) {
+	dir := t.TempDir()
+	const parts, bound, rounds = 200, 16, 80
+	opts := StoreOptions{OpenFiles: bound, Log: Options{Logger: discardLogger, SegmentBytes: 64 << 10, IndexIntervalBytes: 1024}}
+	check := func(when string) {
+		t.Helper()
+		if n := descriptorsUnder(t, dir); n > bound+1 {
+			t.Fatalf("%s: %d descriptors open under the data directory, want at most %d (the bound and the lock)", when, n, bound+1)
+		}
+	}
+	st, err := OpenStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { st.Close() }()
+	id := NewTopicID()
+	logs := make([]*Log, parts)
+	for p := range logs {
+		if logs[p], err = st.CreateLog(Partition{"many", int32(p)}, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after creating the partitions")
+	batch := testBatch(t, 4, 250, 1)
+	b := make([]byte, len(batch))
+	for r := range rounds {
+		for p, l := range logs {
+			copy(b, batch)
+			if res, err := l.Append(b); err != nil || res.FirstOffset != int64(4*r) {
+				t.Fatalf("round %d, partition %d: append %+v %v", r, p, res, err)
+			}
+		}
+		check("appending")
+	}
+	if n := logs[0].segmentCount(); n < 2 {
+		t.Fatalf("a partition has %d segments, want the rolls the test needs", n)
+	}
+
+	// Views of every partition at once, then sent on a TCP connection.
+	views := make([]View, parts)
+	var want []byte
+	for p, l := range logs {
+		if views[p], err = l.Read(0, 1<<20, l.EndOffset()); err != nil || views[p].Len() == 0 {
+			t.Fatalf("partition %d: read %d bytes, %v", p, views[p].Len(), err)
+		}
+	}
+	check("holding a view of every partition")
+	for p := range views {
+		if want, err = views[p].AppendTo(want); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan []byte, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- nil
+			return
+		}
+		b, _ := io.ReadAll(c)
+		c.Close()
+		got <- b
+	}()
+	conn, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p := range views {
+		if _, err := views[p].WriteTo(conn); err != nil {
+			t.Fatalf("sending partition %d: %v", p, err)
+		}
+		check("sending views")
+	}
+	conn.Close()
+	if sent := <-got; !bytes.Equal(sent, want) {
+		t.Fatalf("sent %d bytes, not the %d the views hold", len(sent), len(want))
+	}
+	for p := range views {
+		views[p].Release()
+	}
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := descriptorsUnder(t, dir); n != 0 {
+		t.Fatalf("%d descriptors open after Close", n)
+	}
+
+	st, err = OpenStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check("after the restart")
+	for p := range int32(parts) {
+		l, _, ok := st.Log(Partition{"many", p})
+		if !ok {
+			t.Fatalf("partition %d missing after the restart", p)
+		}
+		checkSequence(t, readAll(t, l, 0, 4<<10), 0, 4*rounds)
+		check("reading every segment")
+	}
+}
