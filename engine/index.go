@@ -20,9 +20,11 @@ package engine
 // An index holds no file descriptor: a file is opened only to be mapped,
 // grown, trimmed or synced, and closed again, so that a partition costs one
 // descriptor (its log's) at most. The active segment's index files are
-// mapped at their full capacity (SegmentIndexBytes) when the first entry is
-// reserved (an index that never gets one, as in a partition that holds less
-// than IndexIntervalBytes, maps nothing), and the file behind the mapping is
+// created and mapped at their full capacity (SegmentIndexBytes) when the
+// first entry is reserved (an index that never gets one, as in a partition
+// that holds less than IndexIntervalBytes, has no file and maps nothing:
+// creating a topic of many partitions creates two files fewer for each; a
+// roll creates the missing files, empty), and the file behind the mapping is
 // grown with fallocate in chunks ahead of the entries written, so the
 // mapping is never remapped under a reader and never has sparse pages (a
 // store into a sparse page on a full disk is SIGBUS, not an error). On roll
@@ -67,6 +69,7 @@ type indexFile struct {
 	writable  bool
 
 	fileSize  int64       // the file's size when opened
+	exists    bool        // the file exists (a writable index is created at its first entry)
 	m         mmap.MMap   // nil while unmapped: no entry yet (writable) or an empty file
 	allocated int64       // the file's size: bytes reserved with fallocate (writable only)
 	dirty     atomic.Bool // changed (entries, size) since the last flush
@@ -75,15 +78,21 @@ type indexFile struct {
 
 // openIndexFile maps path and closes it. A writable index is mapped at
 // maxBytes (rounded down to whole entries, and never below the file's size)
-// once it has bytes (now, or at the first reserve); a read-only index maps
+// once it has bytes (now, or at the first reserve), and a missing file is
+// an empty index, created at the first reserve; a read-only index maps
 // exactly the file. The entry count starts as the file's size in entries;
 // the caller checks it (sanityCheck) or resets it.
 func openIndexFile(fs FS, path string, entrySize int64, maxBytes int64, writable bool) (*indexFile, error) {
 	flag := os.O_RDONLY
 	if writable {
-		flag = os.O_RDWR | os.O_CREATE
+		flag = os.O_RDWR
 	}
 	f, err := fs.OpenFile(path, flag, 0o644)
+	if writable && errors.Is(err, os.ErrNotExist) {
+		ix := &indexFile{fs: fs, path: path, entrySize: entrySize, writable: true}
+		ix.capacity = maxBytes / entrySize * entrySize
+		return ix, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: open index %s: %w", path, err)
 	}
@@ -93,7 +102,7 @@ func openIndexFile(fs FS, path string, entrySize int64, maxBytes int64, writable
 		return nil, fmt.Errorf("engine: stat index %s: %w", path, err)
 	}
 	size := fi.Size()
-	ix := &indexFile{fs: fs, path: path, entrySize: entrySize, fileSize: size, writable: writable}
+	ix := &indexFile{fs: fs, path: path, entrySize: entrySize, fileSize: size, writable: writable, exists: true}
 	ix.entries.Store(size / entrySize)
 	if writable {
 		ix.capacity = max(maxBytes/entrySize*entrySize, size/entrySize*entrySize)
@@ -123,14 +132,36 @@ func (ix *indexFile) mapFile(f File) error {
 	return nil
 }
 
-// reopen opens the index's file for a change that needs a descriptor; the
-// caller closes it.
+// reopen opens (creating) the index's file for a change that needs a
+// descriptor; the caller closes it.
 func (ix *indexFile) reopen(why string) (File, error) {
-	f, err := ix.fs.OpenFile(ix.path, os.O_RDWR, 0)
+	flag := os.O_RDWR
+	if !ix.exists {
+		flag |= os.O_CREATE
+	}
+	f, err := ix.fs.OpenFile(ix.path, flag, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("engine: open index %s to %s: %w", ix.path, why, err)
 	}
+	ix.exists = true
 	return f, nil
+}
+
+// materialize creates the file of an index that never had an entry, empty,
+// so that the segment, once inactive, opens it read-only as it is instead
+// of rebuilding it.
+func (ix *indexFile) materialize() error {
+	if !ix.writable || ix.exists {
+		return nil
+	}
+	f, err := ix.reopen("create it")
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("engine: close index %s: %w", ix.path, err)
+	}
+	return nil
 }
 
 func (ix *indexFile) count() int64 { return ix.entries.Load() }

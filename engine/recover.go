@@ -73,7 +73,9 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 	}
 	if len(segs) == 0 {
 		base := max(cpStart, 0)
-		s, f, err := l.createSegmentLocked(base)
+		// No strays at base: the loop above removed the indexes whose log
+		// is gone.
+		s, f, err := l.createSegmentLocked(base, false)
 		if err != nil {
 			return err
 		}
@@ -133,8 +135,14 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 			return err
 		}
 	}
-	if err := syncDir(l.fs, l.dir); err != nil {
-		return err
+	if !clean {
+		// Segments removed after a cut must stay removed. After a clean
+		// stop nothing here changes a name that matters (leftovers that
+		// come back after a crash are removed again): no fsync, so that
+		// a restart does not cost one per partition.
+		if err := syncDir(l.fs, l.dir); err != nil {
+			return err
+		}
 	}
 	l.publishLocked()
 	l.nextOffset.Store(l.mu.active.w.nextOffset)

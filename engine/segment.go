@@ -275,7 +275,7 @@ func (s *segment) rebuildIndexes(f *segmentFiles) error {
 	// No fsync: an index is derived data. One lost or torn in a crash fails
 	// its sanity check at open, or the check in positionOf at first use, and
 	// is rebuilt again.
-	err = errors.Join(oi.close(true), ti.close(true))
+	err = errors.Join(oi.materialize(), ti.materialize(), oi.close(true), ti.close(true))
 	if err == nil {
 		err = s.cfg.fs.Rename(s.indexPath()+".rebuild", s.indexPath())
 	}

@@ -170,7 +170,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	for _, s := range all {
 		s.retireAndRemove()
 	}
-	s, f, err := l.createSegmentLocked(offset)
+	s, f, err := l.createSegmentLocked(offset, true)
 	if err != nil {
 		l.mu.err = err
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
