@@ -256,7 +256,7 @@ func TestTwentyThousandPartitions(t *testing.T) {
 // process's settled memory after the writes and after the restart. Run it
 // once per size: -benchtime 1x.
 func BenchmarkManyPartitions(b *testing.B) {
-	for _, n := range []int{1000, 10000, 20000} {
+	for _, n := range []int{1000, 5000, 10000, 20000} {
 		b.Run("partitions="+strconv.Itoa(n), func(b *testing.B) {
 			limitDescriptors(b, 20000)
 			for range b.N {
