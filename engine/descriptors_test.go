@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -141,5 +142,91 @@ func TestStoreDescriptorBound(t *testing.T) {
 		}
 		checkSequence(t, readAll(t, l, 0, 4<<10), 0, 4*rounds)
 		check("reading every segment")
+	}
+}
+
+// Appenders and readers on many partitions at once through a cache of two
+// descriptors: every append and read may reopen a descriptor another just
+// closed, and views held across them still read their batches.
+func TestDescriptorCacheConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	const parts, bound, appenders, readers = 8, 2, 4, 4
+	rounds := 300
+	if testing.Short() {
+		rounds = 100
+	}
+	st, err := OpenStore(dir, StoreOptions{OpenFiles: bound, Log: Options{Logger: discardLogger, SegmentBytes: 8 << 10, IndexIntervalBytes: 512}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	id := NewTopicID()
+	logs := make([]*Log, parts)
+	for p := range logs {
+		if logs[p], err = st.CreateLog(Partition{"c", int32(p)}, id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	errs := make(chan error, appenders+readers)
+	var wg sync.WaitGroup
+	for a := range appenders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				// Each appender writes its own partitions: offsets are its.
+				l := logs[(a+appenders*(i%2))%parts]
+				if _, err := l.Append(testBatch(t, 3, 100, int64(i))); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for r := range readers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var held [3]View
+			for i := range rounds {
+				for j := range held {
+					l := logs[(r+i+j)%parts]
+					end := l.EndOffset()
+					if end == 0 {
+						continue
+					}
+					v, err := l.Read((int64(i)*7)%end, 1, end)
+					if err != nil {
+						errs <- err
+						return
+					}
+					held[j] = v
+				}
+				for j := range held {
+					if held[j].Len() == 0 {
+						continue
+					}
+					b, err := held[j].AppendTo(nil)
+					held[j].Release()
+					if err == nil {
+						_, err = checkStoredBatch(b)
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for p, l := range logs {
+		if got := len(readAll(t, l, 0, 1<<20)); int64(got) != l.EndOffset() {
+			t.Fatalf("partition %d: %d records read, the log ends at %d", p, got, l.EndOffset())
+		}
 	}
 }
