@@ -230,3 +230,48 @@ func TestDescriptorCacheConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A partition never written reserves no disk: its .log is empty and it has
+// no index files, before and after a restart; the first small append
+// reserves one chunk of log and still no index.
+func TestEmptyPartitionReservesNothing(t *testing.T) {
+	dir := t.TempDir()
+	opts := StoreOptions{Log: Options{Logger: discardLogger}}
+	st, err := OpenStore(dir, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tps := []Partition{{"e", 0}, {"e", 1}}
+	logs, err := st.CreateLogs(NewTopicID(), tps...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pdir := func(p int) string { return filepath.Join(dir, tps[p].dirName()) }
+	check := func(when string, p int, maxLog int64) {
+		t.Helper()
+		blocks, _ := allocatedBytes(t, filepath.Join(pdir(p), "00000000000000000000.log"))
+		if blocks > maxLog {
+			t.Fatalf("%s: partition %d's log has %d bytes allocated, want at most %d", when, p, blocks, maxLog)
+		}
+		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
+			if _, err := os.Stat(segmentName(pdir(p), 0, suf)); !os.IsNotExist(err) {
+				t.Fatalf("%s: partition %d has a %s file (%v)", when, p, suf, err)
+			}
+		}
+	}
+	check("created", 0, 0)
+	if _, err := logs[1].Append(testBatch(t, 1, 100, 1)); err != nil {
+		t.Fatal(err)
+	}
+	check("after an append", 1, preallocMin)
+	check("after an append to another", 0, 0)
+	if err := st.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if st, err = OpenStore(dir, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	check("restarted", 0, 0)
+	check("restarted", 1, 4096) // trimmed to its batch: one block
+}
