@@ -138,14 +138,11 @@ func (b *Broker) selfAddress(listen string) (coordinator.Broker, error) {
 
 // openTopic opens (creating) the logs of t's partitions and registers it.
 func (b *Broker) openTopic(t coordinator.Topic) (*topicState, error) {
-	ts := &topicState{meta: t}
-	for i := range t.Partitions {
-		p, err := b.openPartition(t, i)
-		if err != nil {
-			return nil, err
-		}
-		ts.partitions = append(ts.partitions, p)
+	ps, err := b.openPartitions(t, 0, t.Partitions)
+	if err != nil {
+		return nil, err
 	}
+	ts := &topicState{meta: t, partitions: ps}
 	b.mu.Lock()
 	b.mu.topics[t.Name] = ts
 	b.mu.byID[t.ID] = ts
@@ -153,19 +150,28 @@ func (b *Broker) openTopic(t coordinator.Topic) (*topicState, error) {
 	return ts, nil
 }
 
-// openPartition opens (creating) the log of partition i of t.
-func (b *Broker) openPartition(t coordinator.Topic, i int32) (*partition, error) {
-	l, err := b.store.CreateLog(engine.Partition{Topic: t.Name, Partition: i}, t.ID)
-	if err != nil {
-		return nil, fmt.Errorf("broker: open %s-%d: %w", t.Name, i, err)
+// openPartitions opens (creating) the logs of partitions [from, to) of t,
+// all at once: the engine creates a topic's logs in parallel.
+func (b *Broker) openPartitions(t coordinator.Topic, from, to int32) ([]*partition, error) {
+	tps := make([]engine.Partition, 0, max(to-from, 0))
+	for i := from; i < to; i++ {
+		tps = append(tps, engine.Partition{Topic: t.Name, Partition: i})
 	}
-	// Configuration changes hold b.admin, as the callers do: the log's
-	// options and t's configs are current.
-	p := &partition{topic: t.Name, index: i, log: l}
-	p.durableHW.Store(l.Options().FlushMessages == 1)
-	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
-	p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
-	return p, nil
+	logs, err := b.store.CreateLogs(t.ID, tps...)
+	if err != nil {
+		return nil, fmt.Errorf("broker: open the logs of %s, partitions [%d, %d): %w", t.Name, from, to, err)
+	}
+	ps := make([]*partition, len(logs))
+	for i, l := range logs {
+		// Configuration changes hold b.admin, as the callers do: the log's
+		// options and t's configs are current.
+		p := &partition{topic: t.Name, index: from + int32(i), log: l}
+		p.durableHW.Store(l.Options().FlushMessages == 1)
+		p.minInsync.Store(b.minInsyncReplicas(t.Configs))
+		p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
+		ps[i] = p
+	}
+	return ps, nil
 }
 
 // topic returns a topic's state.

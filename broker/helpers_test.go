@@ -22,6 +22,15 @@ type testBroker struct {
 
 func startBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
 	t.Helper()
+	tb := serveBroker(t, dir, mod)
+	t.Cleanup(func() { tb.stop(t) })
+	return tb
+}
+
+// serveBroker is startBroker without the stop at cleanup: the caller stops
+// it (and nothing keeps it reachable after).
+func serveBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
+	t.Helper()
 	cfg := Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if testing.Verbose() {
 		cfg.Logger = slog.Default()
@@ -39,7 +48,6 @@ func startBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
 	}
 	tb := &testBroker{Broker: b, addr: ln.Addr().String(), dir: dir, done: make(chan error, 1)}
 	go func() { tb.done <- b.Serve(ln) }()
-	t.Cleanup(func() { tb.stop(t) })
 	return tb
 }
 
@@ -60,12 +68,20 @@ func (tb *testBroker) stop(t testing.TB) {
 // client returns a franz-go client for the broker, closed at cleanup.
 func (tb *testBroker) client(t testing.TB, opts ...kgo.Opt) *kgo.Client {
 	t.Helper()
+	cl := tb.ownClient(t, opts...)
+	t.Cleanup(cl.Close)
+	return cl
+}
+
+// ownClient is client without the close at cleanup: the caller closes it
+// (and nothing keeps it reachable after).
+func (tb *testBroker) ownClient(t testing.TB, opts ...kgo.Opt) *kgo.Client {
+	t.Helper()
 	base := []kgo.Opt{kgo.SeedBrokers(tb.addr), kgo.DisableIdempotentWrite(), kgo.ProducerLinger(0)}
 	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(cl.Close)
 	return cl
 }
 

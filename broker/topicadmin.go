@@ -73,14 +73,11 @@ func (b *Broker) addPartitions(name string, n int32) error {
 	if old == nil {
 		return fmt.Errorf("broker: topic %s is in the metadata but not open", name)
 	}
-	next := &topicState{meta: t, partitions: slices.Clip(old.partitions)}
-	for i := int32(len(old.partitions)); i < t.Partitions; i++ {
-		p, err := b.openPartition(t, i)
-		if err != nil {
-			return err
-		}
-		next.partitions = append(next.partitions, p)
+	ps, err := b.openPartitions(t, int32(len(old.partitions)), t.Partitions)
+	if err != nil {
+		return err
 	}
+	next := &topicState{meta: t, partitions: append(slices.Clip(old.partitions), ps...)}
 	b.mu.Lock()
 	b.mu.topics[name] = next
 	b.mu.byID[t.ID] = next

@@ -470,11 +470,18 @@ func (f *crashFile) Allocate(off, n int64) error {
 	return nil
 }
 
+// Close closes the file. One the crash closed already fails with the
+// crash: an index file is opened for a moment to grow or trim it, and the
+// crash may come between its open and its close.
 func (f *crashFile) Close() error {
 	f.fs.mu.Lock()
 	delete(f.fs.open, f)
 	f.fs.mu.Unlock()
-	return f.File.Close()
+	err := f.File.Close()
+	if err != nil && f.fs.isCrashed() {
+		return &os.PathError{Op: "close", Path: f.Name(), Err: errCrashed}
+	}
+	return err
 }
 
 // OS is the underlying file (memory maps and sendfile use it).

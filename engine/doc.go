@@ -83,8 +83,21 @@
 // fallocate in adaptive chunks (256 KiB for a quiet partition, up to 16 MiB
 // for a busy one); the logical end is kept in memory and the file is
 // trimmed when the segment rolls or the log closes. Index files grow in
-// fallocated chunks under a mapping made once at full capacity, so a store
-// into a mapped index never faults on a full disk.
+// fallocated chunks under a mapping made once at full capacity (at the
+// first entry), so a store into a mapped index never faults on a full disk.
+// A partition never written reserves nothing.
+//
+// # Descriptors
+//
+// A partition costs one file descriptor at most, as in Kafka: index files
+// are mapped and closed (reopened only for a moment to grow, trim or sync
+// them), and a segment's .log descriptor, the active segment's included, is
+// kept by the Store's file cache (filecache.go), which closes the least
+// recently used idle ones beyond StoreOptions.OpenFiles (by default half the
+// process's descriptor limit); the next append or read reopens it. A View
+// holds its segment, not the descriptor, which it takes only to send or
+// read its bytes. So a Store of any number of partitions stays under its
+// bound, plus the descriptors in use at that moment.
 //
 // No fsync happens per append (Kafka's default: replication and the OS's
 // writeback carry durability). A rolled segment is flushed in the

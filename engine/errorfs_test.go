@@ -10,8 +10,10 @@ package engine
 // Counted operations: OpenFile when it may create or write (O_CREATE,
 // O_RDWR, O_WRONLY), Remove, Rename, MkdirAll, SyncDir, and on files Write,
 // WriteAt, Sync, Truncate and Allocate. Reads, Stat, ReadDir and Close are
-// neither counted nor failed. Stores through a memory map (the indexes)
-// bypass the seam and are not seen.
+// neither counted nor failed. Stores through a memory map (the indexes) and
+// their msync bypass the seam and are not seen; the opens, fallocates,
+// truncations and fdatasyncs that grow, trim and flush an index file are
+// counted (index.go opens the file through the FS for each).
 
 import (
 	"fmt"

@@ -536,10 +536,18 @@ func isInjected(err error) bool {
 // injected error. After each failure the open log is consistent (reads
 // return everything, and an append works) or refuses writes with
 // ErrLogFailed; a reopen on the real file system recovers it with every
-// acknowledged record, and appends work.
+// acknowledged record, and appends work. With a file cache of one segment
+// the active segment's descriptor is closed whenever another segment is
+// used, so appends and reads reopen it, and those opens fail too.
 func TestFaultInjection(t *testing.T) {
-	root := fastTempDir(t)
 	opts := Options{FlushMessages: 1, SegmentBytes: 2 << 10, IndexIntervalBytes: 256, SegmentIndexBytes: 1 << 10, Logger: discardLogger}
+	t.Run("default", func(t *testing.T) { faultInjection(t, opts) })
+	opts.OpenSegments = 1
+	t.Run("one open segment", func(t *testing.T) { faultInjection(t, opts) })
+}
+
+func faultInjection(t *testing.T, opts Options) {
+	root := fastTempDir(t)
 	var failedOpen, consistent, sticky, closeFailed, swallowed int
 	var n int64
 	for ; ; n++ {

@@ -7,16 +7,16 @@ import (
 	"testing"
 )
 
-// openInactive counts the log's inactive segments whose files are open, and
-// how many of those the file cache tracks. Every open inactive segment must
-// be tracked (an untracked one would never be closed) once no reader holds
-// any.
-func openInactive(l *Log) (open, tracked int) {
+// openLogs counts the log's segments whose log descriptor is open (the
+// active segment's included), and how many of those the file cache tracks.
+// Every open one must be tracked (an untracked one would never be closed)
+// once no reader holds any.
+func openLogs(l *Log) (open, tracked int) {
 	l.view.Load().tree.Ascend(func(e segEntry) bool {
 		s := e.seg
 		l.cache.mu.Lock()
 		s.mu.Lock()
-		if s.mu.files != nil && !s.mu.pinned {
+		if s.mu.files != nil && s.mu.files.log != nil {
 			open++
 			if s.cacheElem != nil {
 				tracked++
@@ -51,8 +51,8 @@ func TestFileCacheBound(t *testing.T) {
 		if err != nil || off < h.BaseOffset || off > h.LastOffset() {
 			t.Fatalf("Read(%d) returned batch [%d, %d]: %v", off, h.BaseOffset, h.LastOffset(), err)
 		}
-		if open, tracked := openInactive(l); open > limit || tracked != open {
-			t.Fatalf("after Read(%d): %d inactive segments open, %d tracked, limit %d", off, open, tracked, limit)
+		if open, tracked := openLogs(l); open > limit || tracked != open {
+			t.Fatalf("after Read(%d): %d segments open, %d tracked, limit %d", off, open, tracked, limit)
 		}
 	}
 	for round := range 5 {
@@ -123,7 +123,7 @@ func TestFileCacheKeepsHeldSegments(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
-	if open, tracked := openInactive(l); open > limit || tracked != open {
-		t.Fatalf("%d inactive segments open, %d tracked, limit %d", open, tracked, limit)
+	if open, tracked := openLogs(l); open > limit || tracked != open {
+		t.Fatalf("%d segments open, %d tracked, limit %d", open, tracked, limit)
 	}
 }

@@ -70,6 +70,16 @@ func syncDir(fs FS, dir string) error {
 // rename it over path, fsync the directory. A crash leaves either the old or
 // the new content, never a mix.
 func writeFileAtomic(fs FS, path string, data []byte) error {
+	if err := writeFileReplace(fs, path, data); err != nil {
+		return err
+	}
+	return syncDir(fs, filepath.Dir(path))
+}
+
+// writeFileReplace is writeFileAtomic without the directory's fsync, for a
+// caller that makes the rename durable with a later one: until then a
+// crash leaves the old content or the new, or no file if there was none.
+func writeFileReplace(fs FS, path string, data []byte) error {
 	tmp := path + ".tmp"
 	f, err := fs.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -88,7 +98,18 @@ func writeFileAtomic(fs FS, path string, data []byte) error {
 	if err := fs.Rename(tmp, path); err != nil {
 		return fmt.Errorf("engine: rename %s: %w", tmp, err)
 	}
-	return syncDir(fs, filepath.Dir(path))
+	return nil
+}
+
+// defaultOpenFiles is the Store's default descriptor bound for segment
+// logs: half the process's soft RLIMIT_NOFILE (Go raises it to the hard
+// limit at start), the other half left to connections and the rest.
+func defaultOpenFiles() int {
+	var lim unix.Rlimit
+	if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err != nil || lim.Cur < 2 {
+		return DefaultOpenSegments
+	}
+	return int(min(lim.Cur/2, 1<<20))
 }
 
 // lockDir takes an exclusive advisory lock on dir/.lock, so two processes

@@ -17,20 +17,30 @@ package engine
 // IndexIntervalBytes of log. These constants are part of the file format and
 // must not change.
 //
-// The active segment's index files are mapped at their full capacity
-// (SegmentIndexBytes) once, and the file behind the mapping is grown with
-// fallocate in chunks ahead of the entries written, so the mapping is never
-// remapped under a reader and never has sparse pages (a store into a sparse
-// page on a full disk is SIGBUS, not an error). On roll the files are
-// trimmed to their entries.
+// An index holds no file descriptor: a file is opened only to be mapped,
+// grown, trimmed or synced, and closed again, so that a partition costs one
+// descriptor (its log's) at most. The active segment's index files are
+// created and mapped at their full capacity (SegmentIndexBytes) when the
+// first entry is reserved (an index that never gets one, as in a partition
+// that holds less than IndexIntervalBytes, has no file and maps nothing:
+// creating a topic of many partitions creates two files fewer for each; a
+// roll creates the missing files, empty), and the file behind the mapping is
+// grown with fallocate in chunks ahead of the entries written, so the
+// mapping is never remapped under a reader and never has sparse pages (a
+// store into a sparse page on a full disk is SIGBUS, not an error). On roll
+// the files are trimmed to their entries. A flush writes the mapped pages
+// back with msync, then fdatasyncs the file through the FS (which makes a
+// trimmed size durable and lets tests see and fail the sync).
 //
 // Concurrency: one writer (holding the log's lock) appends an entry and then
 // publishes the new count with an atomic store; readers load the count and
 // read only entries below it, which never change while the segment is
-// referenced.
+// referenced. The mapping is made before the first count above zero is
+// published, so a reader that sees an entry sees the mapping.
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -52,60 +62,106 @@ const (
 
 // indexFile is the mapped array behind both indexes.
 type indexFile struct {
+	fs        FS
 	path      string
 	entrySize int64
 	capacity  int64 // bytes the mapping can hold (writable) or holds (read-only)
+	writable  bool
 
-	f         File  // open while writable; nil for a read-only mapping
-	fileSize  int64 // the file's size when opened
-	m         mmap.MMap
-	allocated int64 // bytes of the file reserved with fallocate (writable only)
+	fileSize  int64       // the file's size when opened
+	exists    bool        // the file exists (a writable index is created at its first entry)
+	m         mmap.MMap   // nil while unmapped: no entry yet (writable) or an empty file
+	allocated int64       // the file's size: bytes reserved with fallocate (writable only)
+	dirty     atomic.Bool // changed (entries, size) since the last flush
 	entries   atomic.Int64
 }
 
-// openIndexFile maps path. A writable index is mapped at maxBytes (rounded
-// down to whole entries, and never below the file's size) and keeps its file
-// open for growth; a read-only index maps exactly the file. The entry count
-// starts as the file's size in entries; the caller checks it (sanityCheck) or
-// resets it.
+// openIndexFile maps path and closes it. A writable index is mapped at
+// maxBytes (rounded down to whole entries, and never below the file's size)
+// once it has bytes (now, or at the first reserve), and a missing file is
+// an empty index, created at the first reserve; a read-only index maps
+// exactly the file. The entry count starts as the file's size in entries;
+// the caller checks it (sanityCheck) or resets it.
 func openIndexFile(fs FS, path string, entrySize int64, maxBytes int64, writable bool) (*indexFile, error) {
 	flag := os.O_RDONLY
 	if writable {
-		flag = os.O_RDWR | os.O_CREATE
+		flag = os.O_RDWR
 	}
 	f, err := fs.OpenFile(path, flag, 0o644)
+	if writable && errors.Is(err, os.ErrNotExist) {
+		ix := &indexFile{fs: fs, path: path, entrySize: entrySize, writable: true}
+		ix.capacity = maxBytes / entrySize * entrySize
+		return ix, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("engine: open index %s: %w", path, err)
 	}
+	defer f.Close() // a mapping outlives its descriptor
 	fi, err := f.Stat()
 	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("engine: stat index %s: %w", path, err)
 	}
 	size := fi.Size()
-	ix := &indexFile{path: path, entrySize: entrySize, fileSize: size}
+	ix := &indexFile{fs: fs, path: path, entrySize: entrySize, fileSize: size, writable: writable, exists: true}
 	ix.entries.Store(size / entrySize)
 	if writable {
 		ix.capacity = max(maxBytes/entrySize*entrySize, size/entrySize*entrySize)
 		ix.allocated = size
-		ix.f = f
-		if ix.capacity > 0 {
-			ix.m, err = mmap.MapRegion(f.OS(), int(ix.capacity), mmap.RDWR, 0, 0)
-		}
 	} else {
 		ix.capacity = size / entrySize * entrySize
-		if ix.capacity > 0 {
-			ix.m, err = mmap.MapRegion(f.OS(), int(ix.capacity), mmap.RDONLY, 0, 0)
-		}
-		f.Close()
 	}
-	if err != nil {
-		if ix.f != nil {
-			ix.f.Close()
+	if size > 0 && ix.capacity > 0 {
+		if err := ix.mapFile(f); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("engine: mmap index %s: %w", path, err)
 	}
 	return ix, nil
+}
+
+// mapFile maps the index's capacity from f.
+func (ix *indexFile) mapFile(f File) error {
+	prot := mmap.RDONLY
+	if ix.writable {
+		prot = mmap.RDWR
+	}
+	m, err := mmap.MapRegion(f.OS(), int(ix.capacity), prot, 0, 0)
+	if err != nil {
+		return fmt.Errorf("engine: mmap index %s: %w", ix.path, err)
+	}
+	ix.m = m
+	return nil
+}
+
+// reopen opens (creating) the index's file for a change that needs a
+// descriptor; the caller closes it.
+func (ix *indexFile) reopen(why string) (File, error) {
+	flag := os.O_RDWR
+	if !ix.exists {
+		flag |= os.O_CREATE
+	}
+	f, err := ix.fs.OpenFile(ix.path, flag, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("engine: open index %s to %s: %w", ix.path, why, err)
+	}
+	ix.exists = true
+	return f, nil
+}
+
+// materialize creates the file of an index that never had an entry, empty,
+// so that the segment, once inactive, opens it read-only as it is instead
+// of rebuilding it.
+func (ix *indexFile) materialize() error {
+	if !ix.writable || ix.exists {
+		return nil
+	}
+	f, err := ix.reopen("create it")
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("engine: close index %s: %w", ix.path, err)
+	}
+	return nil
 }
 
 func (ix *indexFile) count() int64 { return ix.entries.Load() }
@@ -119,21 +175,35 @@ func (ix *indexFile) entry(i int64) []byte {
 }
 
 // reserve makes sure the file has real blocks for one more entry, growing
-// it in chunks. The caller holds the log's lock and has checked full().
+// it in chunks, and that it is mapped. The caller holds the log's lock and
+// has checked full().
 func (ix *indexFile) reserve() error {
 	end := (ix.entries.Load() + 1) * ix.entrySize
-	if end <= ix.allocated {
+	if end <= ix.allocated && ix.m != nil {
 		return nil
 	}
 	if end > ix.capacity {
 		return fmt.Errorf("engine: index %s is full", ix.path)
 	}
 	chunk := min(max(ix.allocated, indexChunkMin), indexChunkMax)
-	grow := min(max(chunk, end-ix.allocated), ix.capacity-ix.allocated)
-	if err := allocate(ix.f, ix.allocated, grow); err != nil {
+	grow := max(min(max(chunk, end-ix.allocated), ix.capacity-ix.allocated), 0)
+	f, err := ix.reopen("grow it")
+	if err != nil {
+		return err
+	}
+	err = allocate(f, ix.allocated, grow)
+	if err == nil && ix.m == nil {
+		// Mapped only now that the blocks under its first pages exist.
+		err = ix.mapFile(f)
+	}
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("engine: close index %s: %w", ix.path, cerr)
+	}
+	if err != nil {
 		return err
 	}
 	ix.allocated += grow
+	ix.dirty.Store(true)
 	return nil
 }
 
@@ -145,6 +215,7 @@ func (ix *indexFile) appendEntry(e []byte) error {
 	}
 	n := ix.entries.Load()
 	copy(ix.m[n*ix.entrySize:(n+1)*ix.entrySize], e)
+	ix.dirty.Store(true)
 	ix.entries.Store(n + 1)
 	return nil
 }
@@ -159,45 +230,59 @@ func (ix *indexFile) truncateEntries(n int64) {
 
 // trim cuts the file to its entries, giving back the preallocated tail.
 func (ix *indexFile) trim() error {
-	if ix.f == nil {
+	size := ix.entries.Load() * ix.entrySize
+	if !ix.writable || size == ix.allocated {
 		return nil
 	}
-	size := ix.entries.Load() * ix.entrySize
-	if err := ix.f.Truncate(size); err != nil {
+	f, err := ix.reopen("trim it")
+	if err != nil {
+		return err
+	}
+	err = f.Truncate(size)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		return fmt.Errorf("engine: trim index %s: %w", ix.path, err)
 	}
 	ix.allocated = size
+	ix.dirty.Store(true)
 	return nil
 }
 
-// flush writes the mapped entries back to the file and syncs it.
+// flush makes the entries and the file's size durable: msync of the
+// mapped pages, then fdatasync through the FS. An index unchanged since its
+// last flush (or a read-only one) costs nothing.
 func (ix *indexFile) flush() error {
-	if ix.f == nil || ix.m == nil {
+	if !ix.writable || !ix.dirty.Swap(false) {
 		return nil
 	}
-	if err := ix.m.Flush(); err != nil {
-		return fmt.Errorf("engine: msync %s: %w", ix.path, err)
+	var err error
+	if ix.m != nil {
+		if ferr := ix.m.Flush(); ferr != nil {
+			err = fmt.Errorf("engine: msync %s: %w", ix.path, ferr)
+		}
 	}
-	return datasync(ix.f)
+	if err == nil {
+		err = syncPath(ix.fs, ix.path)
+	}
+	if err != nil {
+		ix.dirty.Store(true)
+	}
+	return err
 }
 
-// close unmaps and closes. With trim it first cuts the file to its entries.
+// close unmaps. With trim it first cuts the file to its entries.
 func (ix *indexFile) close(trim bool) error {
 	var err error
 	if trim {
 		err = ix.trim()
 	}
 	if ix.m != nil {
-		if uerr := ix.m.Unmap(); err == nil && uerr != nil {
-			err = fmt.Errorf("engine: munmap %s: %w", ix.path, uerr)
+		if uerr := ix.m.Unmap(); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("engine: munmap %s: %w", ix.path, uerr))
 		}
 		ix.m = nil
-	}
-	if ix.f != nil {
-		if cerr := ix.f.Close(); err == nil && cerr != nil {
-			err = cerr
-		}
-		ix.f = nil
 	}
 	return err
 }

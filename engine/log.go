@@ -64,6 +64,13 @@ type Log struct {
 	epochs    *epochCache
 	producers *producerState
 	lastEpoch int32
+	// sinceSnapshot is how many bytes of batches the log holds past the
+	// last producer snapshot taken (or loaded), guarded by mu.
+	sinceSnapshot int64
+	// snapshotAt is the offset of the newest producer snapshot on disk
+	// that this log loaded or wrote, or the log start offset if it is
+	// newer (replaying from there is the same as from no snapshot).
+	snapshotAt atomic.Int64
 
 	// syncRounds counts flushes that advanced the recovery point (tests and
 	// benchmarks report fsyncs per append with it).
@@ -159,23 +166,7 @@ func OpenLog(dir string, opts Options) (*Log, error) {
 // openLog opens the log in dir. After an unclean stop (clean false) every
 // segment from the one holding recoveryPoint on is scanned and checked.
 func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool, recoveryPoint int64) (*Log, error) {
-	l := &Log{
-		dir:    dir,
-		name:   filepath.Base(dir),
-		cache:  cache,
-		syncer: sy,
-		fs:     opts.FS,
-		cfg: &segmentConfig{
-			fs:     opts.FS,
-			logger: opts.Logger.With("log", filepath.Base(dir)),
-		},
-		stopTick:  make(chan struct{}),
-		resetTick: make(chan struct{}, 1),
-	}
-	l.opts.Store(&opts)
-	l.cfg.indexInterval.Store(int64(opts.IndexIntervalBytes))
-	l.cfg.indexBytes.Store(int64(opts.SegmentIndexBytes))
-	l.mu.tree = btree.NewG(32, segLess)
+	l := newLog(dir, opts, cache, sy)
 	if err := l.load(clean, recoveryPoint); err != nil {
 		l.closeSegments()
 		return nil, err
@@ -199,6 +190,50 @@ func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool,
 		return nil, err
 	}
 	return l, nil
+}
+
+// createLog makes the log of dir, a directory just created: there is
+// nothing to list, recover or load, only a first segment at offset 0 to
+// create (whose directory fsync the caller counts on), so that creating a
+// topic of many partitions costs few operations for each.
+func createLog(dir string, opts Options, cache *fileCache, sy *syncer) (*Log, error) {
+	l := newLog(dir, opts, cache, sy)
+	s, f, err := l.createSegmentLocked(0, false)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.mu.active, l.mu.files = s, f
+	l.publishLocked()
+	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, leaderEpochCheckpointFile)}
+	l.producers = newProducerState()
+	l.lastEpoch = -1
+	l.snapshotAt.Store(0)
+	l.startTickerLocked()
+	return l, nil
+}
+
+// newLog is a log of dir with no segment yet.
+func newLog(dir string, opts Options, cache *fileCache, sy *syncer) *Log {
+	l := &Log{
+		dir:    dir,
+		name:   filepath.Base(dir),
+		cache:  cache,
+		syncer: sy,
+		fs:     opts.FS,
+		cfg: &segmentConfig{
+			fs:     opts.FS,
+			logger: opts.Logger.With("log", filepath.Base(dir)),
+		},
+		stopTick:  make(chan struct{}),
+		resetTick: make(chan struct{}, 1),
+	}
+	l.opts.Store(&opts)
+	l.cfg.indexInterval.Store(int64(opts.IndexIntervalBytes))
+	l.cfg.indexBytes.Store(int64(opts.SegmentIndexBytes))
+	l.mu.tree = btree.NewG(32, segLess)
+	return l
 }
 
 // Options returns the log's current options.
@@ -428,7 +463,16 @@ func (l *Log) appendLocked(o *Options, b []byte, h *BatchHeader) error {
 		}
 		s = l.mu.active
 	}
-	if err := s.appendLocked(l.mu.files, b, h, now); err != nil {
+	// The reference keeps the log's descriptor open while it is written;
+	// the file cache may have closed it since the last append (acquire
+	// reopens it).
+	f, err := s.hold()
+	if err != nil {
+		return err
+	}
+	err = s.appendLocked(f, b, h, now)
+	s.release()
+	if err != nil {
 		var se *stickyError
 		if errors.As(err, &se) {
 			l.mu.err = se.err
@@ -437,6 +481,7 @@ func (l *Log) appendLocked(o *Options, b []byte, h *BatchHeader) error {
 		return err
 	}
 	l.nextOffset.Store(h.LastOffset() + 1)
+	l.sinceSnapshot += int64(len(b))
 	return nil
 }
 
@@ -467,6 +512,10 @@ func (l *Log) rollLocked(base int64, why string) error {
 		return nil // already an empty segment at base
 	}
 	if !empty {
+		if _, err := old.hold(); err != nil {
+			return err
+		}
+		defer old.release()
 		if err := old.sealLocked(of); err != nil {
 			var se *stickyError
 			if errors.As(err, &se) {
@@ -490,7 +539,7 @@ func (l *Log) rollLocked(base int64, why string) error {
 			}
 		}
 	}
-	s, f, err := l.createSegmentLocked(base)
+	s, f, err := l.createSegmentLocked(base, true)
 	if err != nil {
 		var se *stickyError
 		if errors.As(err, &se) {
@@ -507,10 +556,7 @@ func (l *Log) rollLocked(base int64, why string) error {
 	if empty {
 		old.retireAndRemove()
 	} else {
-		old.mu.Lock()
-		old.mu.pinned = false
-		old.mu.Unlock()
-		l.cache.touch(old)
+		old.deactivate()
 		l.cfg.logger.Debug("rolled segment", "reason", why, "segment", old.base, "bytes", old.size.Load(), "next", base)
 		snap, snapOff := l.snapshotLocked()
 		l.bg.Add(1)
@@ -538,11 +584,14 @@ func (l *Log) rollLocked(base int64, why string) error {
 }
 
 // createSegmentLocked creates an empty segment at base (replacing stray
-// files of that name), makes the creation durable, and adds it to the tree
-// (unpublished).
-func (l *Log) createSegmentLocked(base int64) (*segment, *segmentFiles, error) {
+// files of that name, when there may be any), makes the creation durable,
+// and adds it to the tree (unpublished).
+func (l *Log) createSegmentLocked(base int64, strays bool) (*segment, *segmentFiles, error) {
 	s := newSegment(l.dir, base, l.cache, l.cfg)
 	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+		if !strays {
+			break
+		}
 		if err := l.fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, nil, fmt.Errorf("engine: remove stray %s: %w", p, err)
 		}
@@ -572,7 +621,7 @@ func (l *Log) createSegmentLocked(base int64) (*segment, *segmentFiles, error) {
 		}
 		return nil, nil, err
 	}
-	s.mu.files, s.mu.pinned = f, true
+	s.activate(f)
 	l.mu.tree.ReplaceOrInsert(segEntry{base: base, seg: s})
 	return s, f, nil
 }
@@ -635,6 +684,10 @@ func (l *Log) Read(offset, maxBytes, upTo int64) (View, error) {
 				if view.n == 0 {
 					return View{}, nil
 				}
+				// The view keeps the reference, not the descriptor: a
+				// fetch holding views of many partitions holds no
+				// descriptor until it sends each (View.WriteTo).
+				s.releaseLog()
 				return view, nil
 			}
 			if hi >= upTo {
@@ -659,11 +712,18 @@ func (l *Log) Flush() error {
 // flushUpTo fsyncs every segment holding offsets in [recovery point,
 // target) and then moves the recovery point to target.
 func (l *Log) flushUpTo(target int64) error {
+	_, err := l.flushRound(target)
+	return err
+}
+
+// flushRound is flushUpTo; synced reports whether it fsynced the segments
+// itself (the recovery point was below target), which Close needs to know.
+func (l *Log) flushRound(target int64) (synced bool, err error) {
 	l.flushMu.Lock()
 	defer l.flushMu.Unlock()
 	rp := l.recoveryPoint.Load()
 	if target <= rp {
-		return nil
+		return false, nil
 	}
 	l.mu.Lock()
 	failed := l.mu.err
@@ -673,7 +733,7 @@ func (l *Log) flushUpTo(target int64) error {
 		// would report synced: nothing becomes durable until the log is
 		// reopened and recovery finds what reached the disk.
 		l.durable.broadcast()
-		return fmt.Errorf("%w: %w", ErrLogFailed, failed)
+		return false, fmt.Errorf("%w: %w", ErrLogFailed, failed)
 	}
 	v := l.view.Load()
 	var errs []error
@@ -703,7 +763,7 @@ func (l *Log) flushUpTo(target int64) error {
 		}
 		l.mu.Unlock()
 		l.durable.broadcast()
-		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+		return false, fmt.Errorf("%w: %w", ErrLogFailed, err)
 	}
 	// A failure recorded meanwhile (a roll's fsync, under l.mu) may be an
 	// fsync of the same file that failed before ours "succeeded".
@@ -715,10 +775,10 @@ func (l *Log) flushUpTo(target int64) error {
 	l.mu.Unlock()
 	l.durable.broadcast()
 	if failed != nil {
-		return fmt.Errorf("%w: %w", ErrLogFailed, failed)
+		return false, fmt.Errorf("%w: %w", ErrLogFailed, failed)
 	}
 	l.syncRounds.Add(1)
-	return nil
+	return true, nil
 }
 
 // flushSealed syncs the files of a sealed segment (data, trimmed size and
@@ -751,7 +811,7 @@ func (l *Log) flushSealed(s *segment) error {
 func (s *segment) isActive() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mu.pinned
+	return s.mu.active
 }
 
 // flushFiles syncs a segment's log and indexes. A segment opened read-only
@@ -797,28 +857,42 @@ func (l *Log) Close() error {
 	l.bg.Wait()
 
 	var errs []error
+	trimmed := false
 	l.mu.Lock()
 	failed := l.mu.err != nil
-	files := l.mu.files
+	active, files := l.mu.active, l.mu.files
 	if failed {
 		// Nothing is flushed or marked clean: say so, so that no caller (a
 		// Store writing its clean-shutdown marker) takes it for a clean
 		// close.
 		errs = append(errs, fmt.Errorf("%w: %w", ErrLogFailed, l.mu.err))
+	} else if _, err := active.hold(); err != nil {
+		// The log cannot be trimmed: not a clean close.
+		failed = true
+		errs = append(errs, err)
 	} else {
-		errs = append(errs, l.mu.active.sealLocked(files))
+		var err error
+		trimmed, err = active.trimLocked(files)
+		errs = append(errs, err)
 	}
 	l.mu.Unlock()
 	if !failed {
-		errs = append(errs, l.flushUpTo(l.nextOffset.Load()))
-		// The seal trimmed the active segment after the recovery point may
-		// have covered its data (then flushUpTo synced nothing): the trim
-		// and the indexes must be on disk before the clean-shutdown marker
-		// says so, or the next open, which does not scan segments before
-		// the last, would read the zeroed tail as data.
-		errs = append(errs, files.flush())
+		synced, err := l.flushRound(l.nextOffset.Load())
+		errs = append(errs, err)
+		// The trim may come after the recovery point covered the active
+		// segment's data (then the round synced nothing): the trim and the
+		// indexes must be on disk before the clean-shutdown marker says
+		// so, or the next open, which does not scan segments before the
+		// last, would read the zeroed tail as data. The reference taken
+		// above kept the descriptor open for it. A partition with nothing
+		// new since its last sync costs no fsync.
+		if trimmed && !synced {
+			errs = append(errs, datasync(files.log))
+		}
+		errs = append(errs, files.index.flush(), files.timeIndex.flush())
+		active.release()
 		l.mu.Lock()
-		snap, snapOff := l.snapshotLocked()
+		snap, snapOff := l.closeSnapshotLocked()
 		l.mu.Unlock()
 		errs = append(errs, l.writeSnapshot(snap, snapOff))
 	}

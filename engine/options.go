@@ -12,7 +12,7 @@ const (
 	DefaultSegmentIndexBytes  = 10 << 20             // segment.index.bytes
 	DefaultIndexIntervalBytes = 4096                 // index.interval.bytes
 	DefaultMaxBatchBytes      = 1024*1024 + 12       // max.message.bytes (1048588)
-	DefaultOpenSegments       = 1000                 // inactive segments kept open per cache
+	DefaultOpenSegments       = 1000                 // segments whose log stays open, per standalone log
 	DefaultRetention          = 7 * 24 * time.Hour   // retention.ms
 	minSegmentBytes           = 14 + BatchHeaderSize // Kafka's lower bound for segment.bytes is 14
 )
@@ -79,9 +79,9 @@ type Options struct {
 	// last batch; ApplyRetention forgets older ones. Default 1 day.
 	ProducerIDExpiration time.Duration
 
-	// OpenSegments bounds how many inactive segments keep their files open
-	// when the Log is opened on its own; a Store uses StoreOptions instead.
-	// Default 1000.
+	// OpenSegments bounds how many segments keep their log's descriptor
+	// open (the file cache) when the Log is opened on its own; a Store uses
+	// StoreOptions.OpenFiles instead. Default 1000.
 	OpenSegments int
 
 	// Compaction is the cleanup policy and the compaction keys

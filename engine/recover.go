@@ -73,7 +73,9 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 	}
 	if len(segs) == 0 {
 		base := max(cpStart, 0)
-		s, f, err := l.createSegmentLocked(base)
+		// No strays at base: the loop above removed the indexes whose log
+		// is gone.
+		s, f, err := l.createSegmentLocked(base, false)
 		if err != nil {
 			return err
 		}
@@ -121,7 +123,7 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 			last = true
 		}
 		if last {
-			s.mu.files, s.mu.pinned = f, true
+			s.activate(f)
 			l.mu.active, l.mu.files = s, f
 			break
 		}
@@ -133,8 +135,14 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 			return err
 		}
 	}
-	if err := syncDir(l.fs, l.dir); err != nil {
-		return err
+	if !clean {
+		// Segments removed after a cut must stay removed. After a clean
+		// stop nothing here changes a name that matters (leftovers that
+		// come back after a crash are removed again): no fsync, so that
+		// a restart does not cost one per partition.
+		if err := syncDir(l.fs, l.dir); err != nil {
+			return err
+		}
 	}
 	l.publishLocked()
 	l.nextOffset.Store(l.mu.active.w.nextOffset)
@@ -166,8 +174,9 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, nextBase int
 	}
 	fi, err := f.log.Stat()
 	if err != nil {
+		err = fmt.Errorf("engine: stat %s: %w", f.log.Name(), err)
 		f.close(0, false)
-		return nil, false, fmt.Errorf("engine: stat %s: %w", f.log.Name(), err)
+		return nil, false, err
 	}
 	fileSize := fi.Size()
 	br := batchReader{f: f.log, end: fileSize}
@@ -262,8 +271,9 @@ func (l *Log) recoverSegment(s *segment, full bool, prevNext int64, nextBase int
 		f.index.truncateToPosition(pos)
 		f.timeIndex.truncateToOffset(uint32(max(s.w.nextOffset-s.base, 0)))
 		if err := f.log.Truncate(pos); err != nil {
+			err = fmt.Errorf("engine: truncate %s at %d: %w", f.log.Name(), pos, err)
 			f.close(0, false)
-			return nil, false, fmt.Errorf("engine: truncate %s at %d: %w", f.log.Name(), pos, err)
+			return nil, false, err
 		}
 		s.w.allocated = pos
 	}

@@ -6,6 +6,12 @@ package engine
 // position 0; its logical end (size) is kept in memory, and the file beyond
 // it is preallocated space (zeros) while the segment is active. On roll and
 // on close the file is trimmed to its logical end.
+//
+// Descriptors: the index files are mapped and closed (index.go), so a
+// segment holds at most one descriptor, its .log's, and only while the
+// Store's file cache (filecache.go) keeps it open. An inactive segment the
+// cache closes drops its mappings too; the active segment keeps them and
+// loses only the descriptor, which the next append or read reopens.
 
 import (
 	"container/list"
@@ -38,13 +44,25 @@ type segment struct {
 
 	mu struct {
 		sync.Mutex
-		refs    int      // readers holding the files open
+		// refs counts the holders of the segment (readers, views, the
+		// appender while it writes): while there are any, files is not
+		// replaced and no file is removed. logRefs counts those of them
+		// using the log's descriptor right now (a view holds a ref but
+		// takes the descriptor only to send its bytes): the cache closes
+		// the descriptor only when there are none.
+		refs    int
+		logRefs int
 		retired bool     // removed from the log: no new references
 		remove  []string // files to remove once the last reference goes
-		pinned  bool     // active: the files stay open, the cache never closes them
-		files   *segmentFiles
+		logName string   // the .log's name: logPath() until renamed for removal
+		// active: the log's active segment. Its files stay (the cache
+		// closes only the log's descriptor, files.log), and files is
+		// never nil.
+		active bool
+		files  *segmentFiles
 	}
 	cacheElem *list.Element // guarded by cache.mu
+	used      atomic.Bool   // acquired since the cache last looked (CLOCK)
 
 	// Appender state: the log's lock guards it, and only the active segment
 	// uses it.
@@ -73,6 +91,8 @@ type segmentConfig struct {
 
 // segmentFiles are a segment's open files. A reader that holds a reference
 // may use them without locks: they are closed only with no references.
+// log is nil (and fd -1) while the cache has closed an active segment's
+// descriptor; acquire reopens it.
 type segmentFiles struct {
 	log       File
 	fd        int // log's descriptor, for sendfile
@@ -83,6 +103,7 @@ type segmentFiles struct {
 
 func newSegment(dir string, base int64, cache *fileCache, cfg *segmentConfig) *segment {
 	s := &segment{base: base, dir: dir, cache: cache, cfg: cfg}
+	s.mu.logName = s.logPath()
 	s.w.nextOffset = base
 	s.w.maxTimestamp = -1
 	s.w.firstTimestamp = -1
@@ -103,11 +124,11 @@ func (s *segment) openFiles(writable bool) (*segmentFiles, error) {
 	if writable {
 		flag = os.O_RDWR | os.O_CREATE
 	}
-	lf, err := s.cfg.fs.OpenFile(s.logPath(), flag, 0o644)
-	if err != nil {
-		return nil, fmt.Errorf("engine: open segment %s: %w", s.logPath(), err)
+	f := &segmentFiles{writable: writable}
+	if err := s.openLog(f, s.logPath(), flag); err != nil {
+		return nil, err
 	}
-	f := &segmentFiles{log: lf, fd: int(lf.OS().Fd()), writable: writable}
+	lf := f.log
 	if !writable {
 		if err := s.openIndexesReadOnly(f); err != nil {
 			lf.Close()
@@ -128,6 +149,44 @@ func (s *segment) openFiles(writable bool) (*segmentFiles, error) {
 	}
 	f.index, f.timeIndex = &offsetIndex{ix}, &timeIndex{tx}
 	return f, nil
+}
+
+// openLog opens the .log, named name, into f with flag.
+func (s *segment) openLog(f *segmentFiles, name string, flag int) error {
+	lf, err := s.cfg.fs.OpenFile(name, flag, 0o644)
+	if err != nil {
+		return fmt.Errorf("engine: open segment %s: %w", name, err)
+	}
+	f.log, f.fd = lf, int(lf.OS().Fd())
+	return nil
+}
+
+// reopenLogLocked opens again the descriptor the cache closed (s.mu held),
+// under the log's current name: the file exists while the segment has
+// references, and an unreferenced retired segment is never reopened.
+func (s *segment) reopenLogLocked(f *segmentFiles) error {
+	flag := os.O_RDONLY
+	if f.writable {
+		flag = os.O_RDWR
+	}
+	return s.openLog(f, s.mu.logName, flag)
+}
+
+// renamedLog records the .log's new name (renamed for removal).
+func (s *segment) renamedLog(name string) {
+	s.mu.Lock()
+	s.mu.logName = name
+	s.mu.Unlock()
+}
+
+// closeLog closes the .log's descriptor, keeping the mappings.
+func (f *segmentFiles) closeLog() error {
+	if f.log == nil {
+		return nil
+	}
+	err := f.log.Close()
+	f.log, f.fd = nil, -1
+	return err
 }
 
 func (s *segment) openIndexesReadOnly(f *segmentFiles) error {
@@ -216,7 +275,7 @@ func (s *segment) rebuildIndexes(f *segmentFiles) error {
 	// No fsync: an index is derived data. One lost or torn in a crash fails
 	// its sanity check at open, or the check in positionOf at first use, and
 	// is rebuilt again.
-	err = errors.Join(oi.close(true), ti.close(true))
+	err = errors.Join(oi.materialize(), ti.materialize(), oi.close(true), ti.close(true))
 	if err == nil {
 		err = s.cfg.fs.Rename(s.indexPath()+".rebuild", s.indexPath())
 	}
@@ -239,11 +298,11 @@ func (s *segment) rebuildIndexes(f *segmentFiles) error {
 	return nil
 }
 
-// close closes the files; with trim (writable files) it first cuts the log
-// to size and the indexes to their entries.
+// close closes the files; with trim (writable files, the log open) it
+// first cuts the log to size and the indexes to their entries.
 func (f *segmentFiles) close(size int64, trim bool) error {
 	var errs []error
-	if trim && f.writable {
+	if trim && f.writable && f.log != nil {
 		if err := f.log.Truncate(size); err != nil {
 			errs = append(errs, fmt.Errorf("engine: trim %s: %w", f.log.Name(), err))
 		}
@@ -254,7 +313,7 @@ func (f *segmentFiles) close(size int64, trim bool) error {
 	if f.timeIndex != nil {
 		errs = append(errs, f.timeIndex.close(trim && f.writable))
 	}
-	errs = append(errs, f.log.Close())
+	errs = append(errs, f.closeLog())
 	return errors.Join(errs...)
 }
 
@@ -269,45 +328,163 @@ func (f *segmentFiles) flush() error {
 	return f.timeIndex.flush()
 }
 
-// acquire takes a reference for a reader, opening the files if the cache had
-// closed them. It fails (nil, nil) on a retired segment: the caller reloads
-// the log's segment view and tries again.
+// acquire takes a reference for a reader (or the appender), opening the
+// files, or the log's descriptor, if the cache had closed them; the
+// descriptor stays open until release. It fails (nil, nil) on a retired
+// segment: the caller reloads the log's segment view and tries again.
 func (s *segment) acquire() (*segmentFiles, error) {
 	s.mu.Lock()
 	if s.mu.retired {
 		s.mu.Unlock()
 		return nil, nil
 	}
+	opened := false
 	if s.mu.files == nil {
 		f, err := s.openFiles(false)
 		if err != nil {
 			s.mu.Unlock()
 			return nil, err
 		}
-		s.mu.files = f
+		s.mu.files, opened = f, true
+	} else if s.mu.files.log == nil {
+		if err := s.reopenLogLocked(s.mu.files); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		opened = true
 	}
 	s.mu.refs++
-	f, pinned := s.mu.files, s.mu.pinned
+	s.mu.logRefs++
+	f := s.mu.files
 	s.mu.Unlock()
-	if !pinned && s.cache != nil {
-		s.cache.touch(s)
-	}
+	s.noteUse(opened)
 	return f, nil
 }
 
-// release drops a reference. The last reference of a retired segment closes
-// its files and removes those marked for removal.
+// noteUse tells the cache of a use of the log's descriptor: opened (just
+// now, by this use) adds it to the cache, else the used bit is set.
+func (s *segment) noteUse(opened bool) {
+	if s.cache == nil {
+		return
+	}
+	if opened {
+		s.cache.add(s)
+	} else if !s.used.Load() {
+		s.used.Store(true)
+	}
+}
+
+// acquireLog takes the log's descriptor for a holder of a reference (a
+// view), reopening it if the cache closed it; releaseLog gives it back.
+// The reference keeps files and the file itself: a retired segment's is
+// reopened under its .deleted name, and not given to the cache (it closes
+// with the last reference).
+func (s *segment) acquireLog() (*segmentFiles, error) {
+	s.mu.Lock()
+	if s.mu.refs <= 0 || s.mu.files == nil {
+		s.mu.Unlock()
+		panic("engine: segment log acquired without a reference")
+	}
+	f := s.mu.files
+	opened := false
+	if f.log == nil {
+		if err := s.reopenLogLocked(f); err != nil {
+			s.mu.Unlock()
+			return nil, err
+		}
+		opened = !s.mu.retired
+	}
+	s.mu.logRefs++
+	s.mu.Unlock()
+	s.noteUse(opened)
+	return f, nil
+}
+
+// releaseLog gives back the descriptor acquireLog (or acquire, for a
+// reader that keeps its reference as a view) took.
+func (s *segment) releaseLog() {
+	s.mu.Lock()
+	s.mu.logRefs--
+	if s.mu.logRefs < 0 {
+		s.mu.Unlock()
+		panic("engine: segment log released more often than acquired")
+	}
+	s.mu.Unlock()
+}
+
+// hold is acquire for the users of the active segment under the log's lock
+// (the appender, a roll, Close, a truncation), which never find it retired.
+func (s *segment) hold() (*segmentFiles, error) {
+	f, err := s.acquire()
+	if err == nil && f == nil {
+		err = fmt.Errorf("engine: active segment %s is retired", s.logPath())
+	}
+	return f, err
+}
+
+// activate makes s its log's active segment with files f, whose log is
+// open, and gives the descriptor to the cache.
+func (s *segment) activate(f *segmentFiles) {
+	s.mu.Lock()
+	s.mu.files, s.mu.active = f, true
+	s.mu.Unlock()
+	if s.cache != nil {
+		s.cache.add(s)
+	}
+}
+
+// deactivate ends s's active life (it rolled). If the cache had closed its
+// descriptor, the mappings it kept for appends close too: an inactive
+// segment's files are open only while the cache tracks them.
+func (s *segment) deactivate() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.mu.active = false
+	s.dropUntrackedLocked()
+}
+
+// dropUntrackedLocked closes the mappings of an inactive segment whose log
+// descriptor the cache closed while it was active or held (the cache no
+// longer tracks it), once no one holds it.
+func (s *segment) dropUntrackedLocked() {
+	f := s.mu.files
+	if f == nil || f.log != nil || s.mu.active || s.mu.refs != 0 {
+		return
+	}
+	s.mu.files = nil
+	if err := f.close(s.size.Load(), false); err != nil {
+		s.cfg.logger.Warn("closing idle segment", "segment", s.logPath(), "err", err)
+	}
+}
+
+// release drops a reference and the descriptor acquire took.
 func (s *segment) release() {
 	s.mu.Lock()
+	s.mu.logRefs--
+	s.releaseLocked()
+	s.mu.Unlock()
+}
+
+// releaseRef drops a reference whose descriptor was given back already
+// (releaseLog): a view's.
+func (s *segment) releaseRef() {
+	s.mu.Lock()
+	s.releaseLocked()
+	s.mu.Unlock()
+}
+
+// releaseLocked drops a reference. The last reference of a retired segment
+// closes its files and removes those marked for removal.
+func (s *segment) releaseLocked() {
 	s.mu.refs--
-	if s.mu.refs < 0 {
-		s.mu.Unlock()
+	if s.mu.refs < 0 || s.mu.logRefs < 0 || s.mu.logRefs > s.mu.refs {
 		panic("engine: segment released more often than acquired")
 	}
 	if s.mu.refs == 0 && s.mu.retired {
 		s.finishLocked()
+	} else {
+		s.dropUntrackedLocked()
 	}
-	s.mu.Unlock()
 }
 
 // retire takes the segment out of service: no new references; files close
@@ -317,7 +494,7 @@ func (s *segment) release() {
 func (s *segment) retire(remove ...string) {
 	s.mu.Lock()
 	s.mu.retired = true
-	s.mu.pinned = false
+	s.mu.active = false
 	s.mu.remove = append(s.mu.remove, remove...)
 	if s.mu.refs == 0 {
 		s.finishLocked()
@@ -336,7 +513,7 @@ func (s *segment) tryRetireIdle() bool {
 		return false
 	}
 	s.mu.retired = true
-	s.mu.pinned = false
+	s.mu.active = false
 	s.finishLocked()
 	s.mu.Unlock()
 	if s.cache != nil {
@@ -360,17 +537,30 @@ func (s *segment) finishLocked() {
 	s.mu.remove = nil
 }
 
-// tryCloseIdle closes an inactive segment's files if no reader holds them;
-// the file cache calls it to stay under its bound.
+// tryCloseIdle closes the segment's log descriptor if no one holds the
+// files, and reports whether it is closed: an inactive segment's files
+// close whole; the active segment keeps its index mappings. The file cache
+// calls it to stay under its bound.
 func (s *segment) tryCloseIdle() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mu.refs != 0 || s.mu.pinned || s.mu.files == nil {
-		return s.mu.files == nil
-	}
 	f := s.mu.files
-	s.mu.files = nil
-	if err := f.close(s.size.Load(), false); err != nil {
+	if f == nil || f.log == nil {
+		return true
+	}
+	if s.mu.logRefs != 0 {
+		return false
+	}
+	var err error
+	if s.mu.active || s.mu.refs != 0 {
+		// The mappings stay for the appender, or for the views holding
+		// the segment (the last to go closes them: dropUntrackedLocked).
+		err = f.closeLog()
+	} else {
+		s.mu.files = nil
+		err = f.close(s.size.Load(), false)
+	}
+	if err != nil {
 		s.cfg.logger.Warn("closing idle segment", "segment", s.logPath(), "err", err)
 	}
 	return true
@@ -534,5 +724,5 @@ func (s *segment) read(f *segmentFiles, offset, maxBytes, upTo, hi int64) (View,
 		}
 		stop = p
 	}
-	return View{seg: s, files: f, pos: start, n: stop - start}, true, nil
+	return View{seg: s, pos: start, n: stop - start}, true, nil
 }

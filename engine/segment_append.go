@@ -120,11 +120,24 @@ func (s *segment) sealLocked(f *segmentFiles) error {
 			errs = append(errs, err)
 		}
 	}
-	size := s.size.Load()
-	if err := f.log.Truncate(size); err != nil {
-		errs = append(errs, &stickyError{fmt.Errorf("engine: trim %s to %d: %w", f.log.Name(), size, err)})
-	}
-	s.w.allocated = size
-	errs = append(errs, f.index.trim(), f.timeIndex.trim())
+	_, err := s.trimLocked(f)
+	errs = append(errs, err, f.index.materialize(), f.timeIndex.materialize())
 	return errors.Join(errs...)
+}
+
+// trimLocked cuts the log and the indexes to their data, giving back the
+// preallocated tails, as a log closes (the segment stays active: its last
+// time-index entry is not written, since the next open rescans its tail for
+// the newest timestamp anyway, so an index never written stays unmapped).
+// trimmed reports whether the log's size changed.
+func (s *segment) trimLocked(f *segmentFiles) (trimmed bool, err error) {
+	var errs []error
+	if size := s.size.Load(); s.w.allocated != size {
+		if err := f.log.Truncate(size); err != nil {
+			errs = append(errs, &stickyError{fmt.Errorf("engine: trim %s to %d: %w", f.log.Name(), size, err)})
+		}
+		s.w.allocated, trimmed = size, true
+	}
+	errs = append(errs, f.index.trim(), f.timeIndex.trim())
+	return trimmed, errors.Join(errs...)
 }

@@ -58,7 +58,12 @@ func (l *Log) loadStateLocked() error {
 	o := l.opts.Load()
 	ps.expire(o.Now().UnixMilli(), o.ProducerIDExpiration.Milliseconds())
 	from = max(from, l.startOffset.Load())
+	l.snapshotAt.Store(from)
+	l.sinceSnapshot = 0
 	err = l.scanHeaders(from, func(h *BatchHeader) {
+		if h.LastOffset() >= from {
+			l.sinceSnapshot += h.Size()
+		}
 		if h.ProducerID >= 0 && h.LastOffset() >= from {
 			ps.update(h, h.BaseOffset, h.MaxTimestamp)
 		}
@@ -131,7 +136,25 @@ func (l *Log) snapshotLocked() ([]byte, int64) {
 		return nil, 0
 	}
 	end := l.nextOffset.Load()
+	l.sinceSnapshot = 0
 	return l.producers.appendSnapshot(nil, end), end
+}
+
+// closeSnapshotMinBytes: at Close, an empty producer state is snapshotted
+// only once the log holds this many bytes past the last snapshot. A
+// snapshot creates a file and costs two fsyncs, at every shutdown of every
+// partition, to spare the next open a replay of the batch headers after
+// the last one; below this the replay (a few hundred reads at most) costs
+// less. A state with producers is always snapshotted.
+const closeSnapshotMinBytes = 1 << 20
+
+// closeSnapshotLocked is the snapshot Close writes, or nil (see
+// closeSnapshotMinBytes).
+func (l *Log) closeSnapshotLocked() ([]byte, int64) {
+	if l.producers != nil && len(l.producers.producers) == 0 && l.sinceSnapshot < closeSnapshotMinBytes {
+		return nil, 0
+	}
+	return l.snapshotLocked()
 }
 
 // snapshotsKept is how many producer snapshots stay: the newest, and one
@@ -140,13 +163,18 @@ const snapshotsKept = 2
 
 // writeSnapshot writes an encoded producer snapshot and removes all but the
 // newest snapshotsKept.
+// A snapshot of the offset of the one loaded or written last is not
+// written again: it describes the same batches (a restart with no append
+// between costs no fsync here), nor one of an empty log, as Kafka's
+// takeSnapshot skips an offset not past the last snapshot's.
 func (l *Log) writeSnapshot(snap []byte, offset int64) error {
-	if snap == nil {
+	if snap == nil || offset == l.snapshotAt.Load() {
 		return nil
 	}
 	if err := writeFileAtomic(l.fs, snapshotPath(l.dir, offset), snap); err != nil {
 		return err
 	}
+	l.snapshotAt.Store(offset)
 	offs, err := snapshotOffsets(l.fs, l.dir)
 	if err != nil || len(offs) <= snapshotsKept {
 		return err

@@ -105,8 +105,11 @@ type StoreOptions struct {
 	// not call into the Store.
 	LogOptions func(topic string) Options
 
-	// OpenFiles bounds how many inactive segments keep their files open
-	// across all logs. Default 1000.
+	// OpenFiles bounds how many segments keep their log's descriptor open
+	// across all logs, the active segments' included (index files hold
+	// none): the least recently used idle ones are closed and reopened at
+	// their next append or read. Default half the process's descriptor
+	// limit (RLIMIT_NOFILE) when it is read, else 1000.
 	OpenFiles int
 
 	// OpenParallelism is how many logs are opened (and recovered) at once.
@@ -158,7 +161,7 @@ type Store struct {
 // stop.
 func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	if opts.OpenFiles <= 0 {
-		opts.OpenFiles = DefaultOpenSegments
+		opts.OpenFiles = defaultOpenFiles()
 	}
 	if opts.OpenParallelism <= 0 {
 		opts.OpenParallelism = runtime.GOMAXPROCS(0)
@@ -311,38 +314,116 @@ func (s *Store) Partitions() []Partition {
 // ID is an error wrapping ErrTopicIDMismatch (the old topic's data must be
 // deleted first).
 func (s *Store) CreateLog(tp Partition, id TopicID) (*Log, error) {
-	if tp.Topic == "" || tp.Partition < 0 || strings.ContainsAny(tp.Topic, "/\x00") || tp.Topic == "." || tp.Topic == ".." {
-		return nil, fmt.Errorf("engine: invalid partition %q/%d", tp.Topic, tp.Partition)
+	logs, err := s.CreateLogs(id, tp)
+	if err != nil {
+		return nil, err
+	}
+	return logs[0], nil
+}
+
+// syncParallelism is how many logs CreateLogs creates, and Close closes,
+// at once (at least; OpenParallelism if larger). Both wait on fsyncs, not
+// the CPU, and the file system's journal commits fsyncs that wait together
+// at once.
+const syncParallelism = 32
+
+// CreateLogs is CreateLog for the partitions tps of the topic id, in order:
+// the logs a topic's creation makes, created in parallel. Each new log
+// costs two fsyncs, of its partition.metadata and of its directory (which
+// also makes its first segment durable); one fsync of the data directory
+// covers all the new directories. On error, the logs that were created are
+// kept in the store (DeleteLog removes them), and none is returned.
+func (s *Store) CreateLogs(id TopicID, tps ...Partition) ([]*Log, error) {
+	for _, tp := range tps {
+		if tp.Topic == "" || tp.Partition < 0 || strings.ContainsAny(tp.Topic, "/\x00") || tp.Topic == "." || tp.Topic == ".." {
+			return nil, fmt.Errorf("engine: invalid partition %q/%d", tp.Topic, tp.Partition)
+		}
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
 		return nil, ErrClosed
 	}
-	if sl, ok := s.mu.logs[tp]; ok {
+	out := make([]*Log, len(tps))
+	var create []int // indexes into tps of the logs to create
+	for i, tp := range tps {
+		sl, ok := s.mu.logs[tp]
+		if !ok {
+			create = append(create, i)
+			continue
+		}
 		if sl.id != id {
 			return nil, fmt.Errorf("%w: %s holds topic ID %s, not %s", ErrTopicIDMismatch, tp.dirName(), sl.id, id)
 		}
-		return sl.log, nil
+		out[i] = sl.log
 	}
-	dir := filepath.Join(s.dir, tp.dirName())
-	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("engine: create %s: %w", dir, err)
+	if len(create) == 0 {
+		return out, nil
 	}
-	if err := writePartitionMetadata(s.fs, dir, id); err != nil {
-		return nil, err
+	opts := map[string]Options{}
+	for _, i := range create {
+		if _, ok := opts[tps[i].Topic]; !ok {
+			opts[tps[i].Topic] = s.logOptions(tps[i].Topic)
+		}
 	}
-	if err := syncDir(s.fs, s.dir); err != nil {
-		return nil, err
+	errs := make([]error, len(tps))
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(len(create), max(s.opts.OpenParallelism, syncParallelism)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i], errs[i] = s.createLog(tps[i], id, opts[tps[i].Topic])
+			}
+		}()
 	}
-	o := s.logOptions(tp.Topic)
-	o.Logger = o.Logger.With("topic", tp.Topic, "partition", tp.Partition)
-	l, err := openLog(dir, o, s.cache, s.syncer, false, 0)
+	for _, i := range create {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, i := range create {
+		if out[i] != nil {
+			s.mu.logs[tps[i]] = storeLog{log: out[i], id: id}
+		}
+	}
+	err := errors.Join(errs...)
+	if err == nil {
+		err = syncDir(s.fs, s.dir)
+	}
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// createLog creates the directory of tp with its partition.metadata and
+// opens its log. The metadata's rename is made durable by the fsync of the
+// directory that the log's first segment makes; the directory's own name by
+// the caller's fsync of the data directory.
+func (s *Store) createLog(tp Partition, id TopicID, o Options) (*Log, error) {
+	dir := filepath.Join(s.dir, tp.dirName())
+	_, err := s.fs.Stat(dir)
+	fresh := errors.Is(err, os.ErrNotExist)
+	if err := s.fs.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("engine: create %s: %w", dir, err)
+	}
+	if err := writeFileReplace(s.fs, filepath.Join(dir, partitionMetadataFile), partitionMetadata(id)); err != nil {
+		return nil, err
+	}
+	o.Logger = o.Logger.With("topic", tp.Topic, "partition", tp.Partition)
+	var l *Log
+	if fresh {
+		l, err = createLog(dir, o, s.cache, s.syncer)
+	} else {
+		// Left by a crash during a creation or a deletion: open what it holds.
+		l, err = openLog(dir, o, s.cache, s.syncer, false, 0)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("engine: open %s: %w", dir, err)
+	}
 	l.clean.cp = s.cleanCp
-	s.mu.logs[tp] = storeLog{log: l, id: id}
 	return l, nil
 }
 
@@ -515,7 +596,7 @@ func (s *Store) closeLogs() error {
 		wg    sync.WaitGroup
 		mu    sync.Mutex
 		errs  []error
-		slots = make(chan struct{}, max(s.opts.OpenParallelism, 1))
+		slots = make(chan struct{}, max(s.opts.OpenParallelism, syncParallelism))
 	)
 	for _, l := range logs {
 		wg.Add(1)
@@ -533,8 +614,8 @@ func (s *Store) closeLogs() error {
 	return errors.Join(errs...)
 }
 
-func writePartitionMetadata(fs FS, dir string, id TopicID) error {
-	return writeFileAtomic(fs, filepath.Join(dir, partitionMetadataFile), []byte("version: 0\ntopic_id: "+id.String()+"\n"))
+func partitionMetadata(id TopicID) []byte {
+	return []byte("version: 0\ntopic_id: " + id.String() + "\n")
 }
 
 // readPartitionMetadata reads a partition directory's topic ID; a directory

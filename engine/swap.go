@@ -88,11 +88,14 @@ func (l *Log) replaceSegments(olds []*segment, base, size int64, cleaned []strin
 	deleted := make([][]string, len(olds))
 	var errs []error
 	for i, s := range olds {
-		for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+		for j, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
 			err := l.fs.Rename(p, p+deletedSuffix)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("engine: rename %s for removal: %w", p, err))
 				continue
+			}
+			if j == 0 {
+				s.renamedLog(p + deletedSuffix)
 			}
 			deleted[i] = append(deleted[i], p+deletedSuffix)
 		}

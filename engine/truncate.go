@@ -95,7 +95,7 @@ func (l *Log) finishTruncateLocked(removed []*segment, newEnd int64) {
 // bytes [0, pos), in place when no reader holds seg, else by copying.
 func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segmentFiles, error) {
 	if seg == l.mu.active {
-		if err := seg.sealLocked(l.mu.files); err != nil {
+		if err := l.sealActiveLocked(); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -104,11 +104,13 @@ func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segm
 			return nil, nil, fmt.Errorf("engine: truncate %s at %d: %w", seg.logPath(), pos, err)
 		}
 	} else {
-		paths := seg.renameForRemoval()
-		// No new readers; the renamed files are removed with the last
-		// reader only once copied (a reader releasing it meanwhile, such
-		// as a background flush, would otherwise remove them first).
+		// No new readers (retired before the renames: a reader must not
+		// reopen a file the cache closed under a name that is gone); the
+		// renamed files are removed with the last reader only once copied
+		// (a reader releasing it meanwhile, such as a background flush,
+		// would otherwise remove them first).
 		seg.retire()
+		paths := seg.renameForRemoval()
 		if err := copyPrefix(l.fs, paths[0], seg.logPath(), pos); err != nil {
 			return nil, nil, err
 		}
@@ -130,7 +132,7 @@ func (l *Log) cutSegmentLocked(seg *segment, pos, newEnd int64) (*segment, *segm
 		nf.close(ns.size.Load(), true)
 		return nil, nil, err
 	}
-	ns.mu.files, ns.mu.pinned = nf, true
+	ns.activate(nf)
 	return ns, nf, nil
 }
 
@@ -160,7 +162,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		all = append(all, e.seg)
 		return true
 	})
-	if err := l.mu.active.sealLocked(l.mu.files); err != nil {
+	if err := l.sealActiveLocked(); err != nil {
 		l.mu.err = err
 		return err
 	}
@@ -168,7 +170,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 	for _, s := range all {
 		s.retireAndRemove()
 	}
-	s, f, err := l.createSegmentLocked(offset)
+	s, f, err := l.createSegmentLocked(offset, true)
 	if err != nil {
 		l.mu.err = err
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
@@ -198,11 +200,14 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 // it returns the new paths (log, index, time index).
 func (s *segment) renameForRemoval() []string {
 	var out []string
-	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+	for i, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
 		d := p + deletedSuffix
 		if err := s.cfg.fs.Rename(p, d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.cfg.logger.Warn("renaming segment file for removal", "file", p, "err", err)
 			d = p
+		}
+		if i == 0 {
+			s.renamedLog(d) // a view's reopen finds it there
 		}
 		out = append(out, d)
 	}
@@ -210,9 +215,22 @@ func (s *segment) renameForRemoval() []string {
 }
 
 // retireAndRemove takes the segment out of the log and removes its files
-// once no reader holds them.
+// once no reader holds them. It retires first: no reader may reopen a
+// closed file by a name the renames take away.
 func (s *segment) retireAndRemove() {
+	s.retire()
 	s.retire(s.renameForRemoval()...)
+}
+
+// sealActiveLocked seals the active segment, holding its log's descriptor
+// open for the trim.
+func (l *Log) sealActiveLocked() error {
+	s := l.mu.active
+	if _, err := s.hold(); err != nil {
+		return err
+	}
+	defer s.release()
+	return s.sealLocked(l.mu.files)
 }
 
 // copyPrefix copies the first n bytes of src (all when n < 0) to a new dst.

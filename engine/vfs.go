@@ -4,7 +4,10 @@ package engine
 // FS, so tests can inject errors at any operation and simulate a machine
 // crash that keeps only what an fsync covered. The index mappings and
 // sendfile use the *os.File underneath (File.OS): indexes are derived data
-// that recovery rebuilds, and sendfile only reads.
+// that recovery rebuilds, and sendfile only reads. An index file is opened
+// through the FS (and closed) each time it is mapped, grown, trimmed or
+// synced, so those operations can fail in tests; stores into the mapping
+// and its msync cannot.
 
 import (
 	"errors"

@@ -15,11 +15,15 @@ import (
 // deleted (by retention or truncation) stays readable until every view of it
 // is released. A View must be released exactly once; the zero View is empty
 // and needs no release.
+//
+// A view holds a reference to its segment, not its log's descriptor: each
+// read or send takes the descriptor for its length (reopening it if the
+// file cache closed it meanwhile), so a fetch holding views of thousands of
+// partitions holds a few descriptors, not thousands.
 type View struct {
-	seg   *segment
-	files *segmentFiles
-	pos   int64 // file position of the first byte
-	n     int64 // length; the range is [pos, pos+n)
+	seg *segment
+	pos int64 // file position of the first byte
+	n   int64 // length; the range is [pos, pos+n)
 }
 
 // Len is the number of bytes in the view.
@@ -28,7 +32,7 @@ func (v *View) Len() int64 { return v.n }
 // Release gives the view's segment back; the view is empty afterwards.
 func (v *View) Release() {
 	if v.seg != nil {
-		v.seg.release()
+		v.seg.releaseRef()
 	}
 	*v = View{}
 }
@@ -42,12 +46,17 @@ func (v *View) ReadAt(p []byte, off int64) (int, error) {
 		return 0, io.EOF
 	}
 	want := min(int64(len(p)), v.n-off)
-	n, err := v.files.log.ReadAt(p[:want], v.pos+off)
+	f, err := v.seg.acquireLog()
+	if err != nil {
+		return 0, err
+	}
+	defer v.seg.releaseLog()
+	n, err := f.log.ReadAt(p[:want], v.pos+off)
 	if err == nil && int64(n) < int64(len(p)) {
 		err = io.EOF
 	}
 	if err == io.EOF && int64(n) < want {
-		err = fmt.Errorf("engine: %s shorter than its data at position %d: %w", v.files.log.Name(), v.pos+off+int64(n), io.ErrUnexpectedEOF)
+		err = fmt.Errorf("engine: %s shorter than its data at position %d: %w", f.log.Name(), v.pos+off+int64(n), io.ErrUnexpectedEOF)
 	}
 	return n, err
 }
@@ -85,12 +94,17 @@ func (v *View) WriteTo(w io.Writer) (int64, error) {
 // sendfile sends the view on rc. handled is false when the kernel refuses
 // sendfile for this pair before sending anything, so the caller copies.
 func (v *View) sendfile(rc syscall.RawConn) (written int64, err error, handled bool) {
+	f, err := v.seg.acquireLog()
+	if err != nil {
+		return 0, err, true
+	}
+	defer v.seg.releaseLog()
 	off := v.pos
 	remain := v.n
 	handled = true
 	werr := rc.Write(func(fd uintptr) bool {
 		for remain > 0 {
-			n, serr := unix.Sendfile(int(fd), v.files.fd, &off, int(min(remain, 1<<30)))
+			n, serr := unix.Sendfile(int(fd), f.fd, &off, int(min(remain, 1<<30)))
 			if n > 0 {
 				written += int64(n)
 				remain -= int64(n)
@@ -104,10 +118,10 @@ func (v *View) sendfile(rc syscall.RawConn) (written int64, err error, handled b
 				handled = false
 				return true
 			case serr != nil:
-				err = fmt.Errorf("engine: sendfile from %s at %d: %w", v.files.log.Name(), off, serr)
+				err = fmt.Errorf("engine: sendfile from %s at %d: %w", f.log.Name(), off, serr)
 				return true
 			case n == 0:
-				err = fmt.Errorf("engine: sendfile from %s at %d: %w", v.files.log.Name(), off, io.ErrUnexpectedEOF)
+				err = fmt.Errorf("engine: sendfile from %s at %d: %w", f.log.Name(), off, io.ErrUnexpectedEOF)
 				return true
 			}
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -76,44 +77,50 @@ func TestViewSurvivesSegmentDeletion(t *testing.T) {
 	}
 }
 
+// A view held over a truncation keeps its bytes, whether the segment has
+// index entries or is too small to have any (then no index file exists).
 func TestViewSurvivesTruncateAndAppend(t *testing.T) {
-	dir := t.TempDir()
-	l := mustOpen(t, dir, Options{})
-	defer l.Close()
-	for i := range 10 {
-		if _, err := l.Append(testBatch(t, 10, 100, int64(i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	v, err := l.Read(50, 1<<20, l.EndOffset())
-	if err != nil {
-		t.Fatal(err)
-	}
-	before := viewBytes(t, &v)
-	if err := l.TruncateTo(45); err != nil {
-		t.Fatal(err)
-	}
-	if l.EndOffset() != 40 { // the batch [40, 49] straddles 45: removed whole
-		t.Fatalf("EndOffset after truncation to 45 is %d, want 40", l.EndOffset())
-	}
-	// Appends reuse offsets 40.. and the file positions the view covers.
-	for i := range 10 {
-		if _, err := l.Append(testBatch(t, 7, 300, int64(100+i))); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := viewBytes(t, &v); !bytes.Equal(got, before) {
-		t.Fatal("a held view changed after TruncateTo and new appends")
-	}
-	v.Release()
-	// The log itself reads the new data.
-	recs := readAll(t, l, 40, 1<<20)
-	checkSequence(t, recs, 40, 70)
-	if len(recs[0].Value) != 300 {
-		t.Fatalf("offset 40 holds a %d-byte value, want the new 300-byte one", len(recs[0].Value))
-	}
-	if left := deletedFiles(t, dir); len(left) != 0 {
-		t.Fatalf("files of the replaced segment remain: %v", left)
+	for _, valueSize := range []int{100, 10} {
+		t.Run(fmt.Sprintf("value=%dB", valueSize), func(t *testing.T) {
+			dir := t.TempDir()
+			l := mustOpen(t, dir, Options{})
+			defer l.Close()
+			for i := range 10 {
+				if _, err := l.Append(testBatch(t, 10, valueSize, int64(i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			v, err := l.Read(50, 1<<20, l.EndOffset())
+			if err != nil {
+				t.Fatal(err)
+			}
+			before := viewBytes(t, &v)
+			if err := l.TruncateTo(45); err != nil {
+				t.Fatal(err)
+			}
+			if l.EndOffset() != 40 { // the batch [40, 49] straddles 45: removed whole
+				t.Fatalf("EndOffset after truncation to 45 is %d, want 40", l.EndOffset())
+			}
+			// Appends reuse offsets 40.. and the file positions the view covers.
+			for i := range 10 {
+				if _, err := l.Append(testBatch(t, 7, 300, int64(100+i))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := viewBytes(t, &v); !bytes.Equal(got, before) {
+				t.Fatal("a held view changed after TruncateTo and new appends")
+			}
+			v.Release()
+			// The log itself reads the new data.
+			recs := readAll(t, l, 40, 1<<20)
+			checkSequence(t, recs, 40, 70)
+			if len(recs[0].Value) != 300 {
+				t.Fatalf("offset 40 holds a %d-byte value, want the new 300-byte one", len(recs[0].Value))
+			}
+			if left := deletedFiles(t, dir); len(left) != 0 {
+				t.Fatalf("files of the replaced segment remain: %v", left)
+			}
+		})
 	}
 }
 
