@@ -193,7 +193,10 @@ func TestControlRequestsFencing(t *testing.T) {
 	// A newer epoch replaces the live brokers; partition 1 is deleted,
 	// partition 0 kept as it was.
 	wantCode(t, "UpdateMetadata epoch 6", umCode(rc, updateMetadata(2, 6, 100, []int32{3, 1}, [3]int32{1, -2, 0}), 8), nil)
-	s = tb.ctl.cache.load()
+	prev, s := s, tb.ctl.cache.load()
+	if len(prev.brokers) != 3 || len(prev.topics["t"].partitions) != 2 {
+		t.Errorf("the update changed the snapshot before it: %+v", prev)
+	}
 	if len(s.brokers) != 2 || s.brokers[0].id != 1 || s.brokers[1].id != 3 || len(s.topics["t"].partitions) != 1 || s.topics["t"].partitions[0].leader != 1 {
 		t.Fatalf("cache after the second UpdateMetadata: %+v", s)
 	}
