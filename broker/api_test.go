@@ -23,6 +23,9 @@ var served = map[int16][2]int16{
 	1:  {4, 17}, // Fetch
 	2:  {0, 9},  // ListOffsets
 	3:  {0, 12}, // Metadata
+	4:  {0, 7},  // LeaderAndIsr
+	5:  {0, 4},  // StopReplica
+	6:  {0, 8},  // UpdateMetadata
 	8:  {0, 9},  // OffsetCommit
 	9:  {0, 9},  // OffsetFetch
 	10: {0, 5},  // FindCoordinator

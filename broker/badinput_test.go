@@ -65,7 +65,7 @@ func TestBadInput(t *testing.T) {
 		}},
 		{"unknown API key 9999", func() []byte { return sized(append(header(9999, 0, false), 0, 0, 0, 0)) }},
 		{"API key -1", func() []byte { return sized(header(-1, 0, false)) }},
-		{"API key not served (LeaderAndIsr)", func() []byte { return sized(append(header(4, 0, false), make([]byte, 20)...)) }},
+		{"API key not served (ControlledShutdown)", func() []byte { return sized(append(header(7, 0, false), make([]byte, 20)...)) }},
 		{"Produce v2", func() []byte { return unsupported(0, 2) }},
 		{"Produce v12", func() []byte { return unsupported(0, 12) }},
 		{"Fetch v3", func() []byte { return unsupported(1, 3) }},

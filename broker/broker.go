@@ -40,9 +40,10 @@ type Broker struct {
 	}
 	closing chan struct{}
 	connWG  sync.WaitGroup
-	groups  groupsState  // the group coordinator (groups.go)
-	pool    *requestPool // request memory (reqpool.go)
-	quotas  *connQuotas  // connection bounds (connquota.go)
+	groups  groupsState   // the group coordinator (groups.go)
+	pool    *requestPool  // request memory (reqpool.go)
+	quotas  *connQuotas   // connection bounds (connquota.go)
+	ctl     *controlState // the controller's requests' state (controlplane.go)
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -50,7 +51,7 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.withDefaults()
-	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{})}
+	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
 	if err := cfg.Network.validate(); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,11 @@ type Config struct {
 	// connections.max.idle.ms (netconfig.go).
 	Network NetworkConfig
 
+	// ControlPlane fences the controller's requests (LeaderAndIsr,
+	// StopReplica, UpdateMetadata; controlplane.go) in ZooKeeper mode; nil
+	// is the embedded single node, which refuses them.
+	ControlPlane ControlPlane
+
 	Logger *slog.Logger // default slog.Default()
 }
 

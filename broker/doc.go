@@ -29,6 +29,13 @@
 // until the rebalance completes, as Kafka mutes the connection meanwhile;
 // Shutdown closes the coordinator first, which answers parked requests.
 //
+// The controller's requests (LeaderAndIsr, StopReplica, UpdateMetadata:
+// 04-06) are fenced by broker and controller epochs through a ControlPlane
+// (controlplane.go) and fill the metadata cache (metadatacache.go) and the
+// replica role table (replicaroles.go), both copy-on-write snapshots that
+// readers load without a lock. The single node has no controller and
+// refuses them.
+//
 // Lock order, outermost first: groupsState.mu (the coordinator is made,
 // and __consumer_offsets created, under it); Broker.admin (one change to
 // the topics, their partitions or the configuration at a time);
@@ -43,5 +50,6 @@
 // InitProducerId requests wait for that write rather than hand out ids not
 // yet recorded. requestPool.mu and connQuotas.mu nest no other lock, and no
 // other lock is held while a connection waits for request memory or a
-// connection slot.
+// connection slot. controlState.mu is taken with no other lock held and
+// nests only Broker.mu.
 package broker

@@ -1,0 +1,132 @@
+package broker
+
+// LeaderAndIsr (key 4), versions 0-7: the controller makes this broker
+// leader or follower of partitions.
+//
+// Behavior:
+//   - Fenced as every control request (controlplane.go): a stale broker
+//     epoch gets STALE_BROKER_EPOCH, a sender that is not the controller or
+//     a controller epoch below the highest seen STALE_CONTROLLER_EPOCH, at
+//     the top level and on every partition (Kafka's getErrorResponse). The
+//     single node refuses every request this way.
+//   - Per partition, as ReplicaManager.becomeLeaderOrFollower: a topic id
+//     other than the one this broker holds for the topic gets
+//     INCONSISTENT_TOPIC_ID; a leader epoch newer than the one held (-1 for
+//     a partition not hosted) is recorded in the role table
+//     (replicaroles.go) as leader (Leader is this broker) or follower, unless
+//     this broker is not among the replicas (UNKNOWN_TOPIC_OR_PARTITION);
+//     an older epoch gets STALE_CONTROLLER_EPOCH, and so does the same
+//     epoch, except when it brings a topic id for a partition that had
+//     none (recorded, NONE).
+//   - Recording the role is all a LeaderAndIsr does for now: logs are
+//     opened, and produce/fetch routed by role, when ZooKeeper mode is
+//     wired. The Type field (v5+, full or incremental) is not acted on:
+//     Kafka uses it only for stray partitions of a KRaft migration.
+//
+// Version notes: v0-v1 list partitions with their topic; v2+ group them by
+// topic and carry the broker epoch; v3+ adding/removing replicas (ignored);
+// v4+ flexible; v5+ topic ids, and the response groups partitions by topic
+// id; v6+ leader recovery state (ignored); v7 IsKRaftController.
+
+import (
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(4, 0, 7, handleLeaderAndIsr) }
+
+// leaderAndIsrState is one partition state of a request, with its topic.
+type leaderAndIsrState struct {
+	topic   string
+	topicID [16]byte
+	p       *kmsg.LeaderAndISRRequestTopicPartition
+	code    int16
+}
+
+func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.LeaderAndISRRequest)
+	var states []leaderAndIsrState
+	for i := range req.PartitionStates { // v0-v1
+		states = append(states, leaderAndIsrState{topic: req.PartitionStates[i].Topic, p: &req.PartitionStates[i]})
+	}
+	for i := range req.TopicStates { // v2+
+		ts := &req.TopicStates[i]
+		for j := range ts.PartitionStates {
+			states = append(states, leaderAndIsrState{topic: ts.Topic, topicID: ts.TopicID, p: &ts.PartitionStates[j]})
+		}
+	}
+	ctl := c.b.ctl
+	code := ctl.control(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 2, req.IsKRaftController,
+		func() { c.b.becomeLeaderOrFollower(states) })
+	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
+	resp.ErrorCode = code
+	for _, s := range states {
+		pc := s.code
+		if code != 0 {
+			pc = code
+		}
+		rp := kmsg.NewLeaderAndISRResponseTopicPartition()
+		rp.Topic, rp.Partition, rp.ErrorCode = s.topic, s.p.Partition, pc
+		if req.Version < 5 {
+			resp.Partitions = append(resp.Partitions, rp)
+			continue
+		}
+		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].TopicID != s.topicID {
+			rt := kmsg.NewLeaderAndISRResponseTopic()
+			rt.TopicID = s.topicID
+			resp.Topics = append(resp.Topics, rt)
+		}
+		rt := &resp.Topics[len(resp.Topics)-1]
+		rt.Partitions = append(rt.Partitions, rp)
+	}
+	return resp, nil
+}
+
+// becomeLeaderOrFollower applies accepted partition states to the role
+// table, setting each one's code. Called under controlState.mu.
+func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
+	roles := &b.ctl.roles
+	tab := roles.edit()
+	self := b.cfg.ID
+	for i := range states {
+		s := &states[i]
+		tp := topicPartition{s.topic, s.p.Partition}
+		cur, hosted := tab.roles[tp]
+		held := cur.topicID
+		if !hosted {
+			cur.leaderEpoch = -1
+			if t := b.topic(s.topic); t != nil {
+				held = t.meta.ID
+			}
+		}
+		var zero [16]byte
+		switch {
+		case s.topicID != zero && held != zero && s.topicID != held:
+			s.code = kerr.InconsistentTopicID.Code
+		case s.p.LeaderEpoch > cur.leaderEpoch:
+			if !slices.Contains(s.p.Replicas, self) {
+				s.code = kerr.UnknownTopicOrPartition.Code
+				continue
+			}
+			id := s.topicID
+			if id == zero {
+				id = held
+			}
+			tab.roles[tp] = replicaRole{
+				topicID: id, leader: s.p.Leader, leaderEpoch: s.p.LeaderEpoch, isLeader: s.p.Leader == self,
+				isr: s.p.ISR, replicas: s.p.Replicas, zkVersion: s.p.ZKVersion,
+			}
+			delete(tab.deleted, tp)
+		case s.p.LeaderEpoch == cur.leaderEpoch && hosted && s.topicID != zero && held == zero:
+			cur.topicID = s.topicID
+			tab.roles[tp] = cur
+		default:
+			s.code = kerr.StaleControllerEpoch.Code
+		}
+	}
+	roles.publish(tab)
+}

@@ -1,0 +1,103 @@
+package broker
+
+// StopReplica (key 5), versions 0-4: the controller tells this broker to
+// stop replicating partitions, and to delete them when their topic is
+// deleted or moved away.
+//
+// Behavior:
+//   - Fenced as every control request (controlplane.go): a refused request
+//     gets its code (STALE_BROKER_EPOCH or STALE_CONTROLLER_EPOCH) at the
+//     top level with no partitions, as Kafka's KafkaApis and
+//     ReplicaManager.stopReplicas answer. The single node refuses every
+//     request this way.
+//   - Per partition, as stopReplicas: a partition not hosted is answered
+//     NONE (and, if deleted, its logs are due for deletion: Kafka deletes
+//     logs a returning broker no longer hosts); a hosted one whose request
+//     leader epoch is -2 (deletion), -1 (none sent, before v3) or at least
+//     the one held is stopped (NONE): removed from the role table when
+//     deleted, else kept as neither leader nor follower; an older leader
+//     epoch gets FENCED_LEADER_EPOCH.
+//   - Deletion is recorded (replicaroles.go's pending deletes); the logs
+//     themselves are removed when ZooKeeper mode is wired.
+//
+// Version notes: v0 lists topic-partition pairs and v1-v2 partitions by
+// topic, with one DeletePartitions flag; v1+ broker epoch; v2+ flexible;
+// v3+ per-partition leader epoch and delete flag; v4 IsKRaftController.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(5, 0, 4, handleStopReplica) }
+
+// Leader epochs that skip StopReplica's epoch check (Kafka's
+// LeaderAndIsr.EPOCH_DURING_DELETE and NO_EPOCH).
+const (
+	epochDuringDelete = -2
+	noEpoch           = -1
+)
+
+// stopReplicaState is one partition of a request.
+type stopReplicaState struct {
+	tp          topicPartition
+	leaderEpoch int32
+	delete      bool
+}
+
+func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.StopReplicaRequest)
+	var states []stopReplicaState
+	for _, t := range req.Topics {
+		switch {
+		case req.Version == 0:
+			states = append(states, stopReplicaState{topicPartition{t.Topic, t.Partition}, noEpoch, req.DeletePartitions})
+		case req.Version <= 2:
+			for _, p := range t.Partitions {
+				states = append(states, stopReplicaState{topicPartition{t.Topic, p}, noEpoch, req.DeletePartitions})
+			}
+		default:
+			for _, p := range t.PartitionStates {
+				states = append(states, stopReplicaState{topicPartition{t.Topic, p.Partition}, p.LeaderEpoch, p.Delete})
+			}
+		}
+	}
+	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
+	resp.ErrorCode = c.b.ctl.control(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 1, req.IsKRaftController,
+		func() { resp.Partitions = c.b.stopReplicas(states) })
+	return resp, nil
+}
+
+// stopReplicas applies accepted StopReplica states to the role table and
+// returns each partition's answer. Called under controlState.mu.
+func (b *Broker) stopReplicas(states []stopReplicaState) []kmsg.StopReplicaResponsePartition {
+	roles := &b.ctl.roles
+	tab := roles.edit()
+	out := make([]kmsg.StopReplicaResponsePartition, 0, len(states))
+	for _, s := range states {
+		rp := kmsg.NewStopReplicaResponsePartition()
+		rp.Topic, rp.Partition = s.tp.topic, s.tp.partition
+		cur, hosted := tab.roles[s.tp]
+		switch {
+		case !hosted:
+			if s.delete {
+				tab.deleted[s.tp] = struct{}{}
+			}
+		case s.leaderEpoch == epochDuringDelete || s.leaderEpoch == noEpoch || s.leaderEpoch >= cur.leaderEpoch:
+			if s.delete {
+				delete(tab.roles, s.tp)
+				tab.deleted[s.tp] = struct{}{}
+			} else {
+				cur.stopped, cur.isLeader = true, false
+				tab.roles[s.tp] = cur
+			}
+		default:
+			rp.ErrorCode = kerr.FencedLeaderEpoch.Code
+		}
+		out = append(out, rp)
+	}
+	roles.publish(tab)
+	return out
+}

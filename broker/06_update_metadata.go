@@ -1,0 +1,38 @@
+package broker
+
+// UpdateMetadata (key 6), versions 0-8: the controller sends this broker
+// the live brokers and partition states, which it keeps in the metadata
+// cache (metadatacache.go) for Metadata, DescribeCluster and
+// FindCoordinator in ZooKeeper mode.
+//
+// Behavior:
+//   - Fenced as every control request (controlplane.go): a stale broker
+//     epoch gets STALE_BROKER_EPOCH, a sender that is not the controller or
+//     a controller epoch below the highest seen STALE_CONTROLLER_EPOCH
+//     (Kafka's ControllerMovedException), the response's only field. The
+//     single node refuses every request this way.
+//   - Accepted: the cache takes the request (the live brokers replaced, the
+//     named partitions merged, those led by -2 removed) and the answer is
+//     NONE. Kafka then also drops the deleted partitions' group offsets;
+//     that comes with ZooKeeper mode's wiring.
+//
+// Version notes: v0 brokers with one host and port; v1+ endpoints; v2+
+// racks; v3+ listener names; v4+ offline replicas; v5+ broker epoch and
+// partitions grouped by topic; v6+ flexible; v7+ topic ids; v8
+// IsKRaftController.
+
+import (
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(6, 0, 8, handleUpdateMetadata) }
+
+func handleUpdateMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.UpdateMetadataRequest)
+	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
+	resp.ErrorCode = c.b.ctl.control(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
+		func() { c.b.ctl.cache.update(req) })
+	return resp, nil
+}

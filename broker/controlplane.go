@@ -1,0 +1,120 @@
+package broker
+
+// The receiving side of the controller's requests (LeaderAndIsr,
+// StopReplica, UpdateMetadata: 04_leader_and_isr.go, 05_stop_replica.go,
+// 06_update_metadata.go): who may send them and the fencing every one of
+// them passes first, as Kafka's KafkaApis and ReplicaManager do.
+//
+// Fencing, in order (the first that fails answers the request):
+//  1. Broker epoch (KIP-380; absent before LeaderAndIsr v2, StopReplica v1,
+//     UpdateMetadata v5, and -1 means unknown): older than this broker's
+//     current epoch → STALE_BROKER_EPOCH: the request was meant for an
+//     earlier registration of this broker. A newer one is accepted, as
+//     Kafka does: the controller may learn of a re-registration first.
+//  2. The sender must be the controller ZooKeeper names, at that epoch
+//     (ControlPlane.IsActiveController), else STALE_CONTROLLER_EPOCH (the
+//     code of Kafka's ControllerMovedException). Kafka 3.9 makes no such
+//     check (ClusterAction ACLs stand in for it); sluice adds it as a
+//     consistency check, not as security: on plaintext the id is
+//     self-declared. A request marked IsKRaftController is refused the same
+//     way: sluice has no KRaft controller.
+//  3. A controller epoch below the highest one seen → STALE_CONTROLLER_EPOCH;
+//     otherwise the request's epoch becomes the highest seen.
+//
+// Steps 1 and 2 call the ControlPlane with no broker lock held. Step 3 and
+// the request's effect run under controlState.mu, one control request at a
+// time (Kafka's replicaStateChangeLock). Lock order: controlState.mu before
+// Broker.mu (LeaderAndIsr reads a local topic's id); it is never taken
+// while another broker lock is held.
+//
+// The single node (Config.ControlPlane nil) has no controller: it decides
+// its partitions itself, so no request can come from a controller
+// ZooKeeper names and every control request is refused with
+// STALE_CONTROLLER_EPOCH at step 2, changing nothing.
+
+import (
+	"sync"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+)
+
+// ControlPlane is what the broker asks of the cluster (coordinator/zk in
+// ZooKeeper mode) to fence control requests.
+type ControlPlane interface {
+	// BrokerEpoch is this broker's current epoch: the czxid of its
+	// registration znode.
+	BrokerEpoch() int64
+	// IsActiveController reports whether broker id is the controller at
+	// controller epoch epoch. It may be a little behind ZooKeeper: an
+	// implementation should accept an epoch newer than the one it last saw
+	// when it cannot confirm it (the new controller's requests can arrive
+	// before this broker's watch fires), and should not block for long.
+	IsActiveController(id, epoch int32) bool
+}
+
+// unknownBrokerEpoch is the broker epoch of a request that carries none
+// (Kafka's AbstractControlRequest.UNKNOWN_BROKER_EPOCH).
+const unknownBrokerEpoch = -1
+
+// singleNode is the ControlPlane of the embedded single node: no broker
+// epoch, no controller that could send requests.
+type singleNode struct{}
+
+func (singleNode) BrokerEpoch() int64                 { return unknownBrokerEpoch }
+func (singleNode) IsActiveController(_, _ int32) bool { return false }
+
+// controlState is the state control requests change.
+type controlState struct {
+	plane ControlPlane
+	cache metadataCache // UpdateMetadata's (metadatacache.go)
+	roles replicaRoles  // LeaderAndIsr's and StopReplica's (replicaroles.go)
+
+	mu sync.Mutex
+	// epoch is the highest controller epoch accepted, by any of the three
+	// requests (Kafka's ReplicaManager.controllerEpoch); under mu.
+	epoch int32
+}
+
+func newControlState(plane ControlPlane) *controlState {
+	if plane == nil {
+		plane = singleNode{}
+	}
+	s := &controlState{plane: plane}
+	s.cache.snap.Store(&metadataSnapshot{controllerID: -1, topics: map[string]*cachedTopic{}})
+	s.roles.tab.Store(&roleTable{roles: map[topicPartition]replicaRole{}, deleted: map[topicPartition]struct{}{}})
+	return s
+}
+
+// topicPartition names a partition.
+type topicPartition struct {
+	topic     string
+	partition int32
+}
+
+// control fences a control request (steps above) and, when it passes, runs
+// apply under mu with the request's controller epoch recorded. It returns
+// the error code that refused the request, or 0.
+// hasBrokerEpoch is false for versions without the field.
+func (s *controlState) control(controllerID, controllerEpoch int32, brokerEpoch int64, hasBrokerEpoch, kraft bool, apply func()) int16 {
+	if hasBrokerEpoch && brokerEpoch != unknownBrokerEpoch && brokerEpoch < s.plane.BrokerEpoch() {
+		return kerr.StaleBrokerEpoch.Code
+	}
+	if kraft || !s.plane.IsActiveController(controllerID, controllerEpoch) {
+		return kerr.StaleControllerEpoch.Code
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if controllerEpoch < s.epoch {
+		return kerr.StaleControllerEpoch.Code
+	}
+	s.epoch = controllerEpoch
+	apply()
+	return 0
+}
+
+// controllerEpoch is the highest controller epoch accepted.
+func (s *controlState) controllerEpoch() int32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.epoch
+}
