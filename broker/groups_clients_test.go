@@ -31,7 +31,7 @@ func startTappedBroker(t *testing.T, topic string, n int32) (*testBroker, *group
 		groupTimeouts(c)
 		c.Advertise = tap.addr()
 	})
-	tap.target = tb.addr
+	tap.target.Store(&tb.addr)
 	if _, err := tb.admin(t).CreateTopic(ctxTimeout(t, 10*time.Second), n, 1, nil, topic); err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -27,7 +28,7 @@ import (
 
 type groupTap struct {
 	ln     net.Listener
-	target string
+	target atomic.Pointer[string] // the broker's address, set once it listens
 	wg     sync.WaitGroup
 
 	mu struct {
@@ -97,7 +98,12 @@ func (g *groupTap) accept() {
 		if err != nil {
 			return
 		}
-		server, err := net.Dial("tcp", g.target)
+		target := g.target.Load()
+		if target == nil {
+			client.Close()
+			continue
+		}
+		server, err := net.Dial("tcp", *target)
 		if err != nil {
 			client.Close()
 			continue
