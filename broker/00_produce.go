@@ -147,7 +147,12 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if p == nil {
 		return nil, res, kerr.UnknownTopicOrPartition.Code, "", nil
 	}
-	if hdr, err := engine.ParseBatchHeader(rp.Records); err == nil && req.Version < 7 && hdr.Compression() == engine.CompressionZstd {
+	records := rp.Records
+	// The batch's header, read once for the checks below; a batch too
+	// short or damaged to have one is refused by the append.
+	hdr, hdrErr := engine.ParseBatchHeader(records)
+	hasHeader := hdrErr == nil
+	if hasHeader && req.Version < 7 && hdr.Compression() == engine.CompressionZstd {
 		// As Kafka's ProduceRequest.validateRecords: zstd came with v7
 		// (KIP-110).
 		return nil, res, kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", req.Version), nil
@@ -161,13 +166,10 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if n := p.minInsync.Load(); req.Acks == -1 && n > 1 {
 		return nil, res, kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set of %s-%d has 1 member, fewer than min.insync.replicas=%d", topic, rp.Partition, n), nil
 	}
-	records := rp.Records
-	if len(records) >= engine.BatchHeaderSize {
-		if hdr, err := engine.ParseBatchHeader(records); err == nil && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
-			return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
-		}
+	if hasHeader && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
+		return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
 	}
-	if hdr, err := engine.ParseBatchHeader(records); err == nil && hdr.Control() && len(records) <= p.log.Options().MaxBatchBytes {
+	if hasHeader && hdr.Control() && len(records) <= p.log.Options().MaxBatchBytes {
 		// As Kafka's LogValidator.validateBatch, after the checks of size
 		// and damage (which the append reports).
 		if _, err := engine.ValidateBatch(records); err == nil {
