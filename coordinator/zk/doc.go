@@ -102,6 +102,10 @@
 // of coordinator/controller (controllerloop.go), its reads (loader.go),
 // writes (writes.go) and channel to the brokers (sender.go).
 //
+// Smaller jobs, one file each:
+//
+//	clusterid.go   ClusterID: read /cluster/id, or create it (first broker wins)
+//
 // Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
 // is held across a ZooKeeper call or a Send.
 //
