@@ -105,6 +105,7 @@
 // Smaller jobs, one file each:
 //
 //	clusterid.go   ClusterID: read /cluster/id, or create it (first broker wins)
+//	configstore.go Config, SetConfig: /config/<type>/<name> and its change notification
 //
 // Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
 // is held across a ZooKeeper call or a Send.
