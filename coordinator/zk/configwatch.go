@@ -109,7 +109,7 @@ func (w *ConfigWatcher) run(ctx context.Context) {
 			err = w.deliver(names)
 		}
 		if err != nil {
-			if !w.pause(ctx) {
+			if !w.c.pause(ctx, configWatchRetry) {
 				return
 			}
 			continue
@@ -122,20 +122,6 @@ func (w *ConfigWatcher) run(ctx context.Context) {
 		case <-w.c.Closed():
 			return
 		}
-	}
-}
-
-// pause waits before a retry; false when the watcher is to stop.
-func (w *ConfigWatcher) pause(ctx context.Context) bool {
-	t := time.NewTimer(configWatchRetry)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-w.c.Closed():
-		return false
 	}
 }
 

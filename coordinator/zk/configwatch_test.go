@@ -134,8 +134,8 @@ func TestConfigWatchReconnect(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// setup returns a writer and a watcher's client, through a proxy, on
-	// a chroot of their own.
-	setup := func(t *testing.T, session time.Duration) (writer, c *Client, proxy *linkProxy) {
+	// a chroot of their own, the watcher started and one change delivered.
+	setup := func(t *testing.T, session time.Duration) (writer, c *Client, proxy *linkProxy, l changeLog) {
 		chroot := zktest.Chroot()
 		writer = connect(t, chroot)
 		if err := writer.EnsurePersistentPaths(); err != nil {
@@ -147,17 +147,23 @@ func TestConfigWatchReconnect(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(c.Close)
-		return writer, c, proxy
+		l = newChangeLog()
+		t.Cleanup(WatchConfigChanges(ctx, c, l.record).Close)
+		first := topicChange("before")
+		set(t, writer, first)
+		l.expect(t, "before the link goes", first)
+		return writer, c, proxy, l
+	}
+	// noMore checks that nothing else was delivered: the next change is
+	// the next thing the watcher sees.
+	noMore := func(t *testing.T, writer *Client, l changeLog) {
+		marker := topicChange("marker")
+		set(t, writer, marker)
+		l.expect(t, "after the marker", marker)
 	}
 
 	t.Run("link cut", func(t *testing.T) {
-		writer, c, proxy := setup(t, 8*time.Second)
-		l := newChangeLog()
-		w := WatchConfigChanges(ctx, c, l.record)
-		defer w.Close()
-		first := topicChange("before")
-		set(t, writer, first)
-		l.expect(t, "before the cut", first)
+		writer, c, proxy, l := setup(t, 8*time.Second)
 		expired := c.Expired()
 		proxy.setCut(true)
 		during := []ConfigChange{topicChange("during"), brokerChange("7")}
@@ -169,19 +175,11 @@ func TestConfigWatchReconnect(t *testing.T) {
 			t.Fatal("the session expired: the cut was to be shorter than the session")
 		default:
 		}
-		marker := topicChange("marker")
-		set(t, writer, marker)
-		l.expect(t, "after the marker", marker)
+		noMore(t, writer, l)
 	})
 
 	t.Run("session expiry", func(t *testing.T) {
-		writer, c, proxy := setup(t, time.Second)
-		l := newChangeLog()
-		w := WatchConfigChanges(ctx, c, l.record)
-		defer w.Close()
-		first := topicChange("before")
-		set(t, writer, first)
-		l.expect(t, "before the expiry", first)
+		writer, c, proxy, l := setup(t, time.Second)
 
 		if _, err := c.conn.Create(c.abs("/probe"), nil, gozk.FlagEphemeral, openACL); err != nil {
 			t.Fatal(err)
@@ -206,8 +204,6 @@ func TestConfigWatchReconnect(t *testing.T) {
 			t.Fatal("the client never learned its session expired")
 		}
 		l.expect(t, "after the expiry", during...)
-		marker := topicChange("marker")
-		set(t, writer, marker)
-		l.expect(t, "after the marker", marker)
+		noMore(t, writer, l)
 	})
 }
