@@ -107,6 +107,7 @@
 //	clusterid.go   ClusterID: read /cluster/id, or create it (first broker wins)
 //	configstore.go Config, SetConfig: /config/<type>/<name> and its change notification
 //	configwatch.go WatchConfigChanges: every broker's listener on /config/changes
+//	producerids.go AllocateProducerIDBlock: the next block of /latest_producer_id_block
 //
 // Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
 // is held across a ZooKeeper call or a Send.
