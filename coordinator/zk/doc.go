@@ -108,6 +108,7 @@
 //	configstore.go Config, SetConfig: /config/<type>/<name> and its change notification
 //	configwatch.go WatchConfigChanges: every broker's listener on /config/changes
 //	producerids.go AllocateProducerIDBlock: the next block of /latest_producer_id_block
+//	netsender.go   NetSender: the controller's connections to the brokers' listeners
 //
 // Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
 // is held across a ZooKeeper call or a Send.
