@@ -2,6 +2,10 @@ package zk
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -87,18 +91,23 @@ func TestConfigWatch(t *testing.T) {
 }
 
 // Watchers delete the notifications older than the expiration as they
-// process them, two of them racing to delete the same ones.
+// process them, two of them racing to delete the same ones, and keep the
+// younger ones. The test's clock ages the notifications once delivered:
+// one deleted before a watcher read it would not be delivered (the
+// broker read its entity's config at start, 15 minutes ago).
 func TestConfigWatchPurge(t *testing.T) {
 	chroot := zktest.Chroot()
 	writer := connect(t, chroot)
-	later := func() time.Time { return time.Now().Add(time.Hour) }
+	var aging atomic.Int64
+	clock := func() time.Time { return time.Now().Add(time.Duration(aging.Load())) }
 	ctx := context.Background()
 	logs := []changeLog{newChangeLog(), newChangeLog()}
 	for _, l := range logs {
-		w := startConfigWatcher(ctx, connect(t, chroot), l.record, ConfigChangeExpiration, later)
+		w := startConfigWatcher(ctx, connect(t, chroot), l.record, ConfigChangeExpiration, clock)
 		defer w.Close()
 	}
-	waitEmpty := func() {
+	// notifications waits until n are left, and returns them.
+	notifications := func(n int) []string {
 		t.Helper()
 		deadline := time.After(15 * time.Second)
 		for {
@@ -106,23 +115,32 @@ func TestConfigWatchPurge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(names) == 0 {
-				return
+			names = slices.DeleteFunc(names, func(s string) bool { return !strings.HasPrefix(s, ConfigChangePrefix) })
+			if len(names) == n {
+				return names
 			}
 			select {
 			case <-ch:
 			case <-deadline:
-				t.Fatalf("notifications never purged: %v", names)
+				t.Fatalf("notifications %v, want %d", names, n)
 			}
 		}
 	}
 	for round := range 3 {
+		aging.Store(0)
 		changes := []ConfigChange{topicChange("t"), brokerChange("2")}
 		set(t, writer, changes...)
 		for _, l := range logs {
-			l.expect(t, "round "+string(rune('0'+round)), changes...)
+			l.expect(t, fmt.Sprintf("round %d", round), changes...)
 		}
-		waitEmpty()
+		notifications(len(changes)) // younger than the expiration: kept
+		aging.Store(int64(ConfigChangeExpiration + time.Minute))
+		// A child that is not a notification wakes the watchers (and is
+		// passed over).
+		if _, err := writer.conn.Create(writer.abs(fmt.Sprintf("%s/wake-%d", ConfigChangesPath, round)), nil, 0, openACL); err != nil {
+			t.Fatal(err)
+		}
+		notifications(0)
 	}
 }
 
