@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -368,4 +370,88 @@ func TestAppendNotLeader(t *testing.T) {
 	leader, _ := f.c.startSync(syncReq("h", order[0], gen2, assign))
 	code(t, "leader's SyncGroup", result(t, leader).err, kerr.NotCoordinator)
 	code(t, "follower's SyncGroup", result(t, follower).err, kerr.NotCoordinator)
+}
+
+// Loads and unloads racing requests: no commit answered NONE is lost, no
+// parked request is left hanging, and go test -race finds nothing.
+func TestOwnershipChurn(t *testing.T) {
+	f := newFixture(t)
+	c := NewPartitioned(f.config(), f.store)
+	t.Cleanup(c.Close)
+	p := PartitionFor("g", 50)
+	joining := groupOn(p, "join")
+
+	stop := make(chan struct{})
+	done := make(chan struct{}, 2)
+	var lastCommitted int64 = -1
+	var commits atomic.Int64 // answered NONE
+	// Commits, one at a time, with increasing offsets.
+	go func() {
+		defer func() { done <- struct{}{} }()
+		for n := int64(1); ; n++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if c.OffsetCommit(commitReq("g", "", -1, n, 0)).Topics[0].Partitions[0].ErrorCode == 0 {
+				lastCommitted = n
+				commits.Add(1)
+			}
+			fetchGroupCode(c, "g")
+			listGroups(c)
+		}
+	}()
+	// Joins that park until an Unload answers them.
+	go func() {
+		defer func() { done <- struct{}{} }()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			ch, r := c.startJoin(joinReq(joining, "", nil), "client", "/127.0.0.1")
+			if ch == nil && r.err == kerr.MemberIDRequired.Code {
+				ch, _ = c.startJoin(joinReq(joining, r.memberID, nil), "client", "/127.0.0.1")
+			}
+			if ch != nil {
+				select {
+				case <-ch:
+				case <-time.After(10 * time.Second):
+					t.Error("a parked JoinGroup was never answered")
+					return
+				}
+			}
+		}
+	}()
+	epoch := int32(0)
+	deadline := time.Now().Add(10 * time.Second)
+	// Until both the churn and the commits that succeed in it are many.
+	for i := 0; i < 200 || commits.Load() < 20; i++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d commits answered NONE in %d loads", commits.Load(), i)
+		}
+		epoch++
+		c.Load(p, epoch)
+		if i%2 == 0 {
+			if err := waitLoaded(c, p); err != nil {
+				t.Fatal(err)
+			}
+			runtime.Gosched()
+		}
+		c.Unload(p, epoch)
+	}
+	close(stop)
+	for range 2 {
+		result(t, done)
+	}
+	c.loads.Wait()
+	c.Load(p, epoch+1)
+	if err := waitLoaded(c, p); err != nil {
+		t.Fatal(err)
+	}
+	if got := fetch(c, "g", 0)[0].Offset; got != lastCommitted {
+		t.Errorf("offset after the churn: %d, last commit answered NONE: %d", got, lastCommitted)
+	}
 }
