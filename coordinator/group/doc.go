@@ -69,7 +69,8 @@
 //
 // Epochs: e is the partition's leader epoch (Kafka's coordinator epoch).
 // Load and Unload older than the last one acted on are ignored (Kafka's
-// maybeUpdateCoordinatorEpoch). A load is a goroutine reading the store;
+// maybeUpdateCoordinatorEpoch); an Unload with a negative epoch (a
+// StopReplica without one) always applies. A load is a goroutine reading the store;
 // it installs its groups only if it is still the partition's current load
 // when done: an Unload, a newer Load (which starts a new read) or Close
 // in between makes it stale, its result is discarded, and it stops reading

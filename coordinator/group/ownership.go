@@ -159,7 +159,10 @@ func (c *Coordinator) endLoadLocked(partition int32, state ownership, err error)
 // leave memory at once, nothing is written: parked JoinGroup and
 // SyncGroup requests are answered NOT_COORDINATOR, timers stopped, and
 // later requests answered NOT_COORDINATOR. A running load is cancelled.
-// An Unload older than the last Load or Unload is ignored. Unload takes
+// An Unload older than the last Load or Unload is ignored; one with a
+// negative epoch (a StopReplica without a leader epoch: Kafka's NoEpoch
+// -1 and EpochDuringDelete -2) always applies, as Kafka's resignation
+// without an epoch, and leaves the recorded epoch as it was. Unload takes
 // each of the partition's groups' locks, so it waits for a store append
 // in progress for one of them.
 func (c *Coordinator) Unload(partition, epoch int32) {
@@ -169,7 +172,7 @@ func (c *Coordinator) Unload(partition, epoch int32) {
 		return
 	}
 	p := &c.mu.parts[partition]
-	if p.stale(epoch) {
+	if epoch >= 0 && p.stale(epoch) {
 		c.mu.Unlock()
 		c.log.Info("ignoring a stale unload of a __consumer_offsets partition", "partition", partition, "epoch", epoch, "current_epoch", p.epoch)
 		return

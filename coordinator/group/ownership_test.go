@@ -269,6 +269,11 @@ func TestUnload(t *testing.T) {
 	if !b.c.Loaded(p) {
 		t.Error("an Unload older than the Load unloaded the partition")
 	}
+	b.c.Unload(p, -2) // StopReplica deleting the partition, without an epoch
+	if b.c.Loaded(p) {
+		t.Error("Loaded after an Unload without an epoch")
+	}
+	b.load(gs, p, 2) // the recorded epoch is still 2
 }
 
 func fetchGroupCode(c *Coordinator, group string) int16 {
