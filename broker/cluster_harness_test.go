@@ -8,6 +8,7 @@ package broker
 // show.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
@@ -228,4 +230,15 @@ func topicReady(name string, n int) func(*kmsg.MetadataResponse) bool {
 		}
 		return true
 	}
+}
+
+// createTopic creates a topic through the first live broker and waits for
+// every broker to serve it.
+func (c *testCluster) createTopic(ctx context.Context, name string, partitions int32, rf int16) {
+	c.t.Helper()
+	adm := kadm.NewClient(clusterClient(c.t, c.bootstrap()[:1]))
+	if r, err := adm.CreateTopic(ctx, partitions, rf, nil, name); err != nil || r.Err != nil {
+		c.t.Fatalf("create %s: %v %v", name, err, r.Err)
+	}
+	c.waitAgree(name+" created", topicReady(name, int(partitions)))
 }

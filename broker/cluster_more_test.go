@@ -21,10 +21,7 @@ func TestClusterTopicConfigReachesEveryBroker(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	ctx := ctxTimeout(t, 60*time.Second)
 	adm := kadm.NewClient(clusterClient(t, c.bootstrap()[:1]))
-	if r, err := adm.CreateTopic(ctx, 3, 1, nil, "limits"); err != nil || r.Err != nil {
-		t.Fatalf("create: %v %v", err, r.Err)
-	}
-	c.waitAgree("created", topicReady("limits", 3))
+	c.createTopic(ctx, "limits", 3, 1)
 	if leaders := leadersPerBroker(topicOf(metadataOf(t, c.broker(0)), "limits")); len(leaders) != 3 {
 		t.Fatalf("leaders %v: want one partition on each broker", leaders)
 	}
@@ -94,11 +91,7 @@ func TestClusterProducerIDsAreUnique(t *testing.T) {
 func TestClusterPartitionsOfADeadBrokerAreOfflineUntilItReturns(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	ctx := ctxTimeout(t, 60*time.Second)
-	adm := kadm.NewClient(clusterClient(t, c.bootstrap()[:1]))
-	if r, err := adm.CreateTopic(ctx, 3, 1, nil, "solo"); err != nil || r.Err != nil {
-		t.Fatalf("create: %v %v", err, r.Err)
-	}
-	c.waitAgree("created", topicReady("solo", 3))
+	c.createTopic(ctx, "solo", 3, 1)
 	var onTwo int32 = -1
 	for _, p := range topicOf(metadataOf(t, c.broker(0)), "solo").Partitions {
 		if p.Leader == 2 {
@@ -148,11 +141,7 @@ func TestClusterKcat(t *testing.T) {
 	requireKcat(t)
 	c := startCluster(t, 3, nil)
 	ctx := ctxTimeout(t, 60*time.Second)
-	adm := kadm.NewClient(clusterClient(t, c.bootstrap()[:1]))
-	if r, err := adm.CreateTopic(ctx, 6, 2, nil, "kc"); err != nil || r.Err != nil {
-		t.Fatalf("create: %v %v", err, r.Err)
-	}
-	c.waitAgree("created", topicReady("kc", 6))
+	c.createTopic(ctx, "kc", 6, 2)
 	seed := c.broker(1).addr
 	out := kcat(t, "", "-b", seed, "-L")
 	for _, want := range []*regexp.Regexp{
