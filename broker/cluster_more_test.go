@@ -57,12 +57,22 @@ func TestClusterTopicConfigReachesEveryBroker(t *testing.T) {
 	prod := clusterClient(t, c.bootstrap(), kgo.RecordPartitioner(kgo.ManualPartitioner()), kgo.DisableIdempotentWrite(),
 		kgo.ProducerBatchMaxBytes(100000), kgo.ProducerBatchCompression(kgo.NoCompression()))
 	big := strings.Repeat("x", 2000)
-	for p := range int32(3) {
-		err := prod.ProduceSync(ctx, &kgo.Record{Topic: "limits", Partition: p, Value: []byte(big)}).FirstErr()
-		if !errors.Is(err, kerr.MessageTooLarge) {
-			t.Errorf("partition %d: a 2000-byte record with max.message.bytes=1000: %v, want MESSAGE_TOO_LARGE", p, err)
+	refused := func(when string) {
+		t.Helper()
+		for p := range int32(3) {
+			err := prod.ProduceSync(ctx, &kgo.Record{Topic: "limits", Partition: p, Value: []byte(big)}).FirstErr()
+			if !errors.Is(err, kerr.MessageTooLarge) {
+				t.Errorf("%s: partition %d: a 2000-byte record with max.message.bytes=1000: %v, want MESSAGE_TOO_LARGE", when, p, err)
+			}
 		}
 	}
+	refused("altered")
+	// A restarted broker opens its logs before it knows their topic; the
+	// override still holds once it leads them again.
+	c.stopBroker(1)
+	c.start(1)
+	c.waitAgree("restarted", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == 3 && topicReady("limits", 3)(md) })
+	refused("after a restart")
 }
 
 // Producer ids come from blocks in ZooKeeper: no two brokers hand out the
