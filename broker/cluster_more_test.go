@@ -102,12 +102,7 @@ func TestClusterPartitionsOfADeadBrokerAreOfflineUntilItReturns(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	ctx := ctxTimeout(t, 60*time.Second)
 	c.createTopic(ctx, "solo", 3, 1)
-	var onTwo int32 = -1
-	for _, p := range topicOf(metadataOf(t, c.broker(0)), "solo").Partitions {
-		if p.Leader == 2 {
-			onTwo = p.Partition
-		}
-	}
+	onTwo := c.ledBy(2, "solo")
 	prod := clusterClient(t, c.bootstrap(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "solo", Partition: onTwo, Value: []byte("kept")}).FirstErr(); err != nil {
 		t.Fatal(err)
@@ -223,4 +218,63 @@ func TestClusterCreateTopicsAssignmentsAndFactors(t *testing.T) {
 		tp := topicOf(md, "auto")
 		return topicReady("auto", 4)(md) && len(tp.Partitions[0].Replicas) == 2
 	})
+}
+
+// A broker whose ZooKeeper session expires (its link cut past the session
+// timeout, the process running on) leaves the cluster, then re-registers
+// at a higher broker epoch, refuses requests for its old epoch, and leads
+// its partitions again with their data.
+func TestClusterBrokerSessionExpiry(t *testing.T) {
+	c := startCluster(t, 2, func(cfg *Config) { cfg.Cluster.SessionTimeout = 2 * time.Second })
+	proxy := c.startBehindProxy(2)
+	c.waitAgree("three brokers", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == 3 })
+	ctx := ctxTimeout(t, 90*time.Second)
+	c.createTopic(ctx, "ex", 3, 1)
+	onTwo := c.ledBy(2, "ex")
+	if onTwo < 0 {
+		t.Fatal("broker 2 leads no partition of a topic spread over three brokers")
+	}
+	prod := clusterClient(t, c.bootstrap(), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	produce := func(v string) {
+		t.Helper()
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "ex", Partition: onTwo, Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce("before")
+	oldEpoch := c.broker(2).cluster.BrokerEpoch()
+
+	proxy.SetCut(true)
+	others := []*testBroker{c.broker(0), c.broker(1)}
+	c.waitAgreeOn(others, "broker 2's registration expired", func(md *kmsg.MetadataResponse) bool {
+		tp := topicOf(md, "ex")
+		return len(md.Brokers) == 2 && tp != nil && tp.Partitions[onTwo].Leader == -1
+	})
+	proxy.SetCut(false)
+	c.waitAgree("broker 2 back", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == 3 && topicReady("ex", 3)(md) })
+	newEpoch := c.broker(2).cluster.BrokerEpoch()
+	if newEpoch <= oldEpoch {
+		t.Fatalf("broker epoch %d after re-registering, was %d", newEpoch, oldEpoch)
+	}
+	// The controller's requests for the old registration are refused.
+	md := metadataOf(t, c.broker(2))
+	ctl := c.broker(md.ControllerID)
+	rc := dialRaw(t, c.broker(2).addr)
+	li := kmsg.NewPtrLeaderAndISRRequest()
+	li.ControllerID, li.ControllerEpoch, li.BrokerEpoch = md.ControllerID, ctl.cluster.loop.Load().Epoch(), oldEpoch
+	wantCode(t, "LeaderAndIsr for the expired registration", rc.roundTrip(li, 7).(*kmsg.LeaderAndISRResponse).ErrorCode, kerr.StaleBrokerEpoch)
+
+	produce("after")
+	cons := clusterClient(t, c.bootstrap(), kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{"ex": {onTwo: kgo.NewOffset().AtStart()}}))
+	var got []string
+	for len(got) < 2 {
+		fs := cons.PollFetches(ctx)
+		if err := fs.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fs.EachRecord(func(r *kgo.Record) { got = append(got, string(r.Value)) })
+	}
+	if !slices.Equal(got, []string{"before", "after"}) {
+		t.Fatalf("partition %d holds %q after the expiry, want [before after]", onTwo, got)
+	}
 }
