@@ -186,8 +186,8 @@ type Request struct {
 // Ready is what the controller decided: ZooKeeper writes to perform and
 // requests to send. Writes may be performed in any order and pipelined;
 // each must be answered by a WriteResult. Requests are in the order to
-// deliver them: by broker, and for one broker UpdateMetadata, then
-// LeaderAndIsr, then StopReplica; a broker's requests, across Readys, must
+// deliver them: by broker, and for one broker LeaderAndIsr, then
+// UpdateMetadata, then StopReplica (Kafka's order); a broker's requests, across Readys, must
 // reach it in the order given (one connection, as Kafka's
 // RequestSendThread), while different brokers' are independent.
 type Ready struct {

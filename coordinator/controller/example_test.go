@@ -49,8 +49,8 @@ func Example() {
 	// write CreateState orders-1 leader 2 epoch 0 isr [2]
 	// UpdateMetadata to 1: 2 live brokers, 0 topic(s)
 	// UpdateMetadata to 2: 2 live brokers, 0 topic(s)
-	// UpdateMetadata to 1: 2 live brokers, 1 topic(s)
 	// LeaderAndIsr to 1: 2 partition(s), controller epoch 7
-	// UpdateMetadata to 2: 2 live brokers, 1 topic(s)
+	// UpdateMetadata to 1: 2 live brokers, 1 topic(s)
 	// LeaderAndIsr to 2: 2 partition(s), controller epoch 7
+	// UpdateMetadata to 2: 2 live brokers, 1 topic(s)
 }

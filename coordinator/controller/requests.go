@@ -150,6 +150,12 @@ func (c *Controller) buildRequests() []Request {
 			}
 			states = fullStates
 		}
+		// Kafka's order (ControllerBrokerRequestBatch.sendRequestsToBrokers):
+		// a broker leads or follows a partition before its metadata names
+		// it, so a client sent there by that metadata finds it served.
+		if m := c.leaderAndISRMsg(id, epoch); m != nil {
+			out = append(out, Request{Broker: id, BrokerEpoch: epoch, Msg: m})
+		}
 		if len(states) > 0 || c.batch.umFull[id] || c.batch.umBrokers[id] {
 			out = append(out, Request{Broker: id, BrokerEpoch: epoch, Msg: &kmsg.UpdateMetadataRequest{
 				Version:         UpdateMetadataVersion,
@@ -159,9 +165,6 @@ func (c *Controller) buildRequests() []Request {
 				TopicStates:     states,
 				LiveBrokers:     live,
 			}})
-		}
-		if m := c.leaderAndISRMsg(id, epoch); m != nil {
-			out = append(out, Request{Broker: id, BrokerEpoch: epoch, Msg: m})
 		}
 		if m := c.stopReplicaMsg(id, epoch); m != nil {
 			out = append(out, Request{Broker: id, BrokerEpoch: epoch, Msg: m})
