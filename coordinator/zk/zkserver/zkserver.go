@@ -178,6 +178,9 @@ func (s *Server) Stop() {
 	}
 }
 
+// Pid is the server's process id.
+func (s *Server) Pid() int { return s.cmd.Process.Pid }
+
 // Exited is closed when the server's process has exited, stopped or not.
 func (s *Server) Exited() <-chan struct{} { return s.exited }
 
