@@ -26,68 +26,102 @@ var (
 	localBootstrapRE = regexp.MustCompile(`^bootstrap servers: (\S+)$`)
 )
 
-// `sluice local-cluster --brokers 3` as a user runs it: it prints the
-// bootstrap servers, a client produces to and consumes from a topic of
-// replication factor 3 through them, and SIGTERM stops every broker and
-// ZooKeeper (none of their processes is left) with exit code 0.
-func TestLocalCluster(t *testing.T) {
+// localRun is one `sluice local-cluster` process of a test.
+type localRun struct {
+	cmd     *exec.Cmd
+	dir     string
+	servers string         // the bootstrap servers line's list
+	pids    map[string]int // "ZooKeeper", "broker 0", ... -> pid
+	stderr  *bytes.Buffer  // read once exited is closed
+	exited  chan struct{}  // closed when the process has exited; err is then its status
+	err     error
+}
+
+// startLocalCluster runs `sluice local-cluster --brokers n` on free ports
+// and waits for its bootstrap servers line. At cleanup it is killed if the
+// test failed, and its output and the brokers' logs are printed.
+func startLocalCluster(t *testing.T, ctx context.Context, n int) *localRun {
+	t.Helper()
 	clusterZK(t) // skipped, or failed under CI, without ZooKeeper
-	bin := buildSluice(t)
-	dir := filepath.Join(t.TempDir(), "cluster")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.Command(bin, "local-cluster", "--brokers", "3", "--dir", dir, "--port", strconv.Itoa(freePorts(t, 3)))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
+	r := &localRun{dir: filepath.Join(t.TempDir(), "cluster"), pids: map[string]int{}, stderr: &bytes.Buffer{}, exited: make(chan struct{})}
+	r.cmd = exec.Command(buildSluice(t), "local-cluster", "--brokers", strconv.Itoa(n), "--dir", r.dir, "--port", strconv.Itoa(freePorts(t, n)))
+	r.cmd.Stderr = r.stderr
+	stdout, err := r.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	pids := map[string]int{}
 	lines := make(chan string, 100)
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
 			lines <- sc.Text()
 		}
-		exited <- cmd.Wait()
+		r.err = r.cmd.Wait()
+		close(r.exited)
 	}()
-	defer func() {
+	t.Cleanup(func() {
 		if t.Failed() {
-			cmd.Process.Kill()
-			t.Logf("local-cluster's stderr:\n%s", stderr.String())
-			for i := range 3 {
-				p := filepath.Join(dir, fmt.Sprintf("broker-%d.log", i))
+			r.cmd.Process.Kill()
+			<-r.exited
+			t.Logf("local-cluster's stderr:\n%s", r.stderr.String())
+			for i := range n {
+				p := filepath.Join(r.dir, fmt.Sprintf("broker-%d.log", i))
 				t.Logf("the end of %s:\n%s", p, tailFile(p, 30))
 			}
 		}
-	}()
-	var servers string
-	for servers == "" {
+	})
+	for r.servers == "" {
 		select {
 		case line := <-lines:
 			t.Log(line)
 			if m := localPidRE.FindStringSubmatch(line); m != nil {
-				pids[m[1]], _ = strconv.Atoi(m[2])
+				r.pids[m[1]], _ = strconv.Atoi(m[2])
 			}
 			if m := localBootstrapRE.FindStringSubmatch(line); m != nil {
-				servers = m[1]
+				r.servers = m[1]
 			}
-		case err := <-exited:
-			t.Fatalf("local-cluster exited before the bootstrap line: %v", err)
+		case <-r.exited:
+			t.Fatalf("local-cluster exited before the bootstrap line: %v", r.err)
 		case <-ctx.Done():
 			t.Fatal("no bootstrap servers line")
 		}
 	}
-	if len(pids) != 4 {
-		t.Fatalf("pids of ZooKeeper and 3 brokers, got %v", pids)
+	if len(r.pids) != n+1 {
+		t.Fatalf("pids of ZooKeeper and %d brokers, got %v", n, r.pids)
 	}
+	return r
+}
 
-	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(servers, ",")...),
+// wait waits for the process to exit and checks that none of ZooKeeper's
+// and the brokers' processes is left; it returns the exit status.
+func (r *localRun) wait(t *testing.T, ctx context.Context) error {
+	t.Helper()
+	select {
+	case <-r.exited:
+	case <-ctx.Done():
+		t.Fatal("local-cluster did not exit")
+	}
+	for name, pid := range r.pids {
+		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+			t.Errorf("%s (pid %d) is left after local-cluster exited: kill 0: %v", name, pid, err)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return r.err
+}
+
+// `sluice local-cluster --brokers 3` as a user runs it: it prints the
+// bootstrap servers, a client produces to and consumes from a topic of
+// replication factor 3 through them, and SIGTERM stops every broker and
+// ZooKeeper (none of their processes is left) with exit code 0.
+func TestLocalCluster(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := startLocalCluster(t, ctx, 3)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(strings.Split(r.servers, ",")...),
 		kgo.ConsumeTopics("replicated"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	if err != nil {
 		t.Fatal(err)
@@ -117,21 +151,32 @@ func TestLocalCluster(t *testing.T) {
 	}
 	cl.Close()
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+	if err := r.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Fatalf("local-cluster after SIGTERM: %v", err)
-		}
-	case <-ctx.Done():
-		t.Fatal("local-cluster did not exit after SIGTERM")
+	if err := r.wait(t, ctx); err != nil {
+		t.Fatalf("local-cluster after SIGTERM: %v", err)
 	}
-	for name, pid := range pids {
-		if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
-			t.Errorf("%s (pid %d) is left after local-cluster exited: kill 0: %v", name, pid, err)
-			syscall.Kill(pid, syscall.SIGKILL)
+}
+
+// A broker that dies is reported with its pid; when none is left,
+// local-cluster stops ZooKeeper and exits 1.
+func TestLocalClusterReportsExit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := startLocalCluster(t, ctx, 1)
+	pid := r.pids["broker 0"]
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	err := r.wait(t, ctx)
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		t.Fatalf("local-cluster with its only broker killed: %v, want exit status 1", err)
+	}
+	for _, want := range []string{fmt.Sprintf("broker 0 (pid %d) exited unexpectedly: signal: killed", pid), "every broker has exited"} {
+		if !strings.Contains(r.stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr.String())
 		}
 	}
 }
