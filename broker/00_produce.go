@@ -143,9 +143,9 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if req.TransactionID != nil {
 		return nil, res, kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet", nil
 	}
-	p = b.partition(topic, rp.Partition)
+	p, code = b.leaderPartition(topic, rp.Partition)
 	if p == nil {
-		return nil, res, kerr.UnknownTopicOrPartition.Code, "", nil
+		return nil, res, code, "", nil
 	}
 	records := rp.Records
 	// The batch's header, read once for the checks below; a batch too

@@ -130,16 +130,20 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				p = ts.partitions[rp.Partition]
 			}
 			switch {
-			case p == nil && req.Version >= 13 && ts == nil:
+			case p == nil && req.Version >= 13 && ts == nil && !b.ctl.cache.hasTopicID(rt.TopicID):
 				fp.ErrorCode = kerr.UnknownTopicID.Code
-			case p == nil:
-				fp.ErrorCode = kerr.UnknownTopicOrPartition.Code
+			case p == nil && req.Version >= 13 && ts == nil:
+				fp.ErrorCode = kerr.NotLeaderForPartition.Code
+			case p == nil || !p.leader.Load():
+				name := rt.Topic
+				if ts != nil {
+					name = ts.meta.Name
+				}
+				_, fp.ErrorCode = b.leaderPartition(name, rp.Partition)
 			case req.Version < 10 && recompressesTo(p, engine.CompressionZstd):
 				fp.ErrorCode = kerr.UnsupportedCompressionType.Code
-			case rp.CurrentLeaderEpoch > 0:
-				fp.ErrorCode = kerr.UnknownLeaderEpoch.Code
-			case rp.CurrentLeaderEpoch < -1:
-				fp.ErrorCode = kerr.FencedLeaderEpoch.Code
+			default:
+				fp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
 			if fp.ErrorCode != 0 {
 				failed = true

@@ -42,13 +42,13 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 			sp := kmsg.NewListOffsetsResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
-			p := c.b.partition(rt.Topic, rp.Partition)
+			p, code := c.b.leaderPartition(rt.Topic, rp.Partition)
 			var off, ts int64 = -1, -1
 			switch {
 			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case req.Version >= 4 && rp.CurrentLeaderEpoch > 0:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+				sp.ErrorCode = code
+			case req.Version >= 4 && p.checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
+				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			case rp.Timestamp == -2 || rp.Timestamp == -4:
 				off = p.log.StartOffset()
 			case rp.Timestamp == -1 || rp.Timestamp == -5:
@@ -59,7 +59,7 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			}
 			if sp.ErrorCode == 0 {
-				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, 0
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, p.epoch.Load()
 				if req.Version == 0 {
 					sp.OldStyleOffsets = []int64{off}
 				}

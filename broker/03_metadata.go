@@ -33,7 +33,12 @@ func init() { register(3, 0, 12, handleMetadata) }
 
 func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.MetadataRequest)
-	resp := metadata(c, req)
+	var resp *kmsg.MetadataResponse
+	if c.b.cluster != nil {
+		resp = c.b.clusterMetadata(req) // clustermetadata.go
+	} else {
+		resp = metadata(c, req)
+	}
 	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
 		for i := range resp.Topics {
 			resp.Topics[i].AuthorizedOperations = topicOperations

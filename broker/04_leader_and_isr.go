@@ -18,9 +18,9 @@ package broker
 //     an older epoch gets STALE_CONTROLLER_EPOCH, and so does the same
 //     epoch, except when it brings a topic id for a partition that had
 //     none (recorded, NONE).
-//   - Recording the role is all a LeaderAndIsr does for now: logs are
-//     opened, and produce/fetch routed by role, when ZooKeeper mode is
-//     wired. The Type field (v5+, full or incremental) is not acted on:
+//   - An accepted partition's log is opened, created when new, and it
+//     becomes leader or follower (hosting.go); a log that cannot be opened
+//     is KAFKA_STORAGE_ERROR. The Type field (v5+, full or incremental) is not acted on:
 //     Kafka uses it only for stray partitions of a KRaft migration.
 //
 // Version notes: v0-v1 list partitions with their topic; v2+ group them by
@@ -45,6 +45,8 @@ type leaderAndIsrState struct {
 	topicID [16]byte
 	p       *kmsg.LeaderAndISRRequestTopicPartition
 	code    int16
+	// accepted: the state became the partition's role.
+	accepted bool
 }
 
 func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
@@ -57,6 +59,19 @@ func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		ts := &req.TopicStates[i]
 		for j := range ts.PartitionStates {
 			states = append(states, leaderAndIsrState{topic: ts.Topic, topicID: ts.TopicID, p: &ts.PartitionStates[j]})
+		}
+	}
+	if cl := c.b.cluster; cl != nil {
+		// The topics' configs are read before the Store opens their logs
+		// under its lock (hosting.go).
+		loaded := map[string]bool{}
+		for _, s := range states {
+			if _, ok := c.b.coord.Topic(s.topic); !ok && !loaded[s.topic] {
+				loaded[s.topic] = true
+				if err := cl.backend.LoadTopic(s.topic); err != nil {
+					c.b.log.Warn("reading a topic's config", "topic", s.topic, "err", err)
+				}
+			}
 		}
 	}
 	ctl := c.b.ctl
@@ -121,6 +136,7 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 				isr: s.p.ISR, replicas: s.p.Replicas, zkVersion: s.p.ZKVersion,
 			}
 			delete(tab.deleted, tp)
+			s.accepted = true
 		case s.p.LeaderEpoch == cur.leaderEpoch && hosted && s.topicID != zero && held == zero:
 			cur.topicID = s.topicID
 			tab.roles[tp] = cur
@@ -129,4 +145,25 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 		}
 	}
 	roles.publish(tab)
+	// The logs, leadership and groups follow the new roles (hosting.go).
+	var order []string
+	byTopic := map[string][]hostedState{}
+	for i := range states {
+		s := &states[i]
+		if !s.accepted {
+			continue
+		}
+		if _, ok := byTopic[s.topic]; !ok {
+			order = append(order, s.topic)
+		}
+		byTopic[s.topic] = append(byTopic[s.topic], hostedState{s.p.Partition, tab.roles[topicPartition{s.topic, s.p.Partition}]})
+	}
+	for _, name := range order {
+		failed := b.host(name, byTopic[name])
+		for i := range states {
+			if s := &states[i]; s.topic == name && failed[s.p.Partition] != nil {
+				s.code = kerr.KafkaStorageError.Code
+			}
+		}
+	}
 }

@@ -17,8 +17,10 @@ package broker
 //     the one held is stopped (NONE): removed from the role table when
 //     deleted, else kept as neither leader nor follower; an older leader
 //     epoch gets FENCED_LEADER_EPOCH.
-//   - Deletion is recorded (replicaroles.go's pending deletes); the logs
-//     themselves are removed when ZooKeeper mode is wired.
+//   - A stopped partition serves no more (NOT_LEADER_OR_FOLLOWER); a
+//     deleted one has its log deleted (hosting.go), also when this broker
+//     was not hosting it since its start (KAFKA_STORAGE_ERROR if that
+//     fails).
 //
 // Version notes: v0 lists topic-partition pairs and v1-v2 partitions by
 // topic, with one DeletePartitions flag; v1+ broker epoch; v2+ flexible;
@@ -76,6 +78,7 @@ func (b *Broker) stopReplicas(states []stopReplicaState) []kmsg.StopReplicaRespo
 	roles := &b.ctl.roles
 	tab := roles.edit()
 	out := make([]kmsg.StopReplicaResponsePartition, 0, len(states))
+	var stop []stopReplicaState
 	for _, s := range states {
 		rp := kmsg.NewStopReplicaResponsePartition()
 		rp.Topic, rp.Partition = s.tp.topic, s.tp.partition
@@ -84,6 +87,7 @@ func (b *Broker) stopReplicas(states []stopReplicaState) []kmsg.StopReplicaRespo
 		case !hosted:
 			if s.delete {
 				tab.deleted[s.tp] = struct{}{}
+				stop = append(stop, s) // a log left from before this broker's start
 			}
 		case s.leaderEpoch == epochDuringDelete || s.leaderEpoch == noEpoch || s.leaderEpoch >= cur.leaderEpoch:
 			if s.delete {
@@ -93,11 +97,23 @@ func (b *Broker) stopReplicas(states []stopReplicaState) []kmsg.StopReplicaRespo
 				cur.stopped, cur.isLeader = true, false
 				tab.roles[s.tp] = cur
 			}
+			s.leaderEpoch = max(s.leaderEpoch, cur.leaderEpoch) // the groups' unload epoch
+			stop = append(stop, s)
 		default:
 			rp.ErrorCode = kerr.FencedLeaderEpoch.Code
 		}
 		out = append(out, rp)
 	}
 	roles.publish(tab)
+	for _, s := range stop {
+		if err := b.unhost(s.tp, s.leaderEpoch, s.delete); err != nil {
+			b.log.Error("deleting a stopped replica's log", "topic", s.tp.topic, "partition", s.tp.partition, "err", err)
+			for i := range out {
+				if out[i].Topic == s.tp.topic && out[i].Partition == s.tp.partition {
+					out[i].ErrorCode = kerr.KafkaStorageError.Code
+				}
+			}
+		}
+	}
 	return out
 }

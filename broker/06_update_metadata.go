@@ -32,7 +32,22 @@ func init() { register(6, 0, 8, handleUpdateMetadata) }
 func handleUpdateMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.UpdateMetadataRequest)
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
+	var deleted []topicPartition
 	resp.ErrorCode = c.b.ctl.control(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
-		func() { c.b.ctl.cache.update(req) })
+		func() { deleted = c.b.ctl.cache.update(req) })
+	// The committed offsets of deleted topics go, on every broker for the
+	// groups it coordinates, as Kafka's handleUpdateMetadataRequest has
+	// its group coordinator handle deleted partitions.
+	if g := c.b.existingGroups(); g != nil && len(deleted) > 0 {
+		done := map[string]bool{}
+		for _, tp := range deleted {
+			if !done[tp.topic] {
+				done[tp.topic] = true
+				if n := g.DeleteTopicOffsets(tp.topic); n > 0 {
+					c.b.log.Info("removed the committed offsets of a deleted topic", "topic", tp.topic, "offsets", n)
+				}
+			}
+		}
+	}
 	return resp, nil
 }

@@ -33,6 +33,10 @@ func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		var msg string
 		switch req.CoordinatorType {
 		case 0:
+			if c.b.cluster != nil {
+				co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key)
+				break
+			}
 			if _, err := c.b.groupCoordinator(); err != nil {
 				co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, err.Error()
 				break

@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -61,16 +62,30 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
 		code, msg := c.b.createOne(req, &rt, &st, seen[rt.Topic] > 1)
-		if code != 0 {
-			st.ErrorCode = code
-			if req.Version >= 1 && msg != "" {
-				st.ErrorMessage = &msg
-			}
-			st.Configs = nil
-		}
+		setCreateError(req, &st, code, msg)
 		resp.Topics = append(resp.Topics, st)
 	}
+	if c.b.cluster != nil && !req.ValidateOnly {
+		// Answered once the controller has created them (clusteradmin.go).
+		for i := range resp.Topics {
+			st := &resp.Topics[i]
+			if st.ErrorCode == 0 && !c.b.awaitMetadata(req.TimeoutMillis, topicCreated(st.Topic, st.TopicID, int(st.NumPartitions))) {
+				setCreateError(req, st, kerr.RequestTimedOut.Code, "the controller has not created the topic yet")
+			}
+		}
+	}
 	return resp, nil
+}
+
+func setCreateError(req *kmsg.CreateTopicsRequest, st *kmsg.CreateTopicsResponseTopic, code int16, msg string) {
+	if code == 0 {
+		return
+	}
+	st.ErrorCode = code
+	if req.Version >= 1 && msg != "" {
+		st.ErrorMessage = &msg
+	}
+	st.Configs = nil
 }
 
 // maxPartitionsPerRequest is Kafka's limit on the partitions one
@@ -101,12 +116,26 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	if err := validateTopicName(rt.Topic); err != nil {
 		return kerr.InvalidTopicException.Code, err.Error()
 	}
-	if b.topic(rt.Topic) != nil {
+	if b.topicExists(rt.Topic) {
 		return kerr.TopicAlreadyExists.Code, fmt.Sprintf("topic %s already exists", rt.Topic)
 	}
 	brokers := int16(len(b.coord.Brokers()))
+	if b.cluster != nil {
+		brokers = int16(b.liveBrokers())
+	}
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
-	if len(rt.ReplicaAssignment) > 0 {
+	var assignments []controller.PartitionAssignment
+	switch {
+	case len(rt.ReplicaAssignment) > 0 && b.cluster != nil:
+		// Checked by the placement (CheckTopicAssignment), as Kafka checks.
+		for _, a := range rt.ReplicaAssignment {
+			assignments = append(assignments, controller.PartitionAssignment{Partition: a.Partition, Replicas: a.Replicas})
+		}
+		if _, err := controller.PlaceTopic(controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf, Assignments: assignments}, controller.Defaults{}, nil, nil); err != nil {
+			return controller.Code(err), controller.Message(err)
+		}
+		partitions, rf = int32(len(rt.ReplicaAssignment)), int16(len(rt.ReplicaAssignment[0].Replicas))
+	case len(rt.ReplicaAssignment) > 0:
 		if partitions != -1 || rf != -1 {
 			return kerr.InvalidRequest.Code, "both a replica assignment and a partition count or replication factor were given"
 		}
@@ -127,7 +156,7 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	if partitions < 1 {
 		return kerr.InvalidPartitions.Code, "number of partitions must be at least 1"
 	}
-	if rf < 1 || rf > brokers {
+	if rf < 1 || rf > brokers && assignments == nil {
 		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("replication factor %d: must be between 1 and the number of brokers (%d)", rf, brokers)
 	}
 	configs := map[string]string{}
@@ -161,6 +190,15 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	}
 	if len(configs) == 0 {
 		configs = nil
+	}
+	if b.cluster != nil {
+		tr := controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf, Assignments: assignments}
+		if assignments != nil {
+			tr.NumPartitions, tr.ReplicationFactor = -1, -1
+		}
+		id, code, msg := b.createClusterTopic(rt.Topic, tr, configs)
+		st.TopicID = id
+		return code, msg
 	}
 	ts, err := b.createTopic(rt.Topic, partitions, rf, configs)
 	if errors.Is(err, coordinator.ErrTopicExists) {

@@ -56,7 +56,13 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	for _, rt := range topics {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		code, msg := c.b.deleteOne(&rt, &st, names, ids)
+		var code int16
+		var msg string
+		if c.b.cluster != nil {
+			code, msg = c.b.deleteClusterOne(&rt, &st, names, ids, req.TimeoutMillis)
+		} else {
+			code, msg = c.b.deleteOne(&rt, &st, names, ids)
+		}
 		st.ErrorCode = code
 		if code != 0 && req.Version >= 5 && msg != "" {
 			st.ErrorMessage = &msg
@@ -67,14 +73,11 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 }
 
 func (b *Broker) deleteOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int) (int16, string) {
+	if code, msg := checkDeleteNaming(rt, names, ids); code != 0 {
+		return code, msg
+	}
 	var ts *topicState
 	switch {
-	case rt.Topic != nil && rt.TopicID != [16]byte{}:
-		return kerr.InvalidRequest.Code, "give a topic's name or its ID, not both"
-	case rt.Topic != nil && names[*rt.Topic] > 1:
-		return kerr.InvalidRequest.Code, fmt.Sprintf("topic %s is named more than once in the request", *rt.Topic)
-	case rt.Topic == nil && ids[rt.TopicID] > 1:
-		return kerr.InvalidRequest.Code, fmt.Sprintf("topic ID %s is given more than once in the request", engine.TopicID(rt.TopicID))
 	case rt.Topic != nil:
 		if ts = b.topic(*rt.Topic); ts == nil {
 			return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", *rt.Topic)
@@ -96,6 +99,53 @@ func (b *Broker) deleteOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTop
 	case err != nil:
 		b.log.Error("deleting topic", "topic", name, "err", err)
 		return kerr.UnknownServerError.Code, err.Error()
+	}
+	return 0, ""
+}
+
+// deleteClusterOne is deleteOne in ZooKeeper mode: the topic is looked up
+// in the cluster's metadata and deleted by the controller
+// (clusteradmin.go).
+func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int, timeoutMs int32) (int16, string) {
+	snap := b.ctl.cache.load()
+	var name string
+	var id engine.TopicID
+	if code, msg := checkDeleteNaming(rt, names, ids); code != 0 {
+		return code, msg
+	}
+	switch {
+	case rt.Topic != nil:
+		t := snap.topics[*rt.Topic]
+		if t == nil {
+			return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", *rt.Topic)
+		}
+		name, id = *rt.Topic, engine.TopicID(t.id)
+	default:
+		for n, t := range snap.topics {
+			if t.id == rt.TopicID {
+				name, id = n, engine.TopicID(t.id)
+			}
+		}
+		if name == "" {
+			return kerr.UnknownTopicID.Code, fmt.Sprintf("topic ID %s does not exist", engine.TopicID(rt.TopicID))
+		}
+	}
+	st.Topic, st.TopicID = &name, id
+	if name == offsetsTopic {
+		return kerr.InvalidRequest.Code, "the internal topic " + offsetsTopic + " holds the groups' offsets and cannot be deleted"
+	}
+	return b.deleteClusterTopic(name, id, timeoutMs)
+}
+
+// checkDeleteNaming refuses a topic named both ways, or more than once.
+func checkDeleteNaming(rt *kmsg.DeleteTopicsRequestTopic, names map[string]int, ids map[[16]byte]int) (int16, string) {
+	switch {
+	case rt.Topic != nil && rt.TopicID != [16]byte{}:
+		return kerr.InvalidRequest.Code, "give a topic's name or its ID, not both"
+	case rt.Topic != nil && names[*rt.Topic] > 1:
+		return kerr.InvalidRequest.Code, fmt.Sprintf("topic %s is named more than once in the request", *rt.Topic)
+	case rt.Topic == nil && ids[rt.TopicID] > 1:
+		return kerr.InvalidRequest.Code, fmt.Sprintf("topic ID %s is given more than once in the request", engine.TopicID(rt.TopicID))
 	}
 	return 0, ""
 }

@@ -42,9 +42,9 @@ func handleDeleteRecords(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response,
 }
 
 func (b *Broker) deleteRecords(topic string, index int32, offset int64) (int64, int16) {
-	p := b.partition(topic, index)
+	p, code := b.leaderPartition(topic, index)
 	if p == nil {
-		return -1, kerr.UnknownTopicOrPartition.Code
+		return -1, code
 	}
 	hw := p.highWatermark()
 	if offset == -1 {

@@ -21,16 +21,12 @@ package broker
 // ID (-1 for consumers; followers come with replication).
 
 import (
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/wire"
 )
 
 func init() { register(23, 0, 4, handleOffsetForLeaderEpoch) }
-
-// leaderEpoch is the epoch at which this broker leads every partition.
-const leaderEpoch = 0
 
 func handleOffsetForLeaderEpoch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.OffsetForLeaderEpochRequest)
@@ -42,14 +38,16 @@ func handleOffsetForLeaderEpoch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Re
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
-			p := c.b.partition(rt.Topic, rp.Partition)
+			p, code := c.b.leaderPartition(rt.Topic, rp.Partition)
+			var leaderEpoch int32
+			if p != nil {
+				leaderEpoch = p.epoch.Load()
+			}
 			switch {
 			case p == nil:
-				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
-			case req.Version >= 2 && rp.CurrentLeaderEpoch != -1 && rp.CurrentLeaderEpoch < leaderEpoch:
-				sp.ErrorCode = kerr.FencedLeaderEpoch.Code
-			case req.Version >= 2 && rp.CurrentLeaderEpoch > leaderEpoch:
-				sp.ErrorCode = kerr.UnknownLeaderEpoch.Code
+				sp.ErrorCode = code
+			case req.Version >= 2 && p.checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
+				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			case rp.LeaderEpoch == leaderEpoch:
 				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, p.log.EndOffset()
 			default:

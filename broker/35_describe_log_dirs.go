@@ -42,7 +42,7 @@ func handleDescribeLogDirs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		dt := kmsg.NewDescribeLogDirsResponseDirTopic()
 		dt.Topic = ts.meta.Name
 		for _, i := range partitions {
-			if i < 0 || int(i) >= len(ts.partitions) {
+			if i < 0 || int(i) >= len(ts.partitions) || ts.partitions[i] == nil {
 				continue
 			}
 			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
@@ -54,8 +54,8 @@ func handleDescribeLogDirs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		}
 	}
 	if req.Topics == nil {
-		for _, t := range b.coord.Topics() {
-			if ts := b.topic(t.Name); ts != nil {
+		for _, name := range b.topicNames() {
+			if ts := b.topic(name); ts != nil {
 				all := make([]int32, len(ts.partitions))
 				for i := range all {
 					all[i] = int32(i)

@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -36,8 +37,8 @@ func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 	var added int64
 	for _, rt := range req.Topics {
 		seen[rt.Topic]++
-		if ts := c.b.topic(rt.Topic); ts != nil && rt.Count > int32(len(ts.partitions)) {
-			added += int64(rt.Count) - int64(len(ts.partitions))
+		if _, n, ok := c.b.topicCount(rt.Topic); ok && rt.Count > n {
+			added += int64(rt.Count) - int64(n)
 		}
 	}
 	for _, rt := range req.Topics {
@@ -48,7 +49,7 @@ func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 		if added > maxPartitionsPerRequest {
 			code, msg = kerr.PolicyViolation.Code, "Excessively large number of partitions per request."
 		} else {
-			code, msg = c.b.growOne(&rt, seen[rt.Topic] > 1, req.ValidateOnly)
+			code, msg = c.b.growOne(&rt, seen[rt.Topic] > 1, req.ValidateOnly, req.TimeoutMillis)
 		}
 		st.ErrorCode = code
 		if code != 0 && msg != "" {
@@ -59,23 +60,33 @@ func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 	return resp, nil
 }
 
-func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool) (int16, string) {
+func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool, timeoutMs int32) (int16, string) {
 	if dup {
 		return kerr.InvalidRequest.Code, "Duplicate topic in request."
 	}
-	ts := b.topic(rt.Topic)
-	if ts == nil {
+	_, current, ok := b.topicCount(rt.Topic)
+	if !ok {
 		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic)
 	}
 	if rt.Topic == offsetsTopic {
 		return kerr.InvalidRequest.Code, "the partitions of " + offsetsTopic + " cannot change: every group is mapped to one of them by hash"
 	}
-	current := int32(len(ts.partitions))
 	switch {
 	case rt.Count == current:
 		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partitions.", current)
 	case rt.Count < current:
 		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", current, rt.Count)
+	}
+	if b.cluster != nil {
+		// The assignment is checked by the placement (PlaceNewPartitions).
+		var assignments [][]int32
+		for _, a := range rt.Assignment {
+			assignments = append(assignments, a.Replicas)
+		}
+		if validateOnly {
+			return 0, ""
+		}
+		return b.growClusterTopic(rt.Topic, rt.Count, assignments, timeoutMs)
 	}
 	if rt.Assignment != nil {
 		if len(rt.Assignment) != int(rt.Count-current) {
@@ -102,4 +113,17 @@ func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnl
 		return kerr.UnknownServerError.Code, err.Error()
 	}
 	return 0, ""
+}
+
+// topicCount is a topic's id and partition count: the cluster's in
+// ZooKeeper mode, the local topic's on the single node.
+func (b *Broker) topicCount(name string) (engine.TopicID, int32, bool) {
+	if b.cluster != nil {
+		return b.clusterTopic(name)
+	}
+	ts := b.topic(name)
+	if ts == nil {
+		return engine.TopicID{}, 0, false
+	}
+	return ts.meta.ID, int32(len(ts.partitions)), true
 }

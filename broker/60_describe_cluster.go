@@ -38,8 +38,12 @@ func handleDescribeCluster(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	}
 	resp.ClusterID = c.b.coord.ClusterID()
 	resp.ControllerID = c.b.coord.ControllerID()
-	for _, br := range c.b.coord.Brokers() {
-		if br.ID == c.b.self().ID {
+	brokers := c.b.coord.Brokers()
+	if c.b.cluster != nil {
+		resp.ControllerID, brokers = c.b.clusterBrokers()
+	}
+	for _, br := range brokers {
+		if br.ID == c.b.self().ID && c.b.cluster == nil {
 			br = c.b.self()
 		}
 		rb := kmsg.NewDescribeClusterResponseBroker()

@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
@@ -44,6 +47,10 @@ type Broker struct {
 	pool    *requestPool  // request memory (reqpool.go)
 	quotas  *connQuotas   // connection bounds (connquota.go)
 	ctl     *controlState // the controller's requests' state (controlplane.go)
+	// controlled: partitions are led as the controller's requests say
+	// (ZooKeeper mode, or a test's ControlPlane), not all by this broker.
+	controlled bool
+	cluster    *cluster // ZooKeeper mode (cluster.go); nil on the single node
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -51,7 +58,8 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.withDefaults()
-	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
+	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), ctl: newControlState(cfg.ControlPlane),
+		controlled: cfg.ControlPlane != nil || cfg.Cluster.enabled()}
 	if err := cfg.Network.validate(); err != nil {
 		return nil, err
 	}
@@ -71,9 +79,22 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.mu.advertis = self
-	coord, err := coordinator.OpenEmbedded(cfg.DataDir, self)
-	if err != nil {
-		return nil, err
+	var coord coordinator.Coordinator
+	if cfg.Cluster.enabled() {
+		cl, err := openCluster(cfg) // cluster.go
+		if err != nil {
+			return nil, err
+		}
+		cl.b, b.cluster, coord = b, cl, cl.backend
+		if cfg.ControlPlane == nil {
+			b.ctl.plane = cl
+		}
+	} else {
+		emb, err := coordinator.OpenEmbedded(cfg.DataDir, self)
+		if err != nil {
+			return nil, err
+		}
+		coord = emb
 	}
 	b.coord = coord
 	b.pids.coord = coord
@@ -88,13 +109,19 @@ func New(cfg Config) (*Broker, error) {
 		},
 	})
 	if err != nil {
-		coord.Close()
+		b.closeCoordinator()
 		return nil, err
 	}
 	b.store = store
+	if b.cluster != nil {
+		// Partitions come from the controller (hosting.go).
+		b.startClusterGroups()
+		b.cluster.backend.OnConfigChange(b.remoteConfigChange)
+		return b, nil
+	}
 	if err := b.removeOrphanLogs(); err != nil {
 		store.Close()
-		coord.Close()
+		b.closeCoordinator()
 		return nil, err
 	}
 	for _, t := range coord.Topics() {
@@ -134,7 +161,11 @@ func (b *Broker) selfAddress(listen string) (coordinator.Broker, error) {
 	if err != nil {
 		return coordinator.Broker{}, fmt.Errorf("broker: address %q: bad port", addr)
 	}
-	return coordinator.Broker{ID: b.cfg.ID, Host: host, Port: int32(p)}, nil
+	br := coordinator.Broker{ID: b.cfg.ID, Host: host, Port: int32(p)}
+	if r := b.cfg.Cluster.Rack; r != "" {
+		br.Rack = &r
+	}
+	return br, nil
 }
 
 // openTopic opens (creating) the logs of t's partitions and registers it.
@@ -164,13 +195,7 @@ func (b *Broker) openPartitions(t coordinator.Topic, from, to int32) ([]*partiti
 	}
 	ps := make([]*partition, len(logs))
 	for i, l := range logs {
-		// Configuration changes hold b.admin, as the callers do: the log's
-		// options and t's configs are current.
-		p := &partition{topic: t.Name, index: from + int32(i), log: l}
-		p.durableHW.Store(l.Options().FlushMessages == 1)
-		p.minInsync.Store(b.minInsyncReplicas(t.Configs))
-		p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
-		ps[i] = p
+		ps[i] = b.newPartition(t, from+int32(i), l)
 	}
 	return ps, nil
 }
@@ -182,19 +207,46 @@ func (b *Broker) topic(name string) *topicState {
 	return b.mu.topics[name]
 }
 
+// topicNames lists the topics this broker hosts partitions of, sorted.
+func (b *Broker) topicNames() []string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	names := make([]string, 0, len(b.mu.topics))
+	for name := range b.mu.topics {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
 func (b *Broker) topicByID(id engine.TopicID) *topicState {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.mu.byID[id]
 }
 
-// partition returns a partition, or nil.
+// partition returns a hosted partition, or nil.
 func (b *Broker) partition(topic string, index int32) *partition {
 	ts := b.topic(topic)
 	if ts == nil || index < 0 || int(index) >= len(ts.partitions) {
 		return nil
 	}
 	return ts.partitions[index]
+}
+
+// leaderPartition returns a partition this broker leads, or the code that
+// answers a request for it: NOT_LEADER_OR_FOLLOWER for a partition the
+// cluster has but this broker does not lead (the client refreshes its
+// metadata), UNKNOWN_TOPIC_OR_PARTITION for one nobody has.
+func (b *Broker) leaderPartition(topic string, index int32) (*partition, int16) {
+	p := b.partition(topic, index)
+	switch {
+	case p != nil && p.leader.Load():
+		return p, 0
+	case p != nil || b.controlled && b.ctl.cache.hasPartition(topic, index):
+		return nil, kerr.NotLeaderForPartition.Code
+	}
+	return nil, kerr.UnknownTopicOrPartition.Code
 }
 
 // createTopic creates a topic in the metadata and opens its logs.
@@ -256,6 +308,9 @@ func (b *Broker) Serve(ln net.Listener) error {
 		}
 	}
 	b.mu.Unlock()
+	if b.cluster != nil {
+		b.cluster.start(b.self()) // registers, then competes for the controller
+	}
 	b.log.Info("sluice broker listening", "addr", ln.Addr().String(), "advertised", net.JoinHostPort(b.self().Host, strconv.Itoa(int(b.self().Port))), "data", b.cfg.DataDir)
 	for {
 		nc, err := ln.Accept()
@@ -354,6 +409,21 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	b.pool.close()
+	if b.cluster != nil {
+		b.cluster.close() // the registration goes, another broker becomes controller
+	}
 	err := b.store.Close()
 	return errors.Join(err, b.coord.Close())
+}
+
+// closeCoordinator releases the metadata backend (and the ZooKeeper
+// session) when New fails.
+func (b *Broker) closeCoordinator() {
+	if b.cluster != nil {
+		b.cluster.cancel()
+		b.cluster.zk.Close()
+		b.cluster.backend.Close()
+		return
+	}
+	b.coord.Close()
 }

@@ -65,9 +65,16 @@ type Config struct {
 	// connections.max.idle.ms (netconfig.go).
 	Network NetworkConfig
 
+	// Cluster is ZooKeeper mode: zookeeper.connect, its session's times and
+	// broker.rack (clusterconfig.go). Empty, the broker is the embedded
+	// single node.
+	Cluster ClusterConfig
+
 	// ControlPlane fences the controller's requests (LeaderAndIsr,
-	// StopReplica, UpdateMetadata; controlplane.go) in ZooKeeper mode; nil
-	// is the embedded single node, which refuses them.
+	// StopReplica, UpdateMetadata; controlplane.go). nil is the default:
+	// ZooKeeper's controller in ZooKeeper mode, and on the embedded single
+	// node none, which refuses them. Tests set it to drive the control
+	// requests without a cluster.
 	ControlPlane ControlPlane
 
 	Logger *slog.Logger // default slog.Default()
@@ -252,6 +259,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Network.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.Cluster.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Groups.apply(k, v); !ok {

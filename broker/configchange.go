@@ -61,7 +61,7 @@ func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, v
 	if err := validateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
-	if b.topic(name) == nil {
+	if !b.topicExists(name) {
 		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
 	}
 	if validateOnly {
@@ -78,22 +78,43 @@ func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, v
 		b.log.Error("saving topic configs", "topic", name, "err", err)
 		return kerr.UnknownServerError.Code, err.Error()
 	}
+	b.applyTopicConfigsLocked(name, t.ID, t.Configs)
+	b.log.Info("altered topic configs", "topic", name, "configs", t.Configs)
+	return 0, ""
+}
+
+// applyTopicConfigsLocked makes a topic's new overrides current for its
+// open logs: the topic of that id, or of that name when id is zero (the
+// ZooKeeper backend's configs carry none). b.admin is held.
+func (b *Broker) applyTopicConfigsLocked(name string, id engine.TopicID, configs map[string]string) {
 	// The topic's state is replaced, not changed in place: readers hold it
 	// without a lock.
 	b.mu.Lock()
 	var parts []*partition
-	if old := b.mu.topics[name]; old != nil && old.meta.ID == t.ID {
-		next := &topicState{meta: t, partitions: old.partitions}
-		b.mu.topics[name], b.mu.byID[t.ID] = next, next
+	if old := b.mu.topics[name]; old != nil && (old.meta.ID == id || id == engine.TopicID{}) {
+		meta := old.meta
+		meta.Configs = configs
+		next := &topicState{meta: meta, partitions: old.partitions}
+		b.mu.topics[name], b.mu.byID[meta.ID] = next, next
 		parts = slices.Clone(old.partitions)
 	}
 	b.mu.Unlock()
 	b.store.ReloadOptions(name)
 	for _, p := range parts {
-		b.refreshPartition(p, t.Configs)
+		if p != nil {
+			b.refreshPartition(p, configs)
+		}
 	}
-	b.log.Info("altered topic configs", "topic", name, "configs", t.Configs)
-	return 0, ""
+}
+
+// topicExists reports whether a topic exists: in the cluster's metadata in
+// ZooKeeper mode, among the local topics on the single node.
+func (b *Broker) topicExists(name string) bool {
+	if b.cluster != nil {
+		_, _, ok := b.clusterTopic(name)
+		return ok
+	}
+	return b.topic(name) != nil
 }
 
 // currentBrokerConfigs returns a copy of one dynamic broker layer.
@@ -160,6 +181,18 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 		return kerr.UnknownServerError.Code, err.Error()
 	}
 	b.cfgs.dynamic.Store(next)
+	b.refreshAllLocked()
+	resource := "cluster default"
+	if perBroker {
+		resource = "broker " + strconv.Itoa(int(b.cfg.ID))
+	}
+	b.log.Info("altered dynamic broker configs", "resource", resource, "configs", configs)
+	return 0, ""
+}
+
+// refreshAllLocked applies the broker configs to every open log. b.admin
+// is held.
+func (b *Broker) refreshAllLocked() {
 	b.store.ReloadAllOptions()
 	type part struct {
 		p       *partition
@@ -169,17 +202,13 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 	b.mu.RLock()
 	for _, ts := range b.mu.topics {
 		for _, p := range ts.partitions {
-			parts = append(parts, part{p, ts.meta.Configs})
+			if p != nil {
+				parts = append(parts, part{p, ts.meta.Configs})
+			}
 		}
 	}
 	b.mu.RUnlock()
 	for _, x := range parts {
 		b.refreshPartition(x.p, x.configs)
 	}
-	resource := "cluster default"
-	if perBroker {
-		resource = "broker " + strconv.Itoa(int(b.cfg.ID))
-	}
-	b.log.Info("altered dynamic broker configs", "resource", resource, "configs", configs)
-	return 0, ""
 }

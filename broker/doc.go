@@ -33,8 +33,20 @@
 // 04-06) are fenced by broker and controller epochs through a ControlPlane
 // (controlplane.go) and fill the metadata cache (metadatacache.go) and the
 // replica role table (replicaroles.go), both copy-on-write snapshots that
-// readers load without a lock. The single node has no controller and
+// readers load without a lock; LeaderAndIsr and StopReplica open, lead,
+// follow and delete logs (hosting.go). The single node has no controller and
 // refuses them.
+//
+// ZooKeeper mode (Config.Cluster, cluster.go): the broker registers in
+// ZooKeeper, runs a controller driver (coordinator/zk), takes its metadata
+// backend from coordinator/zk, and serves only the partitions the
+// controller makes it lead; Metadata, DescribeCluster and FindCoordinator
+// answer from the metadata cache (clustermetadata.go) and topic
+// administration goes through ZooKeeper and waits for the controller
+// (clusteradmin.go). Configuration changed by other brokers arrives from
+// /config/changes (remoteconfig.go). The group coordinator loads and
+// unloads partitions of __consumer_offsets as this broker gains and loses
+// their leadership.
 //
 // Lock order, outermost first: groupsState.mu (the coordinator is made,
 // and __consumer_offsets created, under it); Broker.admin (one change to
@@ -51,5 +63,11 @@
 // yet recorded. requestPool.mu and connQuotas.mu nest no other lock, and no
 // other lock is held while a connection waits for request memory or a
 // connection slot. controlState.mu is taken with no other lock held and
-// nests only Broker.mu.
+// nests Broker.admin (hosting.go opens and deletes logs under both), hence
+// everything after it; in ZooKeeper mode nothing holding Broker.admin
+// takes controlState.mu. The group coordinator's Load and Unload are
+// called under controlState.mu and Broker.admin: Unload waits for appends
+// in progress on the partition, which take only the Store's and
+// partition locks. No broker lock is held across a ZooKeeper call except
+// Broker.admin around topic administration and configuration writes.
 package broker

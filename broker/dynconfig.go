@@ -57,6 +57,11 @@ type sourcedValue struct {
 // does.
 func (b *Broker) loadConfigs(raw Config) {
 	b.cfgs.static = staticBrokerConfigs(raw)
+	b.loadDynamicConfigs()
+}
+
+// loadDynamicConfigs reads the dynamic layers from the coordinator.
+func (b *Broker) loadDynamicConfigs() {
 	valid := func(layer string, m map[string]string) map[string]string {
 		for k, v := range m {
 			if _, err := validateBrokerConfig(k, v); err != nil {

@@ -77,8 +77,32 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 		return nil, err
 	}
 	ts = b.topic(offsetsTopic) // a migration replaced the topic's state
+	cfg := b.groupConfig(int32(len(ts.partitions)))
+	start := time.Now()
+	c, err := group.New(cfg, &offsetsStore{b: b})
+	if err != nil {
+		return nil, err
+	}
+	b.log.Info("group coordinator ready", "partitions", len(ts.partitions), "load", time.Since(start))
+	b.groups.c = c
+	return c, nil
+}
+
+// startClusterGroups starts the group coordinator of ZooKeeper mode: it
+// owns no partition of __consumer_offsets until the controller makes this
+// broker the leader of one (hosting.go's moveGroups).
+func (b *Broker) startClusterGroups() {
+	b.groups.mu.Lock()
+	defer b.groups.mu.Unlock()
+	b.groups.c = group.NewPartitioned(b.groupConfig(b.cfg.Groups.withDefaults().OffsetsPartitions), &offsetsStore{b: b})
+}
+
+// groupConfig is the group coordinator's configuration over partitions
+// partitions of __consumer_offsets.
+func (b *Broker) groupConfig(partitions int32) group.Config {
+	gc := b.cfg.Groups.withDefaults()
 	cfg := group.Config{
-		Partitions:            int32(len(ts.partitions)),
+		Partitions:            partitions,
 		MinSessionTimeout:     gc.MinSessionTimeout,
 		MaxSessionTimeout:     gc.MaxSessionTimeout,
 		MaxGroupSize:          gc.MaxSize,
@@ -86,25 +110,26 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 		OffsetsRetentionCheck: gc.OffsetsRetentionCheck,
 		MaxMetadataBytes:      gc.OffsetMetadataMax,
 		Logger:                b.log,
-		Topics: func(topic string) (int32, bool) {
-			t := b.topic(topic)
-			if t == nil {
-				return 0, false
-			}
-			return int32(len(t.partitions)), true
-		},
+		Topics:                b.topicPartitions,
 	}
 	if d := gc.InitialRebalanceDelay; d != nil {
 		cfg.InitialRebalanceDelay, cfg.NoInitialDelay = *d, *d == 0
 	}
-	start := time.Now()
-	c, err := group.New(cfg, &offsetsStore{ts: ts})
-	if err != nil {
-		return nil, err
+	return cfg
+}
+
+// topicPartitions is a topic's partition count: the cluster's in ZooKeeper
+// mode, else the local topic's.
+func (b *Broker) topicPartitions(topic string) (int32, bool) {
+	if b.cluster != nil {
+		_, n, ok := b.clusterTopic(topic)
+		return n, ok
 	}
-	b.log.Info("group coordinator ready", "partitions", len(ts.partitions), "load", time.Since(start))
-	b.groups.c = c
-	return c, nil
+	t := b.topic(topic)
+	if t == nil {
+		return 0, false
+	}
+	return int32(len(t.partitions)), true
 }
 
 // offsetsTopicConfigs are the configs __consumer_offsets is created with,
@@ -161,15 +186,27 @@ func (b *Broker) closeGroups() {
 	}
 }
 
-// offsetsStore is group.Store over the partitions of __consumer_offsets.
+// offsetsStore is group.Store over the partitions of __consumer_offsets
+// this broker leads: another is group.ErrNotLeader.
 type offsetsStore struct {
-	ts *topicState
+	b *Broker
+}
+
+func (s *offsetsStore) partition(partition int32) (*partition, error) {
+	p, code := s.b.leaderPartition(offsetsTopic, partition)
+	if p == nil {
+		return nil, fmt.Errorf("broker: %s-%d: %w (%v)", offsetsTopic, partition, group.ErrNotLeader, kerr.ErrorForCode(code))
+	}
+	return p, nil
 }
 
 // Append writes records as one batch and waits for the flush policy: on a
 // single node that is acks=all.
 func (s *offsetsStore) Append(partition int32, records []group.Record) error {
-	p := s.ts.partitions[partition]
+	p, err := s.partition(partition)
+	if err != nil {
+		return err
+	}
 	var bb engine.BatchBuilder
 	now := time.Now().UnixMilli()
 	for _, r := range records {
@@ -185,7 +222,10 @@ func (s *offsetsStore) Append(partition int32, records []group.Record) error {
 
 // Read calls fn for every record of a partition up to the high watermark.
 func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error {
-	p := s.ts.partitions[partition]
+	p, err := s.partition(partition)
+	if err != nil {
+		return err
+	}
 	hw := p.highWatermark()
 	var buf []byte
 	it := engine.NewRecordIterator(nil)

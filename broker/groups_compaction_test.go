@@ -30,7 +30,7 @@ func compactedOffsets(c *Config) {
 func (tb *testBroker) offsetsRecords(t testing.TB) (records, tombstones int) {
 	t.Helper()
 	ts := tb.topic(offsetsTopic)
-	s := &offsetsStore{ts: ts}
+	s := &offsetsStore{b: tb.Broker}
 	for i := range ts.partitions {
 		err := s.Read(int32(i), func(r group.Record) error {
 			records++

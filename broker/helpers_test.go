@@ -42,7 +42,7 @@ func serveBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
 	if err != nil {
 		t.Fatalf("broker.New: %v", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,9 @@ import (
 // test that reads it back instead of passing by luck.
 func TestMain(m *testing.M) {
 	requestHandled = scribble
-	os.Exit(m.Run())
+	code := m.Run()
+	stopPackageZK() // cluster_harness_test.go
+	os.Exit(code)
 }
 
 // scribble overwrites a handled frame with a pattern no test's data

@@ -10,6 +10,7 @@ package broker
 // UpdateMetadata, so the cache stays empty there).
 //
 // Concurrency: the cache is an immutable snapshot behind an atomic pointer.
+// Waiters (wait) are woken at each update through a channel under mu.
 // Only UpdateMetadata writes it, under controlState.mu (one writer at a
 // time); it builds a new snapshot and publishes it with one store, so a
 // reader (a Metadata request) takes no lock and sees one whole update or
@@ -28,8 +29,10 @@ package broker
 //     id, a zero id clears it.
 
 import (
+	"context"
 	"maps"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -77,6 +80,65 @@ type cachedPartition struct {
 
 type metadataCache struct {
 	snap atomic.Pointer[metadataSnapshot]
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced at each update; nil until waited on
+}
+
+// wait returns once cond holds for the current snapshot (true), or when
+// ctx ends (false). Admin requests wait so for the controller to have
+// applied their change, as Kafka's delayed CreateTopics waits for its
+// metadata cache.
+func (m *metadataCache) wait(ctx context.Context, cond func(*metadataSnapshot) bool) bool {
+	for {
+		m.mu.Lock()
+		if m.changed == nil {
+			m.changed = make(chan struct{})
+		}
+		ch := m.changed
+		m.mu.Unlock()
+		if cond(m.snap.Load()) {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// publish stores a new snapshot and wakes the waiters.
+func (m *metadataCache) publish(s *metadataSnapshot) {
+	m.snap.Store(s)
+	m.mu.Lock()
+	if m.changed != nil {
+		close(m.changed)
+		m.changed = nil
+	}
+	m.mu.Unlock()
+}
+
+// hasPartition reports whether the cluster has a partition, as the
+// controller last described it.
+func (m *metadataCache) hasPartition(topic string, index int32) bool {
+	t := m.snap.Load().topics[topic]
+	if t == nil {
+		return false
+	}
+	_, ok := t.partitions[index]
+	return ok
+}
+
+// hasTopicID reports whether the cluster has a topic of that id. The
+// single node's cache is empty: it has none.
+func (m *metadataCache) hasTopicID(id [16]byte) bool {
+	for _, t := range m.snap.Load().topics {
+		if t.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // load returns the current snapshot; it must not be changed.
@@ -154,6 +216,6 @@ func (m *metadataCache) update(req *kmsg.UpdateMetadataRequest) []topicPartition
 			delete(next.topics, name)
 		}
 	}
-	m.snap.Store(next)
+	m.publish(next)
 	return deleted
 }

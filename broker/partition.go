@@ -4,15 +4,25 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 )
 
-// partition is one partition this broker leads.
+// partition is one partition this broker hosts: on the single node it
+// leads every one; in ZooKeeper mode the controller's LeaderAndIsr says
+// whether it leads, at which leader epoch (hosting.go).
 type partition struct {
 	topic string
 	index int32
 	log   *engine.Log
+	// leader: this broker serves produce and fetch for the partition. Always
+	// on the single node; in ZooKeeper mode set by LeaderAndIsr.
+	leader atomic.Bool
+	// epoch is the leader epoch clients' CurrentLeaderEpoch is checked
+	// against (0 on the single node); the log stamps it into batches.
+	epoch atomic.Int32
 	// durableHW: with flush.messages=1 only what is on disk is readable, as
 	// Kafka flushes before it advances the high watermark; otherwise a
 	// machine crash would reuse offsets consumers already read. It follows
@@ -31,6 +41,23 @@ type partition struct {
 		sync.Mutex
 		waiters []chan struct{} // fetches waiting for data; each buffered 1
 	}
+}
+
+// checkLeaderEpoch checks a request's CurrentLeaderEpoch (-1: none) as
+// Kafka's Partition.checkCurrentLeaderEpoch: older than the partition's is
+// FENCED_LEADER_EPOCH (the client's leader is gone), newer
+// UNKNOWN_LEADER_EPOCH (this broker has not heard of it yet).
+func (p *partition) checkLeaderEpoch(current int32) int16 {
+	epoch := p.epoch.Load()
+	switch {
+	case current == -1:
+		return 0
+	case current < epoch:
+		return kerr.FencedLeaderEpoch.Code
+	case current > epoch:
+		return kerr.UnknownLeaderEpoch.Code
+	}
+	return 0
 }
 
 // highWatermark is the offset below which records are readable. On a single

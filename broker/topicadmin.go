@@ -51,6 +51,9 @@ func (b *Broker) deleteTopicLogs(name string) (deleted bool, err error) {
 	}
 	var firstErr error
 	for _, p := range ts.partitions {
+		if p == nil {
+			continue
+		}
 		if err := b.store.DeleteLog(engine.Partition{Topic: name, Partition: p.index}); err != nil && firstErr == nil {
 			firstErr = fmt.Errorf("broker: delete %s-%d: %w", name, p.index, err)
 		}

@@ -1,8 +1,8 @@
 // Package coordinator keeps sluice's cluster metadata (brokers, topics,
 // their IDs, partition counts and configurations) behind one interface with
 // two backends: the embedded one here, for a single node, which keeps the
-// metadata in a file of the data directory, and a ZooKeeper one for
-// clusters (to come).
+// metadata in a file of the data directory, and the ZooKeeper one of
+// coordinator/zk (Backend) for clusters.
 package coordinator
 
 import (

@@ -1,8 +1,9 @@
 // Package wire is sluice's side of the Kafka wire protocol: request framing,
 // request headers, response framing, and a Fetch response writer that streams
 // record bytes from any io.WriterTo (so from the storage engine's views with
-// sendfile). Message bodies are franz-go's kmsg types. wire imports only kmsg
-// and the standard library.
+// sendfile), and the client's side for the broker's own requests to other
+// brokers (client.go: AppendRequest, ParseResponse). Message bodies are
+// franz-go's kmsg types. wire imports only kmsg and the standard library.
 //
 // Every request and response is a frame: a big-endian int32 size, then that
 // many bytes.

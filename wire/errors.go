@@ -17,3 +17,15 @@ var (
 	// ErrBadRequest: a body that does not decode at its version.
 	ErrBadRequest = errors.New("wire: malformed request")
 )
+
+// Errors of the client side (client.go), reading another broker's
+// responses. Either leaves the connection out of step with the peer: it is
+// closed.
+var (
+	// ErrCorrelationMismatch: a response whose correlation id is not the
+	// one of the request it answers.
+	ErrCorrelationMismatch = errors.New("wire: response correlation id does not match the request")
+	// ErrBadResponse: a response too short for its header, or whose body
+	// does not decode at the request's version.
+	ErrBadResponse = errors.New("wire: malformed response")
+)

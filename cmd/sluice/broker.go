@@ -23,6 +23,8 @@ func runBroker(args []string, stdout, stderr io.Writer) int {
 	data := fs.String("data", "", "data directory (default ./sluice-data)")
 	id := fs.Int("id", -1, "broker id (default 0)")
 	config := fs.String("config", "", "server.properties file with Kafka's key names")
+	zookeeper := fs.String("zookeeper", "", "ZooKeeper to join a cluster through, host:port[,host:port...][/chroot] (default: none, a single node)")
+	rack := fs.String("rack", "", "this broker's rack (broker.rack)")
 	verbose := fs.Bool("v", false, "log debug events")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -66,6 +68,12 @@ func runBroker(args []string, stdout, stderr io.Writer) int {
 	}
 	if *id >= 0 {
 		cfg.ID = int32(*id)
+	}
+	if *zookeeper != "" {
+		cfg.Cluster.ZooKeeper = *zookeeper
+	}
+	if *rack != "" {
+		cfg.Cluster.Rack = *rack
 	}
 	cfg.Logger = logger
 

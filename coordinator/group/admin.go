@@ -9,8 +9,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ListGroups answers a ListGroups request: every group, filtered by state
-// (v4+, case-insensitive) and type (v5+; all groups here are "classic").
+// ListGroups answers a ListGroups request: every group of the owned
+// partitions, filtered by state (v4+, case-insensitive) and type (v5+; all
+// groups here are "classic").
 func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsResponse {
 	resp := req.ResponseKind().(*kmsg.ListGroupsResponse)
 	states := map[string]bool{}
@@ -25,6 +26,11 @@ func (c *Coordinator) ListGroups(req *kmsg.ListGroupsRequest) *kmsg.ListGroupsRe
 				classicOnly = true
 			}
 		}
+	}
+	if c.anyLoading() {
+		// As Kafka's listGroups: the groups of loaded partitions, and the
+		// error while another partition loads.
+		resp.ErrorCode = errLoadInProgress
 	}
 	if !classicOnly {
 		return resp
@@ -52,7 +58,13 @@ func (c *Coordinator) DescribeGroups(req *kmsg.DescribeGroupsRequest) *kmsg.Desc
 		dg := kmsg.NewDescribeGroupsResponseGroup()
 		dg.Group, dg.State = id, dead.String()
 		dg.AuthorizedOperations = math.MinInt32
-		if g := c.getGroup(id, false); g != nil {
+		g, code := c.getGroup(id, false)
+		if code != 0 {
+			// Kafka's GroupCoordinator.EmptyGroup: no state, type or
+			// protocol.
+			dg.ErrorCode, dg.State = code, ""
+		}
+		if g != nil {
 			g.mu.Lock()
 			dg.State, dg.ProtocolType = g.state.String(), g.protocolType
 			if g.state == stable {
@@ -92,7 +104,10 @@ func (c *Coordinator) DeleteGroups(req *kmsg.DeleteGroupsRequest) *kmsg.DeleteGr
 }
 
 func (c *Coordinator) deleteGroup(id string) int16 {
-	g := c.getGroup(id, false)
+	g, code := c.getGroup(id, false)
+	if code != 0 {
+		return code
+	}
 	if g == nil {
 		return errGroupIDNotFound
 	}
@@ -111,7 +126,7 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 	}
 	if err := c.deleteOffsets(g, all, true); err != nil {
 		c.log.Warn("deleting group", "group", id, "err", err)
-		return errCoordinatorNotAvailable
+		return appendError(err)
 	}
 	g.transition(dead, c.now())
 	c.forget(g)
@@ -123,7 +138,7 @@ func (c *Coordinator) deleteGroup(id string) int16 {
 // DescribeGroups); false for an unknown group. Tests use it to tell
 // whether a rebalance happened.
 func (c *Coordinator) Generation(groupID string) (int32, bool) {
-	g := c.getGroup(groupID, false)
+	g, _ := c.getGroup(groupID, false)
 	if g == nil {
 		return 0, false
 	}

@@ -1,7 +1,6 @@
 package group
 
 import (
-	"errors"
 	"log/slog"
 	"math"
 	"slices"
@@ -83,9 +82,6 @@ type Store interface {
 	Read(partition int32, fn func(Record) error) error
 }
 
-// ErrClosed is returned after Close.
-var ErrClosed = errors.New("group: coordinator closed")
-
 // Coordinator is the group coordinator.
 type Coordinator struct {
 	cfg   Config
@@ -94,23 +90,62 @@ type Coordinator struct {
 
 	mu struct {
 		sync.Mutex
+		// groups holds the groups of owned partitions only: a group is
+		// added when its partition's load completes or when a request
+		// creates it in an owned partition, and removed on Unload.
 		groups map[string]*group
-		closed bool
+		parts  []partition // indexed by partition of __consumer_offsets
+		// loading counts the partitions in the loading state.
+		loading int
+		closed  bool
 	}
+	// loads counts the running load goroutines; Close waits for them.
+	loads  sync.WaitGroup
 	expiry Timer
 }
 
 // New loads the groups and offsets of every partition of store and
-// returns the coordinator.
+// returns the coordinator, which owns every partition: the single node's
+// coordinator. Load and Unload are not meant for it.
 func New(cfg Config, store Store) (*Coordinator, error) {
-	cfg = cfg.withDefaults()
-	c := &Coordinator{cfg: cfg, store: store, log: cfg.Logger}
-	c.mu.groups = map[string]*group{}
-	if err := c.load(); err != nil {
+	c := newCoordinator(cfg, store)
+	all := make([]int32, c.cfg.Partitions)
+	for p := range all {
+		all[p] = int32(p)
+		c.mu.parts[p].state = owned
+	}
+	groups, err := c.read(all, nil)
+	if err != nil {
 		return nil, err
+	}
+	c.mu.groups = groups
+	for _, g := range groups {
+		g.mu.Lock()
+		c.armLoaded(g)
+		g.mu.Unlock()
+	}
+	if len(groups) > 0 {
+		c.log.Info("loaded consumer groups", "groups", len(groups))
 	}
 	c.scheduleOffsetExpiry()
 	return c, nil
+}
+
+// NewPartitioned returns a coordinator that owns no partition yet: the
+// broker hands it partitions with Load as it becomes their leader, and
+// takes them back with Unload (cluster mode).
+func NewPartitioned(cfg Config, store Store) *Coordinator {
+	c := newCoordinator(cfg, store)
+	c.scheduleOffsetExpiry()
+	return c
+}
+
+func newCoordinator(cfg Config, store Store) *Coordinator {
+	cfg = cfg.withDefaults()
+	c := &Coordinator{cfg: cfg, store: store, log: cfg.Logger}
+	c.mu.groups = map[string]*group{}
+	c.mu.parts = make([]partition, cfg.Partitions)
+	return c
 }
 
 // PartitionFor is the __consumer_offsets partition of a group, as Kafka
@@ -144,19 +179,25 @@ func (c *Coordinator) partitionFor(groupID string) int32 {
 func (c *Coordinator) now() time.Time { return c.cfg.Clock.Now() }
 
 // getGroup returns a group, nil if unknown; with create, an unknown group
-// is created Empty.
-func (c *Coordinator) getGroup(id string, create bool) *group {
+// is created Empty. A group whose partition is not owned, or is loading,
+// is nil with the code to answer (Kafka's validateGroupStatus:
+// NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS).
+func (c *Coordinator) getGroup(id string, create bool) (*group, int16) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.closed {
-		return nil
+		return nil, 0
+	}
+	p := c.partitionFor(id)
+	if code := c.mu.parts[p].code(); code != 0 {
+		return nil, code
 	}
 	g := c.mu.groups[id]
 	if g == nil && create {
-		g = newGroup(id, c.now())
+		g = newGroup(id, p, c.now())
 		c.mu.groups[id] = g
 	}
-	return g
+	return g, 0
 }
 
 // groups lists the groups, sorted by id.
@@ -186,7 +227,9 @@ func (c *Coordinator) forget(g *group) {
 }
 
 // Close stops every timer and answers parked requests with
-// NOT_COORDINATOR, as Kafka does when it unloads a group.
+// NOT_COORDINATOR, as Kafka does when it unloads a group. Running loads
+// are cancelled (WaitLoaded returns ErrClosed) and Close waits until they
+// have stopped, which they do at their next record.
 func (c *Coordinator) Close() {
 	c.mu.Lock()
 	if c.mu.closed {
@@ -197,27 +240,16 @@ func (c *Coordinator) Close() {
 	if c.expiry != nil {
 		c.expiry.Stop()
 	}
+	for p := range c.mu.parts {
+		if c.mu.parts[p].state == loading {
+			c.endLoadLocked(int32(p), notOwned, ErrClosed)
+		}
+	}
 	c.mu.Unlock()
 	for _, g := range c.groups() {
 		g.mu.Lock()
-		g.seq++
-		for _, t := range []Timer{g.joinTimer, g.syncTimer} {
-			if t != nil {
-				t.Stop()
-			}
-		}
-		for _, m := range g.members {
-			if m.hbTimer != nil {
-				m.hbTimer.Stop()
-			}
-			g.answerJoin(m, joinError(m.id, errNotCoordinator))
-			g.answerSync(m, syncResult{err: errNotCoordinator})
-		}
-		for _, p := range g.pending {
-			if p.timer != nil {
-				p.timer.Stop()
-			}
-		}
+		g.stop()
 		g.mu.Unlock()
 	}
+	c.loads.Wait()
 }

@@ -38,13 +38,65 @@
 // Records use Kafka's formats (kmsg's OffsetCommitKey/Value and
 // GroupMetadataKey/Value): key version 0 or 1 is an offset commit, 2 the
 // group's metadata; a record without a value (a tombstone) deletes the key.
-// At start every partition is read and the last record of each key wins.
+// A partition is read in offset order and the last record of each key
+// wins.
+//
+// # Ownership of partitions
+//
+// A coordinator serves the groups of the partitions it owns, as Kafka's
+// GroupCoordinator does the partitions of __consumer_offsets this broker
+// leads. New (the single node) reads every partition before it returns
+// and owns them all for good. NewPartitioned (a cluster) owns none; each
+// partition moves between three states:
+//
+//	             Load(p, e)                     read done, still current
+//	not owned ─────────────────► loading ──────────────────────────────► owned
+//	    ▲  ▲   read failed or stale   │                                    │
+//	    │  └──────────────────────────┘ Unload(p, e)                       │
+//	    └──────────────────────────────────────────────────────────────────┘
+//
+// Requests for a group (the partition is PartitionFor(group)) are answered
+// as Kafka's validateGroupStatus does: not owned → NOT_COORDINATOR,
+// loading → COORDINATOR_LOAD_IN_PROGRESS, except that Heartbeat answers
+// NONE and SyncGroup REBALANCE_IN_PROGRESS while loading, as Kafka's. Each
+// API gives the error where its version carries one: OffsetCommit per
+// partition (after UNKNOWN_TOPIC_OR_PARTITION), OffsetFetch per partition
+// (v0-1), at the top (v2-7) or per group (v8+), DescribeGroups (with no
+// state) and DeleteGroups per group, the others at the top. ListGroups
+// lists the owned partitions' groups and answers COORDINATOR_LOAD_IN_PROGRESS
+// while any partition loads. ExpireOffsets and DeleteTopicOffsets act on
+// owned partitions' groups only: Coordinator.mu's map holds no other.
+//
+// Epochs: e is the partition's leader epoch (Kafka's coordinator epoch).
+// Load and Unload older than the last one acted on are ignored (Kafka's
+// maybeUpdateCoordinatorEpoch); an Unload with a negative epoch (a
+// StopReplica without one) always applies. A load is a goroutine reading the store;
+// it installs its groups only if it is still the partition's current load
+// when done: an Unload, a newer Load (which starts a new read) or Close
+// in between makes it stale, its result is discarded, and it stops reading
+// at its next record. A Load of an owned partition keeps its groups (as
+// Kafka). A failed read leaves the partition not owned (WaitLoaded returns
+// the error; a Load at the same epoch tries again); Kafka marks it owned
+// with what it read, which would serve missing offsets as uncommitted.
+// Unload removes the partition's groups from memory and writes nothing:
+// they become Dead, parked JoinGroup and SyncGroup requests are answered
+// NOT_COORDINATOR and their timers stopped (Kafka's onGroupUnloaded).
+// WaitLoaded waits for a load's outcome.
+//
+// An Append that fails with an error wrapping ErrNotLeader (the broker
+// lost the partition's leadership) is answered NOT_COORDINATOR, as Kafka
+// maps NOT_LEADER_OR_FOLLOWER on the offsets topic; other store errors
+// COORDINATOR_NOT_AVAILABLE.
 //
 // # Locking
 //
-// Coordinator.mu guards the map of groups; each group has its own mutex. A
-// group's lock may be held while Coordinator.mu is taken (to forget a dead
-// group), never the reverse. Appends to the store are
+// Coordinator.mu guards the map of groups and the partitions' ownership;
+// each group has its own mutex. A group's lock may be held while
+// Coordinator.mu is taken (to forget a dead group; a completing load holds
+// the locks of its new, not yet reachable groups while it installs them),
+// never the reverse: Unload removes the groups under Coordinator.mu, then
+// takes each group's lock after releasing it, so it waits for an append in
+// progress for one of them. Appends to the store are
 // made under the group's lock, so a group's records are written in the
 // order its state changed. Parked requests wait on channels outside every
 // lock. Timers (session, rebalance, sync expirations) take the group's lock

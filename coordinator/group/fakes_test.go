@@ -115,3 +115,50 @@ func testLogger() *slog.Logger {
 	}
 	return slog.New(slog.NewTextHandler(io.Discard, nil))
 }
+
+// gatedStore is a memStore whose reads the test lets finish one by one:
+// each Read hands the test a channel (on reads) and returns when the test
+// closes it, after delivering the records (or before, with before set).
+// A set readErr fails every Read.
+type gatedStore struct {
+	*memStore
+	before  bool
+	reads   chan chan struct{}
+	readErr error
+}
+
+func newGatedStore(s *memStore) *gatedStore {
+	return &gatedStore{memStore: s, reads: make(chan chan struct{})}
+}
+
+func (s *gatedStore) Read(p int32, fn func(Record) error) error {
+	release := make(chan struct{})
+	if s.before {
+		s.reads <- release
+		<-release
+	}
+	if s.readErr != nil {
+		return s.readErr
+	}
+	if err := s.memStore.Read(p, fn); err != nil {
+		return err
+	}
+	if !s.before {
+		s.reads <- release
+		<-release
+	}
+	return nil
+}
+
+// nextRead waits for the next Read of s and returns what lets it finish;
+// the bound only turns a hang into a failure.
+func (s *gatedStore) nextRead(t *testing.T) chan struct{} {
+	t.Helper()
+	select {
+	case r := <-s.reads:
+		return r
+	case <-time.After(10 * time.Second):
+		t.Fatal("the load never read the store")
+	}
+	panic("unreachable")
+}

@@ -134,8 +134,9 @@ type committed struct {
 
 // group is one group's state, guarded by mu.
 type group struct {
-	id string
-	mu sync.Mutex
+	id        string
+	partition int32 // of __consumer_offsets
+	mu        sync.Mutex
 
 	state        state
 	stateTime    time.Time
@@ -165,9 +166,10 @@ type group struct {
 	offsets map[topicPartition]committed
 }
 
-func newGroup(id string, now time.Time) *group {
+func newGroup(id string, partition int32, now time.Time) *group {
 	return &group{
 		id:        id,
+		partition: partition,
 		state:     empty,
 		stateTime: now,
 		members:   map[string]*member{},
@@ -279,6 +281,30 @@ func (g *group) update(m *member, protocols []protocol, rebalance, session time.
 			g.awaitingJoin++
 		}
 		m.joinCh = ch
+	}
+}
+
+// stop stops the group's timers and answers its parked JoinGroup and
+// SyncGroup requests NOT_COORDINATOR (Kafka's onGroupUnloaded), on Close
+// and Unload.
+func (g *group) stop() {
+	g.seq++
+	for _, t := range []Timer{g.joinTimer, g.syncTimer} {
+		if t != nil {
+			t.Stop()
+		}
+	}
+	for _, m := range g.members {
+		if m.hbTimer != nil {
+			m.hbTimer.Stop()
+		}
+		g.answerJoin(m, joinError(m.id, errNotCoordinator))
+		g.answerSync(m, syncResult{err: errNotCoordinator})
+	}
+	for _, p := range g.pending {
+		if p.timer != nil {
+			p.timer.Stop()
+		}
 	}
 }
 

@@ -28,9 +28,8 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func (f *fixture) open() *Coordinator {
-	f.t.Helper()
-	c, err := New(Config{
+func (f *fixture) config() Config {
+	return Config{
 		Clock:  f.clock,
 		Logger: testLogger(),
 		Topics: func(topic string) (int32, bool) {
@@ -39,7 +38,12 @@ func (f *fixture) open() *Coordinator {
 			}
 			return 0, false
 		},
-	}, f.store)
+	}
+}
+
+func (f *fixture) open() *Coordinator {
+	f.t.Helper()
+	c, err := New(f.config(), f.store)
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -116,7 +120,7 @@ func (f *fixture) newMember(group string) (string, chan joinResult) {
 }
 
 func (f *fixture) state(group string) string {
-	g := f.c.getGroup(group, false)
+	g, _ := f.c.getGroup(group, false)
 	if g == nil {
 		return "none"
 	}
@@ -146,6 +150,34 @@ func hb(c *Coordinator, group, memberID string, generation int32) int16 {
 // stableGroup brings n members to Stable and returns their ids (the
 // leader first) and the generation.
 func (f *fixture) stableGroup(group string, n int) ([]string, int32) {
+	f.t.Helper()
+	order, gen, assign := f.joinedGroup(group, n)
+	var syncs []chan syncResult
+	for _, id := range order[1:] {
+		ch, r := f.c.startSync(syncReq(group, id, gen, nil))
+		if ch == nil {
+			f.t.Fatalf("follower sync not parked: %+v", r)
+		}
+		syncs = append(syncs, ch)
+	}
+	ch, _ := f.c.startSync(syncReq(group, order[0], gen, assign))
+	syncs = append([]chan syncResult{ch}, syncs...)
+	for i, ch := range syncs {
+		r := result(f.t, ch)
+		if r.err != 0 || string(r.assignment) != assign[order[i]] {
+			f.t.Fatalf("sync of %s: %+v", order[i], r)
+		}
+	}
+	if s := f.state(group); s != "Stable" {
+		f.t.Fatalf("state %s after every sync", s)
+	}
+	return order, gen
+}
+
+// joinedGroup brings n members through JoinGroup to CompletingRebalance
+// and returns their ids (the leader first), the generation and an
+// assignment for the leader to send.
+func (f *fixture) joinedGroup(group string, n int) ([]string, int32, map[string]string) {
 	f.t.Helper()
 	ids := make([]string, n)
 	chs := make([]chan joinResult, n)
@@ -190,26 +222,7 @@ func (f *fixture) stableGroup(group string, n int) ([]string, int32) {
 			order = append(order, r.memberID)
 		}
 	}
-	var syncs []chan syncResult
-	for _, id := range order[1:] {
-		ch, r := f.c.startSync(syncReq(group, id, gen, nil))
-		if ch == nil {
-			f.t.Fatalf("follower sync not parked: %+v", r)
-		}
-		syncs = append(syncs, ch)
-	}
-	ch, _ := f.c.startSync(syncReq(group, leader, gen, assign))
-	syncs = append([]chan syncResult{ch}, syncs...)
-	for i, ch := range syncs {
-		r := result(f.t, ch)
-		if r.err != 0 || string(r.assignment) != assign[order[i]] {
-			f.t.Fatalf("sync of %s: %+v", order[i], r)
-		}
-	}
-	if s := f.state(group); s != "Stable" {
-		f.t.Fatalf("state %s after every sync", s)
-	}
-	return order, gen
+	return order, gen, assign
 }
 
 func TestRebalanceToStable(t *testing.T) {

@@ -50,6 +50,9 @@ func (c *Coordinator) startJoin(req *kmsg.JoinGroupRequest, clientID, clientHost
 	if req.Group == "" {
 		return nil, joinError(req.MemberID, errInvalidGroupID)
 	}
+	if code := c.status(req.Group); code != 0 {
+		return nil, joinError(req.MemberID, code)
+	}
 	session := time.Duration(req.SessionTimeoutMillis) * time.Millisecond
 	rebalance := time.Duration(req.RebalanceTimeoutMillis) * time.Millisecond
 	if req.Version == 0 {
@@ -59,7 +62,10 @@ func (c *Coordinator) startJoin(req *kmsg.JoinGroupRequest, clientID, clientHost
 		return nil, joinError(req.MemberID, errInvalidSessionTimeout)
 	}
 	unknown := req.MemberID == ""
-	g := c.getGroup(req.Group, unknown)
+	g, code := c.getGroup(req.Group, unknown)
+	if code != 0 {
+		return nil, joinError(req.MemberID, code)
+	}
 	if g == nil {
 		return nil, joinError(req.MemberID, errUnknownMemberID)
 	}
@@ -277,7 +283,7 @@ func (c *Coordinator) replaceStatic(g *group, j *joining, oldID, newID string) (
 			g.update(m, oldProtocols, oldRebalance, oldSession, nil)
 			g.rename(m, oldID)
 			c.scheduleExpiry(g, m, m.sessionTimeout)
-			r := joinError("", errCoordinatorNotAvailable)
+			r := joinError("", appendError(err))
 			r.generation, r.protocolType, r.protocolName, r.leader = g.generation, g.protocolType, g.protocolName, oldLeader
 			g.answerJoin(m, r)
 			return ch, joinResult{}
@@ -536,8 +542,15 @@ func (c *Coordinator) startSync(req *kmsg.SyncGroupRequest) (chan syncResult, sy
 	if req.Group == "" {
 		return nil, syncResult{err: errInvalidGroupID}
 	}
-	g := c.getGroup(req.Group, false)
-	if g == nil {
+	g, code := c.getGroup(req.Group, false)
+	switch {
+	case code == errLoadInProgress:
+		// As Kafka: the rebalance's state is lost, so the member is sent
+		// back to JoinGroup (older clients do not expect the load error).
+		return nil, syncResult{err: errRebalanceInProgress}
+	case code != 0:
+		return nil, syncResult{err: code}
+	case g == nil:
 		return nil, syncResult{err: errUnknownMemberID}
 	}
 	g.mu.Lock()
@@ -584,7 +597,7 @@ func (c *Coordinator) startSync(req *kmsg.SyncGroupRequest) (chan syncResult, sy
 			}
 			if err := c.storeGroup(g, assignment); err != nil {
 				c.log.Warn("storing group assignment", "group", g.id, "err", err)
-				c.propagateAssignment(g, errCoordinatorNotAvailable, true)
+				c.propagateAssignment(g, appendError(err), true)
 				c.maybePrepareRebalance(g, "storing the assignment failed")
 			} else {
 				for id, mm := range g.members {

@@ -61,8 +61,13 @@ func (c *Coordinator) heartbeat(req *kmsg.HeartbeatRequest) int16 {
 	if req.Group == "" {
 		return errInvalidGroupID
 	}
-	g := c.getGroup(req.Group, false)
-	if g == nil {
+	g, code := c.getGroup(req.Group, false)
+	switch {
+	case code == errLoadInProgress:
+		return 0 // as Kafka: answered blindly while the group loads
+	case code != 0:
+		return code
+	case g == nil:
 		return errUnknownMemberID
 	}
 	g.mu.Lock()
@@ -125,7 +130,10 @@ func (c *Coordinator) leave(groupID string, members []kmsg.LeaveGroupRequestMemb
 	if groupID == "" {
 		return errInvalidGroupID, nil
 	}
-	g := c.getGroup(groupID, false)
+	g, code := c.getGroup(groupID, false)
+	if code != 0 {
+		return code, nil
+	}
 	if g == nil {
 		for i := range codes {
 			codes[i] = errUnknownMemberID

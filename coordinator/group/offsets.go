@@ -20,6 +20,9 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 		o      committed
 	}
 	var valid []entry
+	// Partitions of unknown topics are refused first, as Kafka's KafkaApis
+	// does before the coordinator validates the group.
+	status := c.status(req.Group)
 	for ti, rt := range req.Topics {
 		st := kmsg.NewOffsetCommitResponseTopic()
 		st.Topic = rt.Topic
@@ -29,6 +32,8 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 			switch {
 			case !c.knownPartition(rt.Topic, rp.Partition):
 				sp.ErrorCode = errUnknownTopicOrPartition
+			case status != 0:
+				sp.ErrorCode = status
 			case rp.Metadata != nil && len(*rp.Metadata) > c.cfg.MaxMetadataBytes:
 				sp.ErrorCode = errOffsetMetadataTooLarge
 			default:
@@ -59,17 +64,20 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 			resp.Topics[e.ti].Partitions[e.pi].ErrorCode = code
 		}
 	}
-	g := c.getGroup(req.Group, false)
-	if g == nil {
+	g, code := c.getGroup(req.Group, false)
+	if g == nil && code == 0 {
 		if req.Generation >= 0 {
 			setAll(errIllegalGeneration)
 			return resp
 		}
 		// A commit outside group management creates a simple group.
-		if g = c.getGroup(req.Group, true); g == nil {
-			setAll(errCoordinatorNotAvailable)
-			return resp
+		if g, code = c.getGroup(req.Group, true); g == nil && code == 0 {
+			code = errCoordinatorNotAvailable
 		}
+	}
+	if code != 0 {
+		setAll(code)
+		return resp
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -89,9 +97,9 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 	for i, e := range valid {
 		records[i] = Record{Key: offsetKey(g.id, e.tp.topic, e.tp.partition), Value: offsetValueFor(e.o)}
 	}
-	if err := c.store.Append(c.partitionFor(g.id), records); err != nil {
+	if err := c.store.Append(g.partition, records); err != nil {
 		c.log.Warn("storing offsets", "group", g.id, "err", err)
-		setAll(errCoordinatorNotAvailable)
+		setAll(appendError(err))
 		return resp
 	}
 	for _, e := range valid {
@@ -154,7 +162,11 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 				topics = append(topics, gt)
 			}
 		}
-		for _, t := range c.fetchOffsets(req.Group, topics) {
+		got, code := c.fetchOffsets(req.Group, topics)
+		if code != 0 {
+			return offsetFetchError(req, resp, code)
+		}
+		for _, t := range got {
 			rt := kmsg.NewOffsetFetchResponseTopic()
 			rt.Topic = t.Topic
 			for _, p := range t.Partitions {
@@ -169,17 +181,43 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 	for _, rg := range req.Groups {
 		g := kmsg.NewOffsetFetchResponseGroup()
 		g.Group = rg.Group
-		g.Topics = c.fetchOffsets(rg.Group, rg.Topics)
+		g.Topics, g.ErrorCode = c.fetchOffsets(rg.Group, rg.Topics)
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp
 }
 
+// offsetFetchError is the answer of v0-7 when the group's partition is not
+// served, as Kafka's OffsetFetchRequest.getErrorResponse: v0-1 have no
+// top-level error, so each requested partition carries it.
+func offsetFetchError(req *kmsg.OffsetFetchRequest, resp *kmsg.OffsetFetchResponse, code int16) *kmsg.OffsetFetchResponse {
+	resp.ErrorCode = code
+	if req.Version >= 2 {
+		return resp
+	}
+	for _, t := range req.Topics {
+		rt := kmsg.NewOffsetFetchResponseTopic()
+		rt.Topic = t.Topic
+		for _, p := range t.Partitions {
+			rp := kmsg.NewOffsetFetchResponseTopicPartition()
+			empty := ""
+			rp.Partition, rp.Offset, rp.LeaderEpoch, rp.Metadata, rp.ErrorCode = p, -1, -1, &empty, code
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+	}
+	return resp
+}
+
 // fetchOffsets answers one group's offsets: of the given partitions, or
-// all committed ones for a nil list.
-func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestGroupTopic) []kmsg.OffsetFetchResponseGroupTopic {
+// all committed ones for a nil list; or the code its partition answers.
+func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestGroupTopic) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
 	var offsets map[topicPartition]committed
-	if g := c.getGroup(groupID, false); g != nil {
+	g, code := c.getGroup(groupID, false)
+	if code != 0 {
+		return nil, code
+	}
+	if g != nil {
 		g.mu.Lock()
 		if g.state != dead {
 			offsets = make(map[topicPartition]committed, len(g.offsets))
@@ -224,14 +262,18 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 		}
 		out = append(out, rt)
 	}
-	return out
+	return out, 0
 }
 
 // OffsetDelete answers an OffsetDelete request: offsets of an Empty group,
 // or of topics a consumer group is not subscribed to.
 func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDeleteResponse {
 	resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)
-	g := c.getGroup(req.Group, false)
+	g, code := c.getGroup(req.Group, false)
+	if code != 0 {
+		resp.ErrorCode = code
+		return resp
+	}
 	if g == nil {
 		resp.ErrorCode = errGroupIDNotFound
 		return resp
@@ -263,7 +305,7 @@ func (c *Coordinator) OffsetDelete(req *kmsg.OffsetDeleteRequest) *kmsg.OffsetDe
 	}
 	if err := c.deleteOffsets(g, doomed, false); err != nil {
 		c.log.Warn("deleting offsets", "group", g.id, "err", err)
-		resp.ErrorCode = errCoordinatorNotAvailable
+		resp.ErrorCode = appendError(err)
 		return resp
 	}
 	for _, t := range req.Topics {
@@ -294,7 +336,7 @@ func (c *Coordinator) deleteOffsets(g *group, doomed []topicPartition, dropGroup
 	if len(records) == 0 {
 		return nil
 	}
-	if err := c.store.Append(c.partitionFor(g.id), records); err != nil {
+	if err := c.store.Append(g.partition, records); err != nil {
 		return err
 	}
 	for _, tp := range doomed {
@@ -321,8 +363,9 @@ func (c *Coordinator) scheduleOffsetExpiry() {
 // offsets.retention; in a Stable consumer group, offsets of topics no
 // member subscribes to that were last committed longer ago than that; in a
 // group that only stores offsets, each offset by its commit time. A group
-// left Empty with no offsets is deleted. It returns how many offsets it
-// removed.
+// left Empty with no offsets is deleted. Only groups of owned (loaded)
+// partitions are in memory, so only those are expired. It returns how
+// many offsets it removed.
 func (c *Coordinator) ExpireOffsets() int {
 	now := c.now().UnixMilli()
 	retention := c.cfg.OffsetsRetention.Milliseconds()
@@ -379,14 +422,15 @@ func (c *Coordinator) ExpireOffsets() int {
 
 // DeleteTopicOffsets removes every group's offsets of a deleted topic (as
 // Kafka's handleDeletedPartitions), with tombstones, and returns how many
-// it removed.
+// it removed. As ExpireOffsets, it acts on owned partitions' groups only:
+// the other partitions' leaders remove theirs.
 func (c *Coordinator) DeleteTopicOffsets(topic string) int {
 	removed := 0
 	for _, g := range c.groups() {
 		g.mu.Lock()
 		var doomed []topicPartition
 		for tp := range g.offsets {
-			if tp.topic == topic {
+			if tp.topic == topic && g.state != dead {
 				doomed = append(doomed, tp)
 			}
 		}

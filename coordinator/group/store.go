@@ -11,14 +11,17 @@ package group
 //	                                             (id, instance id, client id and host,
 //	                                             timeouts, subscription, assignment)
 //
-// A tombstone (no value) deletes its key. Loading reads every partition
-// in order and keeps the last record of each key; a record that does not
+// A tombstone (no value) deletes its key. Loading reads a partition (New:
+// every partition) in order and keeps the last record of each key; a record that does not
 // parse is skipped with a warning (a broker that cannot start over one bad
 // record would lose every group, not one), and a storage error fails the
 // load.
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -69,11 +72,13 @@ func (c *Coordinator) storeGroup(g *group, assignment map[string][]byte) error {
 		}
 		v.Members = append(v.Members, vm)
 	}
-	return c.store.Append(c.partitionFor(g.id), []Record{{Key: groupKey(g.id), Value: v.AppendTo(nil)}})
+	return c.store.Append(g.partition, []Record{{Key: groupKey(g.id), Value: v.AppendTo(nil)}})
 }
 
-// load rebuilds the groups from every partition.
-func (c *Coordinator) load() error {
+// read rebuilds the groups of partitions from the store. Their timers are
+// not armed (armLoaded does it once they are live). A set cancelled stops
+// the read with errLoadCancelled.
+func (c *Coordinator) read(partitions []int32, cancelled *atomic.Bool) (map[string]*group, error) {
 	type loaded struct {
 		meta    *kmsg.GroupMetadataValue
 		offsets map[topicPartition]committed
@@ -87,8 +92,11 @@ func (c *Coordinator) load() error {
 		}
 		return l
 	}
-	for p := range c.cfg.Partitions {
+	for _, p := range partitions {
 		err := c.store.Read(p, func(r Record) error {
+			if cancelled != nil && cancelled.Load() {
+				return errLoadCancelled
+			}
 			if len(r.Key) < 2 {
 				c.log.Warn("skipping a record that is not the coordinator's", "partition", p, "key_bytes", len(r.Key))
 				return nil
@@ -147,12 +155,16 @@ func (c *Coordinator) load() error {
 			return nil
 		})
 		if err != nil {
-			return err
+			if errors.Is(err, errLoadCancelled) {
+				return nil, err
+			}
+			return nil, fmt.Errorf("group: read partition %d of __consumer_offsets: %w", p, err)
 		}
 	}
 	now := c.now()
+	out := make(map[string]*group, len(all))
 	for id, l := range all {
-		g := newGroup(id, now)
+		g := newGroup(id, c.partitionFor(id), now)
 		g.offsets = l.offsets
 		if m := l.meta; m != nil {
 			g.protocolType, g.generation = m.ProtocolType, m.Generation
@@ -182,15 +194,17 @@ func (c *Coordinator) load() error {
 			if len(g.members) > 0 {
 				g.state = stable
 				g.subscribed = g.computeSubscribed()
-				for _, mm := range g.members {
-					c.scheduleExpiry(g, mm, mm.sessionTimeout)
-				}
 			}
 		}
-		c.mu.groups[id] = g
+		out[id] = g
 	}
-	if len(all) > 0 {
-		c.log.Info("loaded consumer groups", "groups", len(all))
+	return out, nil
+}
+
+// armLoaded starts the session timers of a loaded group's members, once
+// the group is live; g.mu is held.
+func (c *Coordinator) armLoaded(g *group) {
+	for _, m := range g.members {
+		c.scheduleExpiry(g, m, m.sessionTimeout)
 	}
-	return nil
 }

@@ -179,6 +179,21 @@ func (c *Client) Close() {
 // Closed returns a channel closed by Close.
 func (c *Client) Closed() <-chan struct{} { return c.closed }
 
+// pause waits d before a retry; false if ctx ends or the client closes
+// meanwhile.
+func (c *Client) pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-c.closed:
+		return false
+	}
+}
+
 // abs is p under the chroot.
 func (c *Client) abs(p string) string {
 	if c.chroot == "" {

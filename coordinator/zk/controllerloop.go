@@ -128,20 +128,6 @@ func (l *ControllerLoop) setRole(epoch, active int32) {
 	l.mu.Unlock()
 }
 
-// pause waits d; false if the driver is stopping meanwhile.
-func (l *ControllerLoop) pause(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	case <-l.client.Closed():
-		return false
-	}
-}
-
 func (l *ControllerLoop) run(ctx context.Context) {
 	defer close(l.done)
 	defer l.setRole(0, -1)
@@ -163,7 +149,7 @@ func (l *ControllerLoop) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
-		if errors.Is(err, errReadFailed) && !l.pause(ctx, l.opts.RetryBackoff) {
+		if errors.Is(err, errReadFailed) && !l.client.pause(ctx, l.opts.RetryBackoff) {
 			return
 		}
 	}
@@ -184,7 +170,7 @@ func (l *ControllerLoop) campaign(ctx context.Context) (Election, bool) {
 		}
 		if !errors.Is(err, ErrControllerMoved) {
 			l.log.Warn("controller election failed", "err", err)
-			if !l.pause(ctx, l.opts.RetryBackoff) {
+			if !l.client.pause(ctx, l.opts.RetryBackoff) {
 				break
 			}
 			continue
@@ -192,7 +178,7 @@ func (l *ControllerLoop) campaign(ctx context.Context) (Election, bool) {
 		holder, ok, changed, err := l.client.WatchController()
 		if err != nil {
 			l.log.Warn("watching /controller failed", "err", err)
-			if !l.pause(ctx, l.opts.RetryBackoff) {
+			if !l.client.pause(ctx, l.opts.RetryBackoff) {
 				break
 			}
 			continue
@@ -204,7 +190,7 @@ func (l *ControllerLoop) campaign(ctx context.Context) (Election, bool) {
 			// Left by a term whose resignation could not delete it.
 			if err := l.client.conn.Delete(l.client.abs(ControllerPath), -1); err != nil && !errors.Is(err, gozk.ErrNoNode) {
 				l.log.Warn("deleting our own /controller failed", "err", err)
-				if !l.pause(ctx, l.opts.RetryBackoff) {
+				if !l.client.pause(ctx, l.opts.RetryBackoff) {
 					break
 				}
 			}
@@ -355,7 +341,7 @@ func (t *term) forward(ch <-chan gozk.Event, kind watchKind, topic string) {
 // retry hands f to the loop again after the retry backoff: its re-read
 // failed.
 func (t *term) retry(f fire) {
-	t.handOver(func() (fire, bool) { return f, t.l.pause(t.ctx, t.l.opts.RetryBackoff) })
+	t.handOver(func() (fire, bool) { return f, t.l.client.pause(t.ctx, t.l.opts.RetryBackoff) })
 }
 
 // handOver runs wait on a goroutine of the term and hands the fire it

@@ -102,8 +102,18 @@
 // of coordinator/controller (controllerloop.go), its reads (loader.go),
 // writes (writes.go) and channel to the brokers (sender.go).
 //
+// Smaller jobs, one file each:
+//
+//	clusterid.go   ClusterID: read /cluster/id, or create it (first broker wins)
+//	configstore.go Config, SetConfig: /config/<type>/<name> and its change notification
+//	configwatch.go WatchConfigChanges: every broker's listener on /config/changes
+//	producerids.go AllocateProducerIDBlock: the next block of /latest_producer_id_block
+//	netsender.go   NetSender: the controller's connections to the brokers' listeners
+//
 // Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
-// is held across a ZooKeeper call or a Send.
+// is held across a ZooKeeper call or a Send. NetSender's mu is released
+// before a broker link's turn is taken; the turn is held for one request,
+// the read of the broker's registration included.
 //
 // These payloads are part of the format: Kafka's brokers and tools read
 // them, and a cluster's ZooKeeper outlives any one sluice release. Do not

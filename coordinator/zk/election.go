@@ -91,6 +91,46 @@ func (c *Client) controllerEpoch() (epoch, version int32, err error) {
 	}
 }
 
+// ActiveController reads the controller's broker id (/controller) and the
+// controller epoch (/controller_epoch), as a broker checks the sender of a
+// control request. ok is false when no broker holds /controller. The two
+// reads are not atomic: a controller elected between them shows its id
+// with the epoch before its own, which only makes the check stricter.
+func (c *Client) ActiveController() (id, epoch int32, ok bool, err error) {
+	return c.activeController(false)
+}
+
+// SyncedActiveController is ActiveController after a sync of the server
+// this session reads from with the ensemble's leader, so that a write made
+// anywhere before the call is seen (ZooKeeper's reads may lag otherwise).
+func (c *Client) SyncedActiveController() (id, epoch int32, ok bool, err error) {
+	return c.activeController(true)
+}
+
+func (c *Client) activeController(sync bool) (id, epoch int32, ok bool, err error) {
+	if sync {
+		if _, err := c.conn.Sync(c.abs(ControllerEpochPath)); err != nil {
+			return -1, 0, false, fmt.Errorf("zk: sync %s: %w", ControllerEpochPath, err)
+		}
+	}
+	ctl, err := c.Controller()
+	if errors.Is(err, gozk.ErrNoNode) {
+		return -1, 0, false, nil
+	}
+	if err != nil {
+		return -1, 0, false, err
+	}
+	data, _, err := c.conn.Get(c.abs(ControllerEpochPath))
+	if err != nil {
+		return -1, 0, false, fmt.Errorf("zk: read %s: %w", ControllerEpochPath, err)
+	}
+	epoch, err = DecodeControllerEpoch(data)
+	if err != nil {
+		return -1, 0, false, err
+	}
+	return ctl.BrokerID, epoch, true, nil
+}
+
 // Controller reads /controller.
 func (c *Client) Controller() (Controller, error) {
 	data, _, err := c.conn.Get(c.abs(ControllerPath))

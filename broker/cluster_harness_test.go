@@ -1,0 +1,231 @@
+package broker
+
+// In-process clusters on a real ZooKeeper: several brokers of this package
+// in one test process, each with its own data directory and ZooKeeper
+// session, under a chroot of their own on the package's ZooKeeper (started
+// on first use, stopped by TestMain). Tests that kill brokers hard run them
+// as processes (cmd/sluice); these cover what a clean stop and restart
+// show.
+
+import (
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator/zk/zktest"
+)
+
+var (
+	zkOnce     sync.Once
+	zkServer   *zktest.Server
+	zkStartErr error
+	zkDir      string
+)
+
+// packageZK starts the package's ZooKeeper on first use; a test without
+// ZooKeeper fails under CI and is skipped elsewhere.
+func packageZK(t testing.TB) *zktest.Server {
+	t.Helper()
+	zkOnce.Do(func() {
+		zkDir, zkStartErr = os.MkdirTemp("", "sluice-broker-zk-")
+		if zkStartErr == nil {
+			zkServer, zkStartErr = zktest.Start(zkDir, zktest.Options{})
+		}
+	})
+	if zkServer == nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("ZooKeeper: %v", zkStartErr)
+		}
+		t.Skipf("ZooKeeper: %v", zkStartErr)
+	}
+	return zkServer
+}
+
+// stopPackageZK stops the package's ZooKeeper if it was started.
+func stopPackageZK() {
+	if zkServer != nil {
+		zkServer.Stop()
+	}
+	if zkDir != "" {
+		os.RemoveAll(zkDir)
+	}
+}
+
+// testCluster is brokers 0..n-1 of one cluster.
+type testCluster struct {
+	t       testing.TB
+	connect string // zookeeper.connect, with the test's chroot
+	mod     func(*Config)
+
+	mu      sync.Mutex
+	brokers map[int32]*testBroker
+	dirs    map[int32]string
+	addrs   map[int32]string // a restarted broker listens where it did
+}
+
+// startCluster starts n brokers; mod adjusts every broker's configuration.
+func startCluster(t testing.TB, n int, mod func(*Config)) *testCluster {
+	t.Helper()
+	zs := packageZK(t)
+	chroot := "/" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + fmt.Sprintf("-%d", time.Now().UnixNano())
+	c := &testCluster{t: t, connect: zs.Addr + chroot, mod: mod, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, addrs: map[int32]string{}}
+	for i := range n {
+		c.start(int32(i))
+	}
+	c.waitAgree("all brokers registered", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == n && md.ControllerID >= 0 })
+	return c
+}
+
+// start starts (or restarts, on its data directory) broker id.
+func (c *testCluster) start(id int32) *testBroker {
+	c.t.Helper()
+	c.mu.Lock()
+	dir := c.dirs[id]
+	if dir == "" {
+		dir = c.t.TempDir()
+		c.dirs[id] = dir
+	}
+	addr := c.addrs[id]
+	c.mu.Unlock()
+	tb := serveBroker(c.t, dir, func(cfg *Config) {
+		cfg.ID = id
+		if addr != "" {
+			cfg.Listen = addr
+		}
+		cfg.Cluster.ZooKeeper = c.connect
+		cfg.Cluster.SessionTimeout = 4 * time.Second
+		cfg.Groups.OffsetsPartitions = 6
+		cfg.Groups.OffsetsReplication = 1
+		zero := time.Duration(0)
+		cfg.Groups.InitialRebalanceDelay = &zero
+		if c.mod != nil {
+			c.mod(cfg)
+		}
+	})
+	c.mu.Lock()
+	c.brokers[id] = tb
+	c.addrs[id] = tb.addr
+	c.mu.Unlock()
+	// Registered after the data directory's removal: runs before it.
+	c.t.Cleanup(func() { tb.stop(c.t) })
+	return tb
+}
+
+// stopBroker stops broker id cleanly.
+func (c *testCluster) stopBroker(id int32) {
+	c.t.Helper()
+	c.mu.Lock()
+	tb := c.brokers[id]
+	delete(c.brokers, id)
+	c.mu.Unlock()
+	tb.stop(c.t)
+}
+
+// live returns the running brokers, by id.
+func (c *testCluster) live() []*testBroker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]int32, 0, len(c.brokers))
+	for id := range c.brokers {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]*testBroker, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, c.brokers[id])
+	}
+	return out
+}
+
+func (c *testCluster) broker(id int32) *testBroker {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.brokers[id]
+}
+
+// bootstrap lists the live brokers' addresses.
+func (c *testCluster) bootstrap() []string {
+	var out []string
+	for _, b := range c.live() {
+		out = append(out, b.addr)
+	}
+	return out
+}
+
+// metadata asks one broker for the metadata of every topic.
+func metadataOf(t testing.TB, tb *testBroker) *kmsg.MetadataResponse {
+	t.Helper()
+	rc := dialRaw(t, tb.addr)
+	defer rc.nc.Close()
+	req := kmsg.NewPtrMetadataRequest()
+	return rc.roundTrip(req, 12).(*kmsg.MetadataResponse)
+}
+
+// waitAgree polls every live broker's Metadata until cond holds on all of
+// them, failing the test after 30 s with the last answers.
+func (c *testCluster) waitAgree(what string, cond func(*kmsg.MetadataResponse) bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var bad []string
+		for _, b := range c.live() {
+			md := metadataOf(c.t, b)
+			if !cond(md) {
+				bad = append(bad, fmt.Sprintf("broker %d: %s", b.cfg.ID, describeMetadata(md)))
+			}
+		}
+		if len(bad) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("%s: not agreed after 30 s:\n%s", what, strings.Join(bad, "\n"))
+		}
+		time.Sleep(50 * time.Millisecond) // polling ZooKeeper-driven state: no event to wait on from outside
+	}
+}
+
+// describeMetadata summarizes a Metadata response for failure messages.
+func describeMetadata(md *kmsg.MetadataResponse) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "controller %d brokers [", md.ControllerID)
+	for _, b := range md.Brokers {
+		fmt.Fprintf(&sb, " %d@%s:%d", b.NodeID, b.Host, b.Port)
+	}
+	sb.WriteString(" ]")
+	for _, t := range md.Topics {
+		fmt.Fprintf(&sb, " %s(err %d, %d partitions)", *t.Topic, t.ErrorCode, len(t.Partitions))
+	}
+	return sb.String()
+}
+
+// topicOf returns a topic of a Metadata response, nil if absent.
+func topicOf(md *kmsg.MetadataResponse, name string) *kmsg.MetadataResponseTopic {
+	for i := range md.Topics {
+		if t := &md.Topics[i]; t.Topic != nil && *t.Topic == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// topicReady: the topic has n partitions, each with a leader.
+func topicReady(name string, n int) func(*kmsg.MetadataResponse) bool {
+	return func(md *kmsg.MetadataResponse) bool {
+		t := topicOf(md, name)
+		if t == nil || t.ErrorCode != 0 || len(t.Partitions) != n {
+			return false
+		}
+		for _, p := range t.Partitions {
+			if p.Leader < 0 || p.ErrorCode != 0 {
+				return false
+			}
+		}
+		return true
+	}
+}

@@ -1,0 +1,51 @@
+package broker
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// ClusterConfig is what ZooKeeper mode needs: where ZooKeeper is, the
+// session's times and this broker's rack. With ZooKeeper empty the broker
+// is the embedded single node and touches nothing of ZooKeeper.
+type ClusterConfig struct {
+	// ZooKeeper is zookeeper.connect, "host:port[,host:port...][/chroot]".
+	ZooKeeper string
+	// SessionTimeout is zookeeper.session.timeout.ms (default 18 s, Kafka's):
+	// a broker silent this long loses its registration and, if it was the
+	// controller, the controller role.
+	SessionTimeout time.Duration
+	// ConnectionTimeout is zookeeper.connection.timeout.ms: how long the
+	// broker waits for a session at start (default the session timeout).
+	ConnectionTimeout time.Duration
+	// Rack is broker.rack: replicas of a partition are spread over racks.
+	Rack string
+}
+
+// enabled reports whether the broker runs in ZooKeeper mode.
+func (c ClusterConfig) enabled() bool { return c.ZooKeeper != "" }
+
+// apply sets the field a cluster key names; ok is false for other keys.
+func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
+	ms := func() (time.Duration, error) {
+		n, err := strconv.ParseInt(v, 10, 32)
+		if err != nil || n <= 0 {
+			return 0, fmt.Errorf("broker: config %s=%q: not a positive number", k, v)
+		}
+		return time.Duration(n) * time.Millisecond, nil
+	}
+	switch k {
+	case "zookeeper.connect":
+		c.ZooKeeper = v
+	case "zookeeper.session.timeout.ms":
+		c.SessionTimeout, err = ms()
+	case "zookeeper.connection.timeout.ms":
+		c.ConnectionTimeout, err = ms()
+	case "broker.rack":
+		c.Rack = v
+	default:
+		return false, nil
+	}
+	return true, err
+}

@@ -1,0 +1,229 @@
+package broker
+
+// Hosting: what the controller's LeaderAndIsr and StopReplica do to this
+// broker's logs in a cluster (Kafka's ReplicaManager.becomeLeaderOrFollower
+// and stopReplicas). A partition this broker is a replica of has its log
+// opened (created when new) at the first LeaderAndIsr naming it; as leader
+// it serves produce and fetch at the request's leader epoch, which the log
+// stamps into the batches it appends; as follower (or stopped) it answers
+// NOT_LEADER_OR_FOLLOWER. StopReplica with deletion deletes the log.
+//
+// Topic ids: a log on disk whose partition.metadata names another topic id
+// than the controller's is the log of an older topic of the same name
+// (deleted, perhaps re-created, while this broker was away): it is deleted
+// before the new one is created, as Kafka does at a LeaderAndIsr with an
+// inconsistent id on a log nobody leads.
+//
+// __consumer_offsets partitions also move the group coordinator: leading
+// one loads its groups (group.Coordinator.Load), following or stopping
+// unloads them, at the partition's leader epoch, so a stale load cannot
+// win over a newer change.
+//
+// Runs under controlState.mu (one control request at a time) and takes
+// Broker.admin around each topic's change, as topic administration and
+// configuration changes replace a topicState under it: lock order
+// controlState.mu, Broker.admin, then the Store's and Broker.mu (doc.go).
+// The topic's configuration must be in the coordinator's cache already:
+// the Store reads it under its own lock (LogOptions), where nothing may
+// wait for ZooKeeper, so handleLeaderAndIsr loads it before.
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/engine"
+)
+
+// hostedState is one partition a LeaderAndIsr made this broker a replica
+// of, as the role table now has it.
+type hostedState struct {
+	partition int32
+	role      replicaRole
+}
+
+// host opens the logs of a topic's partitions in states (creating them),
+// and makes each leader or follower as its role says. It returns the
+// partitions whose logs could not be opened, with why.
+func (b *Broker) host(topic string, states []hostedState) map[int32]error {
+	if len(states) == 0 {
+		return nil
+	}
+	ts, failed := b.openHosted(topic, states)
+	for _, s := range states {
+		if failed[s.partition] != nil || ts == nil || int(s.partition) >= len(ts.partitions) {
+			continue
+		}
+		p := ts.partitions[s.partition]
+		if p == nil {
+			continue
+		}
+		lead := s.role.isLeader && !s.role.stopped
+		p.epoch.Store(s.role.leaderEpoch)
+		if lead {
+			p.log.SetLeaderEpoch(s.role.leaderEpoch)
+		}
+		if p.leader.Swap(lead) && !lead {
+			p.notify() // waiting fetches answer NOT_LEADER_OR_FOLLOWER now
+		}
+		if topic == offsetsTopic {
+			b.moveGroups(s.partition, lead, s.role.leaderEpoch)
+		}
+	}
+	return failed
+}
+
+// openHosted opens or creates the logs of states under Broker.admin and
+// publishes the topic's new state.
+func (b *Broker) openHosted(topic string, states []hostedState) (*topicState, map[int32]error) {
+	b.admin.Lock()
+	defer b.admin.Unlock()
+	id := states[0].role.topicID
+	old := b.topic(topic)
+	var zero engine.TopicID
+	if old != nil && engine.TopicID(id) != zero && old.meta.ID != zero && old.meta.ID != engine.TopicID(id) {
+		// An older topic of the same name: its logs go first.
+		b.log.Info("deleting the logs of an older topic of the same name", "topic", topic, "old_id", old.meta.ID.String(), "id", engine.TopicID(id).String())
+		b.unhostTopic(old)
+		old = nil
+	}
+	failed := map[int32]error{}
+	var need []engine.Partition
+	for _, s := range states {
+		if old != nil && int(s.partition) < len(old.partitions) && old.partitions[s.partition] != nil {
+			continue
+		}
+		tp := engine.Partition{Topic: topic, Partition: s.partition}
+		if _, onDisk, ok := b.store.Log(tp); ok && onDisk != engine.TopicID(id) {
+			b.log.Info("deleting a log of another topic id", "topic", topic, "partition", s.partition, "on_disk", onDisk.String(), "id", engine.TopicID(id).String())
+			if err := b.store.DeleteLog(tp); err != nil {
+				failed[s.partition] = err
+				continue
+			}
+		}
+		need = append(need, tp)
+	}
+	meta, _ := b.coord.Topic(topic)
+	meta.Name, meta.ID = topic, engine.TopicID(id)
+	var parts []*partition
+	if old != nil {
+		parts = slices.Clone(old.partitions)
+		meta.Partitions = old.meta.Partitions
+	}
+	if len(need) > 0 {
+		logs, err := b.store.CreateLogs(meta.ID, need...)
+		if err != nil {
+			for _, tp := range need {
+				failed[tp.Partition] = fmt.Errorf("broker: open the log of %s-%d: %w", topic, tp.Partition, err)
+			}
+			b.log.Error("opening hosted logs", "topic", topic, "err", err)
+			need = nil
+		}
+		for i, tp := range need {
+			for int(tp.Partition) >= len(parts) {
+				parts = append(parts, nil)
+			}
+			parts[tp.Partition] = b.newPartition(meta, tp.Partition, logs[i])
+		}
+	}
+	for _, s := range states {
+		meta.ReplicationFactor = max(meta.ReplicationFactor, int16(len(s.role.replicas)))
+	}
+	meta.Partitions = max(meta.Partitions, int32(len(parts)))
+	ts := &topicState{meta: meta, partitions: parts}
+	b.mu.Lock()
+	b.mu.topics[topic] = ts
+	b.mu.byID[meta.ID] = ts
+	b.mu.Unlock()
+	return ts, failed
+}
+
+// unhost stops serving a partition and, with remove, deletes its log. Under
+// controlState.mu.
+func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error {
+	b.admin.Lock()
+	defer b.admin.Unlock()
+	ts := b.topic(tp.topic)
+	var p *partition
+	if ts != nil && tp.partition >= 0 && int(tp.partition) < len(ts.partitions) {
+		p = ts.partitions[tp.partition]
+	}
+	if p != nil {
+		p.leader.Store(false)
+		p.notify()
+		if tp.topic == offsetsTopic {
+			b.moveGroups(tp.partition, false, leaderEpoch)
+		}
+	}
+	if !remove {
+		return nil
+	}
+	if ts != nil && p != nil {
+		parts := slices.Clone(ts.partitions)
+		parts[tp.partition] = nil
+		b.publishTopic(&topicState{meta: ts.meta, partitions: parts})
+	}
+	return b.store.DeleteLog(engine.Partition{Topic: tp.topic, Partition: tp.partition})
+}
+
+// publishTopic replaces a topic's state, dropping the topic when it hosts
+// no partition any more. Under Broker.admin.
+func (b *Broker) publishTopic(ts *topicState) {
+	empty := !slices.ContainsFunc(ts.partitions, func(p *partition) bool { return p != nil })
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if empty {
+		delete(b.mu.topics, ts.meta.Name)
+		delete(b.mu.byID, ts.meta.ID)
+		return
+	}
+	b.mu.topics[ts.meta.Name] = ts
+	b.mu.byID[ts.meta.ID] = ts
+}
+
+// unhostTopic deletes every hosted log of a topic's state. Under
+// Broker.admin.
+func (b *Broker) unhostTopic(ts *topicState) {
+	b.mu.Lock()
+	if b.mu.topics[ts.meta.Name] == ts {
+		delete(b.mu.topics, ts.meta.Name)
+		delete(b.mu.byID, ts.meta.ID)
+	}
+	b.mu.Unlock()
+	for _, p := range ts.partitions {
+		if p == nil {
+			continue
+		}
+		p.leader.Store(false)
+		if err := b.store.DeleteLog(engine.Partition{Topic: p.topic, Partition: p.index}); err != nil {
+			b.log.Warn("deleting a log", "topic", p.topic, "partition", p.index, "err", err)
+		}
+		p.notify()
+	}
+}
+
+// newPartition wraps a log opened for t, following t's configuration.
+// Configuration changes hold b.admin, as the callers do: the log's options
+// and t's configs are current.
+func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *partition {
+	p := &partition{topic: t.Name, index: index, log: l}
+	p.leader.Store(!b.controlled)
+	p.durableHW.Store(l.Options().FlushMessages == 1)
+	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
+	p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
+	return p
+}
+
+// moveGroups loads (lead) or unloads the groups of a partition of
+// __consumer_offsets at its leader epoch.
+func (b *Broker) moveGroups(partition int32, lead bool, leaderEpoch int32) {
+	g := b.existingGroups()
+	if g == nil {
+		return
+	}
+	if lead {
+		g.Load(partition, leaderEpoch)
+	} else {
+		g.Unload(partition, leaderEpoch)
+	}
+}

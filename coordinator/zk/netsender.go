@@ -1,0 +1,278 @@
+package zk
+
+// NetSender, the controller's connections to the brokers (the network half
+// of Kafka's ControllerChannelManager; sender.go is the queue half). One
+// TCP connection per broker, to the endpoint its registration
+// /brokers/ids/<id> advertises, opened on the first request and kept for
+// the next ones; the registration is read again at every (re)connect, so a
+// broker that restarted at a new address is found. Requests are framed as
+// any Kafka client frames them (wire.AppendRequest: header v1, v2 for
+// flexible versions), with the client id "sluice-controller-<id>" and
+// correlation ids increasing per broker; the response is read with its
+// header and decoded at the request's version.
+//
+// Any failure closes the connection, so the next request starts on a new
+// one and never reads the answer to an earlier request. A request is
+// bounded by the request timeout (Kafka's controller.socket.timeout.ms)
+// from dial to response, and by its context. A kept connection the broker
+// closed meanwhile (it restarted: EOF or a reset before any byte of the
+// answer) is not an error of the request: it is sent once more on a new
+// connection, within the same timeout. Control requests may arrive twice
+// that way, as they may when the driver retries; their epochs make a
+// repeat harmless.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	gozk "github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/wire"
+)
+
+// NetSenderOptions configure a NetSender; the zero value is Kafka's
+// defaults.
+type NetSenderOptions struct {
+	// Listener names the listener whose advertised endpoint is dialled
+	// (Kafka's control.plane.listener.name, else
+	// inter.broker.listener.name). Default "": each broker's first
+	// endpoint.
+	Listener string
+	// RequestTimeout bounds one request, dial included
+	// (controller.socket.timeout.ms, default 30 s).
+	RequestTimeout time.Duration
+	// MaxResponse bounds a response frame (default wire.DefaultMaxFrame).
+	MaxResponse int32
+}
+
+// Errors of NetSender.Send, wrapped with the request and broker.
+var (
+	// ErrRequestTimeout is a request not answered within the request
+	// timeout.
+	ErrRequestTimeout = errors.New("zk: control request timed out")
+	// ErrBrokerNotRegistered is a request for a broker without a
+	// registration, or without an endpoint of the configured listener.
+	ErrBrokerNotRegistered = errors.New("zk: broker not reachable from its registration")
+	// ErrSenderClosed is a request after Close.
+	ErrSenderClosed = errors.New("zk: sender closed")
+)
+
+// NetSender is a Sender over the brokers' Kafka listeners. It may be used
+// from several goroutines; requests to one broker go one at a time.
+type NetSender struct {
+	c        *Client
+	clientID string
+	o        NetSenderOptions
+
+	mu struct {
+		sync.Mutex
+		links  map[int32]*brokerLink
+		closed bool
+	}
+}
+
+// brokerLink is the connection to one broker.
+type brokerLink struct {
+	// turn (capacity 1) is held by the request in progress; the fields
+	// below belong to its holder.
+	turn        chan struct{}
+	conn        net.Conn // nil when closed
+	addr        string   // conn's address
+	correlation int32    // the last correlation id sent
+	out         []byte   // request frames, reused
+}
+
+// NewNetSender returns a Sender for controller self that finds brokers
+// through c's registrations.
+func NewNetSender(c *Client, self int32, o NetSenderOptions) *NetSender {
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = 30 * time.Second
+	}
+	if o.MaxResponse <= 0 {
+		o.MaxResponse = wire.DefaultMaxFrame
+	}
+	s := &NetSender{c: c, clientID: "sluice-controller-" + strconv.Itoa(int(self)), o: o}
+	s.mu.links = map[int32]*brokerLink{}
+	return s
+}
+
+// Send implements Sender: it sends req to broker and returns its response,
+// of req.ResponseKind()'s type at req's version.
+func (s *NetSender) Send(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
+	l, err := s.link(broker)
+	if err != nil {
+		return nil, err
+	}
+	select {
+	case l.turn <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("zk: %s to broker %d: %w", kmsg.NameForKey(req.Key()), broker, ctx.Err())
+	}
+	defer func() { <-l.turn }()
+	resp, err := s.roundTrip(ctx, broker, l, req)
+	if err != nil {
+		l.close()
+		return nil, fmt.Errorf("zk: %s to broker %d%s: %w", kmsg.NameForKey(req.Key()), broker, at(l.addr), err)
+	}
+	return resp, nil
+}
+
+func at(addr string) string {
+	if addr == "" {
+		return ""
+	}
+	return " at " + addr
+}
+
+// link returns broker's link, made on first use.
+func (s *NetSender) link(broker int32) (*brokerLink, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.closed {
+		return nil, ErrSenderClosed
+	}
+	l := s.mu.links[broker]
+	if l == nil {
+		l = &brokerLink{turn: make(chan struct{}, 1)}
+		s.mu.links[broker] = l
+	}
+	return l, nil
+}
+
+// roundTrip sends req on l's connection (dialled if closed) and reads the
+// answer, once more on a new connection if the kept one turns out closed.
+func (s *NetSender) roundTrip(ctx context.Context, broker int32, l *brokerLink, req kmsg.Request) (kmsg.Response, error) {
+	parent := ctx
+	ctx, cancel := context.WithTimeout(ctx, s.o.RequestTimeout)
+	defer cancel()
+	for {
+		kept := l.conn != nil
+		if !kept {
+			if err := s.dial(ctx, broker, l); err != nil {
+				return nil, s.failure(parent, ctx, err)
+			}
+		}
+		resp, answered, err := s.exchange(ctx, l, req)
+		if err == nil {
+			return resp, nil
+		}
+		if kept && !answered && ctx.Err() == nil && peerClosed(err) {
+			l.close()
+			continue
+		}
+		return nil, s.failure(parent, ctx, err)
+	}
+}
+
+// failure names why a request failed: its context's end, the request
+// timeout, or err.
+func (s *NetSender) failure(parent, ctx context.Context, err error) error {
+	switch {
+	case parent.Err() != nil:
+		return parent.Err()
+	case ctx.Err() != nil || errors.Is(err, os.ErrDeadlineExceeded):
+		return fmt.Errorf("%w after %v", ErrRequestTimeout, s.o.RequestTimeout)
+	}
+	return err
+}
+
+// peerClosed tells an error of a connection the peer closed.
+func peerClosed(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
+}
+
+// dial connects l to broker's registered endpoint.
+func (s *NetSender) dial(ctx context.Context, broker int32, l *brokerLink) error {
+	addr, err := s.address(broker)
+	if err != nil {
+		return err
+	}
+	l.addr = addr
+	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return err
+	}
+	l.conn = conn
+	return nil
+}
+
+// address reads broker's registration for the endpoint to dial.
+func (s *NetSender) address(broker int32) (string, error) {
+	data, _, err := s.c.Get(BrokerPath(broker))
+	if errors.Is(err, gozk.ErrNoNode) {
+		return "", fmt.Errorf("%w: no %s", ErrBrokerNotRegistered, BrokerPath(broker))
+	} else if err != nil {
+		return "", fmt.Errorf("zk: read %s: %w", BrokerPath(broker), err)
+	}
+	b, err := DecodeBroker(broker, data)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range b.Endpoints {
+		if s.o.Listener == "" || e.Listener == s.o.Listener {
+			return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s has no endpoint of listener %q", ErrBrokerNotRegistered, BrokerPath(broker), s.o.Listener)
+}
+
+// exchange writes req and reads its response on l's connection; answered
+// says whether any of the response arrived.
+func (s *NetSender) exchange(ctx context.Context, l *brokerLink, req kmsg.Request) (resp kmsg.Response, answered bool, err error) {
+	conn := l.conn
+	if deadline, ok := ctx.Deadline(); ok {
+		if err := conn.SetDeadline(deadline); err != nil {
+			return nil, false, err
+		}
+	}
+	// The context's end interrupts the I/O below at once.
+	stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	l.correlation++
+	l.out = wire.AppendRequest(l.out[:0], l.correlation, s.clientID, req)
+	if _, err := conn.Write(l.out); err != nil {
+		return nil, false, err
+	}
+	// A new buffer per response: byte fields of resp alias it.
+	frame, err := wire.ReadFrame(conn, nil, s.o.MaxResponse)
+	if err != nil {
+		return nil, !peerClosed(err), err
+	}
+	resp = req.ResponseKind()
+	resp.SetVersion(req.GetVersion())
+	if err := wire.ParseResponse(frame, l.correlation, resp); err != nil {
+		return nil, true, err
+	}
+	return resp, true, nil
+}
+
+// close closes l's connection; its holder calls it.
+func (l *brokerLink) close() {
+	if l.conn != nil {
+		l.conn.Close()
+		l.conn = nil
+	}
+}
+
+// Close closes every connection, after the requests in progress end, and
+// refuses later requests with ErrSenderClosed.
+func (s *NetSender) Close() {
+	s.mu.Lock()
+	s.mu.closed = true
+	links := s.mu.links
+	s.mu.Unlock()
+	for _, l := range links {
+		l.turn <- struct{}{}
+		l.close()
+		<-l.turn
+	}
+}

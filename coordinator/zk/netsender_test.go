@@ -1,0 +1,310 @@
+package zk
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator/zk/zktest"
+	"github.com/sluice-io/sluice/wire"
+)
+
+// fakeBroker is a listener on loopback that reads control requests with
+// the broker's own framing code and, unless silent, answers each with its
+// response kind carrying STALE_CONTROLLER_EPOCH (so a decoded body is told
+// from a default one).
+type fakeBroker struct {
+	ln       net.Listener
+	silent   bool
+	seen     chan seenRequest
+	accepted atomic.Int32
+
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+type seenRequest struct {
+	h   wire.Header
+	req kmsg.Request
+}
+
+func startFakeBroker(t *testing.T, silent bool) *fakeBroker {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &fakeBroker{ln: ln, silent: silent, seen: make(chan seenRequest, 16)}
+	go b.accept()
+	t.Cleanup(b.stop)
+	return b
+}
+
+func (b *fakeBroker) port() int32 { return int32(b.ln.Addr().(*net.TCPAddr).Port) }
+
+func (b *fakeBroker) accept() {
+	for {
+		c, err := b.ln.Accept()
+		if err != nil {
+			return
+		}
+		b.accepted.Add(1)
+		b.mu.Lock()
+		b.conns = append(b.conns, c)
+		b.mu.Unlock()
+		go b.serve(c)
+	}
+}
+
+func (b *fakeBroker) serve(c net.Conn) {
+	defer c.Close()
+	var buf []byte
+	for {
+		frame, err := wire.ReadFrame(c, buf, wire.DefaultMaxFrame)
+		if err != nil {
+			return
+		}
+		h, req, err := wire.ParseRequest(frame)
+		if err != nil {
+			return
+		}
+		b.seen <- seenRequest{h, req}
+		if b.silent {
+			continue
+		}
+		resp := req.ResponseKind()
+		code := kerr.StaleControllerEpoch.Code
+		switch r := resp.(type) {
+		case *kmsg.LeaderAndISRResponse:
+			r.ErrorCode = code
+		case *kmsg.UpdateMetadataResponse:
+			r.ErrorCode = code
+		case *kmsg.StopReplicaResponse:
+			r.ErrorCode = code
+		}
+		if _, err := c.Write(wire.AppendResponse(nil, h.CorrelationID, resp)); err != nil {
+			return
+		}
+	}
+}
+
+// stop closes the listener and every connection, as a broker's process
+// ending.
+func (b *fakeBroker) stop() {
+	b.ln.Close()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, c := range b.conns {
+		c.Close()
+	}
+}
+
+// next is the next request the broker read.
+func (b *fakeBroker) next(t *testing.T) seenRequest {
+	t.Helper()
+	select {
+	case s := <-b.seen:
+		return s
+	case <-time.After(10 * time.Second):
+		t.Fatal("the broker received no request")
+		return seenRequest{}
+	}
+}
+
+// register registers broker id at b's port on a session of its own,
+// which is returned (closing it deregisters).
+func register(t *testing.T, chroot string, id int32, b *fakeBroker) *Client {
+	t.Helper()
+	c := connect(t, chroot)
+	if err := c.EnsurePersistentPaths(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Register(ctx, registration(id, b.port())); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func leaderAndISR(v int16) *kmsg.LeaderAndISRRequest {
+	r := kmsg.NewPtrLeaderAndISRRequest()
+	r.Version, r.ControllerID, r.ControllerEpoch, r.BrokerEpoch = v, 0, 3, 77
+	return r
+}
+
+func updateMetadata(v int16) *kmsg.UpdateMetadataRequest {
+	r := kmsg.NewPtrUpdateMetadataRequest()
+	r.Version, r.ControllerID, r.ControllerEpoch, r.BrokerEpoch = v, 0, 3, 77
+	return r
+}
+
+// errorCode is the top-level error code of a control response.
+func errorCode(t *testing.T, resp kmsg.Response) int16 {
+	t.Helper()
+	switch r := resp.(type) {
+	case *kmsg.LeaderAndISRResponse:
+		return r.ErrorCode
+	case *kmsg.UpdateMetadataResponse:
+		return r.ErrorCode
+	case *kmsg.StopReplicaResponse:
+		return r.ErrorCode
+	}
+	t.Fatalf("response %T", resp)
+	return 0
+}
+
+// Control requests round-trip over one kept connection with the
+// controller's client id and increasing correlation ids, flexible (header
+// v2) and not; a broker that restarts at a new port is found by the next
+// request.
+func TestNetSender(t *testing.T) {
+	chroot := zktest.Chroot()
+	b := startFakeBroker(t, false)
+	reg := register(t, chroot, 1, b)
+	s := NewNetSender(connect(t, chroot), 5, NetSenderOptions{})
+	t.Cleanup(s.Close)
+	ctx := context.Background()
+
+	stop := kmsg.NewPtrStopReplicaRequest()
+	stop.Version, stop.ControllerID, stop.ControllerEpoch = 1, 5, 3 // not flexible
+	reqs := []kmsg.Request{leaderAndISR(7), updateMetadata(8), stop}
+	var last int32
+	for _, req := range reqs {
+		resp, err := s.Send(ctx, 1, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Key() != req.Key() || resp.GetVersion() != req.GetVersion() || errorCode(t, resp) != kerr.StaleControllerEpoch.Code {
+			t.Fatalf("%s v%d: response %T v%d %+v", kmsg.NameForKey(req.Key()), req.GetVersion(), resp, resp.GetVersion(), resp)
+		}
+		got := b.next(t)
+		if got.h.Key != req.Key() || got.h.Version != req.GetVersion() || got.h.ClientID == nil || *got.h.ClientID != "sluice-controller-5" {
+			t.Fatalf("the broker read header %+v (client id %v)", got.h, got.h.ClientID)
+		}
+		if got.h.CorrelationID <= last {
+			t.Fatalf("correlation id %d after %d", got.h.CorrelationID, last)
+		}
+		last = got.h.CorrelationID
+	}
+	if n := b.accepted.Load(); n != 1 {
+		t.Fatalf("%d connections for %d requests, want one kept", n, len(reqs))
+	}
+
+	// The broker restarts at another port and registers again.
+	b.stop()
+	reg.Close()
+	b2 := startFakeBroker(t, false)
+	register(t, chroot, 1, b2)
+	resp, err := s.Send(ctx, 1, updateMetadata(8))
+	if err != nil {
+		t.Fatalf("the first request after the restart: %v", err)
+	}
+	if errorCode(t, resp) != kerr.StaleControllerEpoch.Code {
+		t.Fatalf("response %+v", resp)
+	}
+	if got := b2.next(t); got.h.CorrelationID <= last {
+		t.Fatalf("correlation id %d after %d on the new connection", got.h.CorrelationID, last)
+	}
+}
+
+// The endpoint of the configured listener is dialled, not the first.
+func TestNetSenderListener(t *testing.T) {
+	chroot := zktest.Chroot()
+	b := startFakeBroker(t, false)
+	dead := startFakeBroker(t, true)
+	c := connect(t, chroot)
+	if err := c.EnsurePersistentPaths(); err != nil {
+		t.Fatal(err)
+	}
+	r := registration(2, dead.port())
+	r.Endpoints = append(r.Endpoints, Endpoint{Listener: "CONTROL", SecurityProtocol: Plaintext, Host: "127.0.0.1", Port: b.port()})
+	if _, err := c.Register(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	s := NewNetSender(connect(t, chroot), 0, NetSenderOptions{Listener: "CONTROL", RequestTimeout: 5 * time.Second})
+	t.Cleanup(s.Close)
+	if _, err := s.Send(context.Background(), 2, updateMetadata(8)); err != nil {
+		t.Fatal(err)
+	}
+	if dead.accepted.Load() != 0 {
+		t.Fatal("the first endpoint was dialled")
+	}
+	other := NewNetSender(connect(t, chroot), 0, NetSenderOptions{Listener: "INTERNAL"})
+	t.Cleanup(other.Close)
+	if _, err := other.Send(context.Background(), 2, updateMetadata(8)); !errors.Is(err, ErrBrokerNotRegistered) {
+		t.Fatalf("a listener the broker lacks: %v", err)
+	}
+	if _, err := s.Send(context.Background(), 9, updateMetadata(8)); !errors.Is(err, ErrBrokerNotRegistered) {
+		t.Fatalf("an unregistered broker: %v", err)
+	}
+}
+
+// sendAsync runs a Send and returns its error on a channel.
+func sendAsync(ctx context.Context, s *NetSender, broker int32) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Send(ctx, broker, leaderAndISR(7))
+		done <- err
+	}()
+	return done
+}
+
+func wait(t *testing.T, done <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s: Send hung", what)
+		return nil
+	}
+}
+
+// A broker that does not answer fails the request at the request timeout,
+// and the connection is closed (the next request dials again); a
+// cancelled context ends a request at once.
+func TestNetSenderTimeouts(t *testing.T) {
+	chroot := zktest.Chroot()
+	b := startFakeBroker(t, true)
+	register(t, chroot, 3, b)
+	sc := connect(t, chroot)
+
+	s := NewNetSender(sc, 0, NetSenderOptions{RequestTimeout: 300 * time.Millisecond})
+	t.Cleanup(s.Close)
+	if err := wait(t, sendAsync(context.Background(), s, 3), "timeout"); !errors.Is(err, ErrRequestTimeout) {
+		t.Fatalf("a silent broker: %v", err)
+	}
+	b.next(t)
+	if err := wait(t, sendAsync(context.Background(), s, 3), "timeout again"); !errors.Is(err, ErrRequestTimeout) {
+		t.Fatalf("a silent broker again: %v", err)
+	}
+	b.next(t)
+	if n := b.accepted.Load(); n != 2 {
+		t.Fatalf("%d connections for two timed-out requests, want a new one each", n)
+	}
+
+	long := NewNetSender(sc, 0, NetSenderOptions{}) // 30 s
+	t.Cleanup(long.Close)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := sendAsync(ctx, long, 3)
+	b.next(t) // the request is out, its answer awaited
+	cancel()
+	if err := wait(t, done, "cancel"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled request: %v", err)
+	}
+	if _, err := long.Send(ctx, 3, leaderAndISR(7)); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a request on a cancelled context: %v", err)
+	}
+	long.Close()
+	if _, err := long.Send(context.Background(), 3, leaderAndISR(7)); !errors.Is(err, ErrSenderClosed) {
+		t.Fatalf("a request after Close: %v", err)
+	}
+}
