@@ -146,15 +146,10 @@ func (c *testCluster) cleanup() {
 	}
 }
 
-// addBroker starts a new broker id on a free port.
+// addBroker starts a new broker id on a free port (freePorts).
 func (c *testCluster) addBroker(id int32) *testBroker {
 	c.t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		c.t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(c.t, 1)))
 	b := &testBroker{id: id, addr: addr, data: filepath.Join(c.dir, fmt.Sprintf("broker-%d", id))}
 	c.brokers[id] = b
 	c.launch(b)
