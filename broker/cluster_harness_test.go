@@ -8,6 +8,7 @@ package broker
 // show.
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
@@ -59,14 +61,16 @@ func stopPackageZK() {
 
 // testCluster is brokers 0..n-1 of one cluster.
 type testCluster struct {
-	t       testing.TB
-	connect string // zookeeper.connect, with the test's chroot
-	mod     func(*Config)
+	t      testing.TB
+	zkAddr string // ZooKeeper's address
+	chroot string // the test's
+	mod    func(*Config)
 
 	mu      sync.Mutex
 	brokers map[int32]*testBroker
 	dirs    map[int32]string
 	addrs   map[int32]string // a restarted broker listens where it did
+	via     map[int32]string // a broker's own way to ZooKeeper (a LinkProxy)
 }
 
 // startCluster starts n brokers; mod adjusts every broker's configuration.
@@ -74,7 +78,7 @@ func startCluster(t testing.TB, n int, mod func(*Config)) *testCluster {
 	t.Helper()
 	zs := packageZK(t)
 	chroot := "/" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + fmt.Sprintf("-%d", time.Now().UnixNano())
-	c := &testCluster{t: t, connect: zs.Addr + chroot, mod: mod, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, addrs: map[int32]string{}}
+	c := &testCluster{t: t, zkAddr: zs.Addr, chroot: chroot, mod: mod, via: map[int32]string{}, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, addrs: map[int32]string{}}
 	for i := range n {
 		c.start(int32(i))
 	}
@@ -92,13 +96,17 @@ func (c *testCluster) start(id int32) *testBroker {
 		c.dirs[id] = dir
 	}
 	addr := c.addrs[id]
+	zkAddr := c.zkAddr
+	if v := c.via[id]; v != "" {
+		zkAddr = v
+	}
 	c.mu.Unlock()
 	tb := serveBroker(c.t, dir, func(cfg *Config) {
 		cfg.ID = id
 		if addr != "" {
 			cfg.Listen = addr
 		}
-		cfg.Cluster.ZooKeeper = c.connect
+		cfg.Cluster.ZooKeeper = zkAddr + c.chroot
 		cfg.Cluster.SessionTimeout = 4 * time.Second
 		cfg.Groups.OffsetsPartitions = 6
 		cfg.Groups.OffsetsReplication = 1
@@ -115,6 +123,22 @@ func (c *testCluster) start(id int32) *testBroker {
 	// Registered after the data directory's removal: runs before it.
 	c.t.Cleanup(func() { tb.stop(c.t) })
 	return tb
+}
+
+// startBehindProxy starts broker id (not running yet) with its ZooKeeper link
+// through a proxy, and returns the proxy to cut it.
+func (c *testCluster) startBehindProxy(id int32) *zktest.LinkProxy {
+	c.t.Helper()
+	p, err := zktest.StartLinkProxy(c.zkAddr)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.t.Cleanup(p.Close)
+	c.mu.Lock()
+	c.via[id] = p.Addr()
+	c.mu.Unlock()
+	c.start(id)
+	return p
 }
 
 // stopBroker stops broker id cleanly.
@@ -171,10 +195,16 @@ func metadataOf(t testing.TB, tb *testBroker) *kmsg.MetadataResponse {
 // them, failing the test after 30 s with the last answers.
 func (c *testCluster) waitAgree(what string, cond func(*kmsg.MetadataResponse) bool) {
 	c.t.Helper()
+	c.waitAgreeOn(c.live(), what, cond)
+}
+
+// waitAgreeOn is waitAgree on some brokers only.
+func (c *testCluster) waitAgreeOn(brokers []*testBroker, what string, cond func(*kmsg.MetadataResponse) bool) {
+	c.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var bad []string
-		for _, b := range c.live() {
+		for _, b := range brokers {
 			md := metadataOf(c.t, b)
 			if !cond(md) {
 				bad = append(bad, fmt.Sprintf("broker %d: %s", b.cfg.ID, describeMetadata(md)))
@@ -228,4 +258,27 @@ func topicReady(name string, n int) func(*kmsg.MetadataResponse) bool {
 		}
 		return true
 	}
+}
+
+// createTopic creates a topic through the first live broker and waits for
+// every broker to serve it.
+func (c *testCluster) createTopic(ctx context.Context, name string, partitions int32, rf int16) {
+	c.t.Helper()
+	adm := kadm.NewClient(clusterClient(c.t, c.bootstrap()[:1]))
+	if r, err := adm.CreateTopic(ctx, partitions, rf, nil, name); err != nil || r.Err != nil {
+		c.t.Fatalf("create %s: %v %v", name, err, r.Err)
+	}
+	c.waitAgree(name+" created", topicReady(name, int(partitions)))
+}
+
+// ledBy is a partition of topic that broker id leads, as broker 0 sees it;
+// -1 if none.
+func (c *testCluster) ledBy(id int32, topic string) int32 {
+	c.t.Helper()
+	for _, p := range topicOf(metadataOf(c.t, c.broker(0)), topic).Partitions {
+		if p.Leader == id {
+			return p.Partition
+		}
+	}
+	return -1
 }

@@ -198,10 +198,7 @@ func TestClusterMetadataAgreesAfterChanges(t *testing.T) {
 	// now places replicas on it.
 	c.start(3)
 	agreeCluster("joined", 4)
-	if r, err := adm.CreateTopic(ctx, 8, 2, nil, "later"); err != nil || r.Err != nil {
-		t.Fatalf("create: %v %v", err, r.Err)
-	}
-	c.waitAgree("later created", topicReady("later", 8))
+	c.createTopic(ctx, "later", 8, 2)
 	tp := topicOf(metadataOf(t, c.broker(3)), "later")
 	on3 := 0
 	for _, p := range tp.Partitions {
@@ -256,11 +253,7 @@ func TestClusterRefusesStaleAndForeignControlRequests(t *testing.T) {
 func TestClusterGroupResumesAfterEveryBrokerRestarts(t *testing.T) {
 	c := startCluster(t, 3, nil)
 	ctx := ctxTimeout(t, 90*time.Second)
-	adm := kadm.NewClient(clusterClient(t, c.bootstrap()))
-	if r, err := adm.CreateTopic(ctx, 6, 1, nil, "events"); err != nil || r.Err != nil {
-		t.Fatalf("create: %v %v", err, r.Err)
-	}
-	c.waitAgree("created", topicReady("events", 6))
+	c.createTopic(ctx, "events", 6, 1)
 	prod := clusterClient(t, c.bootstrap())
 	produce := func(from, to int) {
 		for i := from; i < to; i++ {
@@ -314,10 +307,7 @@ func TestClusterDeleteWaitsForAReplicaDownAndRecreateGetsNewID(t *testing.T) {
 	ctx := ctxTimeout(t, 60*time.Second)
 	adm := kadm.NewClient(clusterClient(t, c.bootstrap()[:1]))
 	// Every partition on every broker.
-	if r, err := adm.CreateTopic(ctx, 3, 3, nil, "doomed"); err != nil || r.Err != nil {
-		t.Fatalf("create: %v %v", err, r.Err)
-	}
-	c.waitAgree("created", topicReady("doomed", 3))
+	c.createTopic(ctx, "doomed", 3, 3)
 	oldID := topicOf(metadataOf(t, c.broker(0)), "doomed").TopicID
 	prod := clusterClient(t, c.bootstrap())
 	for p := range int32(3) {

@@ -110,6 +110,11 @@ func (b *Broker) openHosted(topic string, states []hostedState) (*topicState, ma
 		parts = slices.Clone(old.partitions)
 		meta.Partitions = old.meta.Partitions
 	}
+	if old == nil {
+		// Logs found on disk at start were opened before the topic's
+		// configuration was known here.
+		b.store.ReloadOptions(topic)
+	}
 	if len(need) > 0 {
 		logs, err := b.store.CreateLogs(meta.ID, need...)
 		if err != nil {

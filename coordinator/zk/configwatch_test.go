@@ -153,14 +153,14 @@ func TestConfigWatchReconnect(t *testing.T) {
 	defer cancel()
 	// setup returns a writer and a watcher's client, through a proxy, on
 	// a chroot of their own, the watcher started and one change delivered.
-	setup := func(t *testing.T, session time.Duration) (writer, c *Client, proxy *linkProxy, l changeLog) {
+	setup := func(t *testing.T, session time.Duration) (writer, c *Client, proxy *zktest.LinkProxy, l changeLog) {
 		chroot := zktest.Chroot()
 		writer = connect(t, chroot)
 		if err := writer.EnsurePersistentPaths(); err != nil {
 			t.Fatal(err)
 		}
 		proxy = startLinkProxy(t, zkServerAddr(t))
-		c, err := Connect(ctx, proxy.ln.Addr().String()+chroot, Options{SessionTimeout: session, Logger: quietLogger()})
+		c, err := Connect(ctx, proxy.Addr()+chroot, Options{SessionTimeout: session, Logger: quietLogger()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,10 +183,10 @@ func TestConfigWatchReconnect(t *testing.T) {
 	t.Run("link cut", func(t *testing.T) {
 		writer, c, proxy, l := setup(t, 8*time.Second)
 		expired := c.Expired()
-		proxy.setCut(true)
+		proxy.SetCut(true)
 		during := []ConfigChange{topicChange("during"), brokerChange("7")}
 		set(t, writer, during...)
-		proxy.setCut(false)
+		proxy.SetCut(false)
 		l.expect(t, "after the cut", during...)
 		select {
 		case <-expired:
@@ -207,7 +207,7 @@ func TestConfigWatchReconnect(t *testing.T) {
 			t.Fatal(err)
 		}
 		expired := c.Expired()
-		proxy.setCut(true)
+		proxy.SetCut(true)
 		select {
 		case <-gone: // the server expired the session
 		case <-ctx.Done():
@@ -215,7 +215,7 @@ func TestConfigWatchReconnect(t *testing.T) {
 		}
 		during := []ConfigChange{brokerChange(DefaultEntity), topicChange("during")}
 		set(t, writer, during...)
-		proxy.setCut(false)
+		proxy.SetCut(false)
 		select {
 		case <-expired:
 		case <-ctx.Done():

@@ -505,7 +505,7 @@ func TestControllerLoopSessionExpiry(t *testing.T) {
 	proxy := startLinkProxy(t, zkServerAddr(t))
 	ctx, cancel := context.WithTimeout(context.Background(), waitDeadline)
 	defer cancel()
-	c, err := Connect(ctx, proxy.ln.Addr().String()+chroot, Options{SessionTimeout: time.Second, Logger: quietLogger()})
+	c, err := Connect(ctx, proxy.Addr()+chroot, Options{SessionTimeout: time.Second, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -525,7 +525,7 @@ func TestControllerLoopSessionExpiry(t *testing.T) {
 		t.Fatalf("broker %d took over from a live controller", ctl.id)
 	}
 
-	proxy.setCut(true)
+	proxy.SetCut(true)
 	if ctl := waitController(t, []*testBroker{second}, epoch); ctl != second {
 		t.Fatal("unreachable")
 	}
@@ -534,7 +534,7 @@ func TestControllerLoopSessionExpiry(t *testing.T) {
 		_, _, live := views(got, 2, next)
 		return slices.Equal(live, []int32{2})
 	})
-	proxy.setCut(false)
+	proxy.SetCut(false)
 	if ctl := waitController(t, []*testBroker{first, second}, epoch); ctl != second || second.loop.Epoch() != next {
 		t.Fatalf("controller %d at epoch %d after the expired one came back, want 2 at %d", ctl.id, ctl.loop.Epoch(), next)
 	}

@@ -2,9 +2,6 @@ package zk
 
 import (
 	"context"
-	"io"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,62 +10,15 @@ import (
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 )
 
-// linkProxy is a TCP proxy between one client and ZooKeeper whose link a
-// test can cut (every connection closed, new ones refused) and restore.
-type linkProxy struct {
-	ln     net.Listener
-	target string
-	mu     sync.Mutex
-	cut    bool
-	conns  map[net.Conn]struct{}
-}
-
-func startLinkProxy(t *testing.T, target string) *linkProxy {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// startLinkProxy starts a zktest.LinkProxy to target, closed at cleanup.
+func startLinkProxy(t *testing.T, target string) *zktest.LinkProxy {
+	t.Helper()
+	p, err := zktest.StartLinkProxy(target)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &linkProxy{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
-	go p.accept()
-	t.Cleanup(func() { ln.Close(); p.setCut(true) })
+	t.Cleanup(p.Close)
 	return p
-}
-
-func (p *linkProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		if p.cut {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		s, err := net.Dial("tcp", p.target)
-		if err != nil {
-			p.mu.Unlock()
-			c.Close()
-			continue
-		}
-		p.conns[c], p.conns[s] = struct{}{}, struct{}{}
-		p.mu.Unlock()
-		go func() { io.Copy(s, c); s.Close() }()
-		go func() { io.Copy(c, s); c.Close() }()
-	}
-}
-
-func (p *linkProxy) setCut(cut bool) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.cut = cut
-	if cut {
-		for c := range p.conns {
-			c.Close()
-		}
-		clear(p.conns)
-	}
 }
 
 // A session whose link is cut past its timeout expires: Expired fires
@@ -83,7 +33,7 @@ func TestSessionExpiry(t *testing.T) {
 	proxy := startLinkProxy(t, zkServerAddr(t))
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	c, err := Connect(ctx, proxy.ln.Addr().String()+chroot, Options{SessionTimeout: time.Second, Logger: quietLogger()})
+	c, err := Connect(ctx, proxy.Addr()+chroot, Options{SessionTimeout: time.Second, Logger: quietLogger()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +47,7 @@ func TestSessionExpiry(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("registration: %v %v", ok, err)
 	}
-	proxy.setCut(true)
+	proxy.SetCut(true)
 	// The server drops the registration when the session expires.
 	select {
 	case ev := <-gone:
@@ -107,7 +57,7 @@ func TestSessionExpiry(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the registration outlived its session")
 	}
-	proxy.setCut(false)
+	proxy.SetCut(false)
 	select {
 	case <-expired:
 	case <-ctx.Done():
