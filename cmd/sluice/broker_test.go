@@ -48,6 +48,7 @@ func TestMain(m *testing.M) {
 	}
 	build.dir = dir
 	code := m.Run()
+	stopClusterZK()
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

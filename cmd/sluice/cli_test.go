@@ -436,14 +436,14 @@ func TestConsumeStopsCleanlyOnSignal(t *testing.T) {
 func TestUsage(t *testing.T) {
 	c := &cli{t: t, bin: buildSluice(t)}
 	r := c.runEnv(nil, "", "-h")
-	for _, want := range []string{"topic", "produce", "consume", "group", "bench", "broker"} {
+	for _, want := range []string{"topic", "produce", "consume", "group", "bench", "broker", "local-cluster"} {
 		if !strings.Contains(r.stdout, "\n  "+want+" ") {
 			t.Errorf("sluice -h lacks %s:\n%s", want, r.stdout)
 		}
 	}
 	for _, args := range [][]string{
 		{"topic", "-h"}, {"topic", "create", "-h"}, {"topic", "list", "-h"}, {"topic", "describe", "-h"},
-		{"topic", "alter-config", "-h"}, {"topic", "delete", "-h"}, {"produce", "-h"}, {"consume", "--help"},
+		{"topic", "alter-config", "-h"}, {"topic", "delete", "-h"}, {"produce", "-h"}, {"consume", "--help"}, {"local-cluster", "-h"},
 	} {
 		r := c.runEnv(nil, "", args...)
 		if r.code != 0 || !strings.HasPrefix(r.stdout, "usage: sluice "+args[0]) || r.stderr != "" {

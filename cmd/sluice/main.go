@@ -13,12 +13,13 @@ import (
 const usage = `usage: sluice <command> [flags]
 
 commands:
-  broker    run a broker (no flags: single node on localhost:9092, data in ./sluice-data)
-  topic     create, list, describe, alter-config or delete topics
-  produce   send lines of standard input as records: produce TOPIC
-  consume   print records of a topic: consume TOPIC [--group GROUP]
-  group     list, describe, delete consumer groups or reset their offsets
-  bench     load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
+  broker         run a broker (no flags: single node on localhost:9092, data in ./sluice-data)
+  local-cluster  run ZooKeeper and N brokers on 127.0.0.1 (default 3, ports 9092 on)
+  topic          create, list, describe, alter-config or delete topics
+  produce        send lines of standard input as records: produce TOPIC
+  consume        print records of a topic: consume TOPIC [--group GROUP]
+  group          list, describe, delete consumer groups or reset their offsets
+  bench          load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
 The console tools (topic, produce, consume, group) take --brokers host:port,...
 (default localhost:9092, or $SLUICE_BROKERS).
@@ -38,6 +39,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "broker":
 		return runBroker(args[1:], stdout, stderr)
+	case "local-cluster":
+		return runLocalCluster(args[1:], stdout, stderr)
 	case "topic":
 		return runTopic(args[1:], stdout, stderr)
 	case "produce":
