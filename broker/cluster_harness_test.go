@@ -10,6 +10,8 @@ package broker
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -96,6 +98,9 @@ func (c *testCluster) start(id int32) *testBroker {
 		c.dirs[id] = dir
 	}
 	addr := c.addrs[id]
+	if addr == "" {
+		addr = freeLoopbackAddr(c.t)
+	}
 	zkAddr := c.zkAddr
 	if v := c.via[id]; v != "" {
 		zkAddr = v
@@ -281,4 +286,20 @@ func (c *testCluster) ledBy(id int32, topic string) int32 {
 		}
 	}
 	return -1
+}
+
+// freeLoopbackAddr is a loopback address on a free port below Linux's
+// ephemeral range (32768 and up): a port picked there could be taken by
+// another test's outgoing connection while its broker is restarting.
+func freeLoopbackAddr(t testing.TB) string {
+	t.Helper()
+	for range 100 {
+		addr := fmt.Sprintf("127.0.0.1:%d", 20000+rand.IntN(12000))
+		if ln, err := net.Listen("tcp", addr); err == nil {
+			ln.Close()
+			return addr
+		}
+	}
+	t.Fatal("no free loopback port in [20000, 32000)")
+	return ""
 }
