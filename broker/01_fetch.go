@@ -139,7 +139,10 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				if ts != nil {
 					name = ts.meta.Name
 				}
-				_, fp.ErrorCode = b.leaderPartition(name, rp.Partition)
+				// Led here since the topic state was read: the current one.
+				if p, fp.ErrorCode = b.leaderPartition(name, rp.Partition); p != nil {
+					fp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+				}
 			case req.Version < 10 && recompressesTo(p, engine.CompressionZstd):
 				fp.ErrorCode = kerr.UnsupportedCompressionType.Code
 			default:

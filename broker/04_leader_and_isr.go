@@ -8,7 +8,8 @@ package broker
 //     epoch gets STALE_BROKER_EPOCH, a sender that is not the controller or
 //     a controller epoch below the highest seen STALE_CONTROLLER_EPOCH, at
 //     the top level and on every partition (Kafka's getErrorResponse). The
-//     single node refuses every request this way.
+//     single node refuses every request from the network this way (its own
+//     controller's come by a call: localcontrol.go).
 //   - Per partition, as ReplicaManager.becomeLeaderOrFollower: a topic id
 //     other than the one this broker holds for the topic gets
 //     INCONSISTENT_TOPIC_ID; a leader epoch newer than the one held (-1 for
@@ -50,7 +51,13 @@ type leaderAndIsrState struct {
 }
 
 func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
-	req := r.(*kmsg.LeaderAndISRRequest)
+	return c.b.leaderAndIsr(r.(*kmsg.LeaderAndISRRequest), c.b.ctl.control), nil
+}
+
+// leaderAndIsr handles a LeaderAndIsr fenced by fence: the network's
+// (controlState.control) or the single node's own controller's
+// (controlState.local).
+func (b *Broker) leaderAndIsr(req *kmsg.LeaderAndISRRequest, fence fenceFunc) *kmsg.LeaderAndISRResponse {
 	var states []leaderAndIsrState
 	for i := range req.PartitionStates { // v0-v1
 		states = append(states, leaderAndIsrState{topic: req.PartitionStates[i].Topic, p: &req.PartitionStates[i]})
@@ -61,22 +68,19 @@ func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 			states = append(states, leaderAndIsrState{topic: ts.Topic, topicID: ts.TopicID, p: &ts.PartitionStates[j]})
 		}
 	}
-	if cl := c.b.cluster; cl != nil {
-		// The topics' configs are read before the Store opens their logs
-		// under its lock (hosting.go).
-		loaded := map[string]bool{}
-		for _, s := range states {
-			if _, ok := c.b.coord.Topic(s.topic); !ok && !loaded[s.topic] {
-				loaded[s.topic] = true
-				if err := cl.backend.LoadTopic(s.topic); err != nil {
-					c.b.log.Warn("reading a topic's config", "topic", s.topic, "err", err)
-				}
+	// The topics' configs are read before the Store opens their logs
+	// under its lock (hosting.go).
+	loaded := map[string]bool{}
+	for _, s := range states {
+		if _, ok := b.coord.Topic(s.topic); !ok && !loaded[s.topic] {
+			loaded[s.topic] = true
+			if err := b.coord.LoadTopic(s.topic); err != nil {
+				b.log.Warn("reading a topic's config", "topic", s.topic, "err", err)
 			}
 		}
 	}
-	ctl := c.b.ctl
-	code := ctl.control(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 2, req.IsKRaftController,
-		func() { c.b.becomeLeaderOrFollower(states) })
+	code := fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 2, req.IsKRaftController,
+		func() { b.becomeLeaderOrFollower(states) })
 	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
 	resp.ErrorCode = code
 	for _, s := range states {
@@ -98,7 +102,7 @@ func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		rt := &resp.Topics[len(resp.Topics)-1]
 		rt.Partitions = append(rt.Partitions, rp)
 	}
-	return resp, nil
+	return resp
 }
 
 // becomeLeaderOrFollower applies accepted partition states to the role

@@ -9,7 +9,7 @@ package broker
 //     gets its code (STALE_BROKER_EPOCH or STALE_CONTROLLER_EPOCH) at the
 //     top level with no partitions, as Kafka's KafkaApis and
 //     ReplicaManager.stopReplicas answer. The single node refuses every
-//     request this way.
+//     request from the network this way.
 //   - Per partition, as stopReplicas: a partition not hosted is answered
 //     NONE (and, if deleted, its logs are due for deletion: Kafka deletes
 //     logs a returning broker no longer hosts); a hosted one whose request
@@ -50,7 +50,11 @@ type stopReplicaState struct {
 }
 
 func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
-	req := r.(*kmsg.StopReplicaRequest)
+	return c.b.stopReplica(r.(*kmsg.StopReplicaRequest), c.b.ctl.control), nil
+}
+
+// stopReplica handles a StopReplica fenced by fence (see leaderAndIsr).
+func (b *Broker) stopReplica(req *kmsg.StopReplicaRequest, fence fenceFunc) *kmsg.StopReplicaResponse {
 	var states []stopReplicaState
 	for _, t := range req.Topics {
 		switch {
@@ -67,9 +71,9 @@ func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 		}
 	}
 	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
-	resp.ErrorCode = c.b.ctl.control(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 1, req.IsKRaftController,
-		func() { resp.Partitions = c.b.stopReplicas(states) })
-	return resp, nil
+	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 1, req.IsKRaftController,
+		func() { resp.Partitions = b.stopReplicas(states) })
+	return resp
 }
 
 // stopReplicas applies accepted StopReplica states to the role table and

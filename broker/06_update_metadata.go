@@ -10,7 +10,7 @@ package broker
 //     epoch gets STALE_BROKER_EPOCH, a sender that is not the controller or
 //     a controller epoch below the highest seen STALE_CONTROLLER_EPOCH
 //     (Kafka's ControllerMovedException), the response's only field. The
-//     single node refuses every request this way.
+//     single node refuses every request from the network this way.
 //   - Accepted: the cache takes the request (the live brokers replaced, the
 //     named partitions merged, those led by -2 removed) and the answer is
 //     NONE. Kafka then also drops the deleted partitions' group offsets;
@@ -30,24 +30,29 @@ import (
 func init() { register(6, 0, 8, handleUpdateMetadata) }
 
 func handleUpdateMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
-	req := r.(*kmsg.UpdateMetadataRequest)
+	return c.b.updateMetadata(r.(*kmsg.UpdateMetadataRequest), c.b.ctl.control), nil
+}
+
+// updateMetadata handles an UpdateMetadata fenced by fence (see
+// leaderAndIsr).
+func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence fenceFunc) *kmsg.UpdateMetadataResponse {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
 	var deleted []topicPartition
-	resp.ErrorCode = c.b.ctl.control(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
-		func() { deleted = c.b.ctl.cache.update(req) })
+	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
+		func() { deleted = b.ctl.cache.update(req) })
 	// The committed offsets of deleted topics go, on every broker for the
 	// groups it coordinates, as Kafka's handleUpdateMetadataRequest has
 	// its group coordinator handle deleted partitions.
-	if g := c.b.existingGroups(); g != nil && len(deleted) > 0 {
+	if g := b.existingGroups(); g != nil && len(deleted) > 0 {
 		done := map[string]bool{}
 		for _, tp := range deleted {
 			if !done[tp.topic] {
 				done[tp.topic] = true
 				if n := g.DeleteTopicOffsets(tp.topic); n > 0 {
-					c.b.log.Info("removed the committed offsets of a deleted topic", "topic", tp.topic, "offsets", n)
+					b.log.Info("removed the committed offsets of a deleted topic", "topic", tp.topic, "offsets", n)
 				}
 			}
 		}
 	}
-	return resp, nil
+	return resp
 }

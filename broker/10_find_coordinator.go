@@ -3,9 +3,9 @@ package broker
 // FindCoordinator (key 10), versions 0-5.
 //
 // Behavior:
-//   - Every group's coordinator is this broker (the single node leads every
-//     partition of __consumer_offsets); the first request creates
-//     __consumer_offsets and starts the coordinator, as Kafka does.
+//   - A group's coordinator is the leader of its partition of
+//     __consumer_offsets (clustermetadata.go; on the single node, itself);
+//     the first request creates __consumer_offsets, as Kafka does.
 //   - Transaction coordinators (key type 1) are not served yet:
 //     COORDINATOR_NOT_AVAILABLE. Another key type is INVALID_REQUEST.
 //
@@ -33,16 +33,7 @@ func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		var msg string
 		switch req.CoordinatorType {
 		case 0:
-			if c.b.cluster != nil {
-				co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key)
-				break
-			}
-			if _, err := c.b.groupCoordinator(); err != nil {
-				co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, err.Error()
-				break
-			}
-			self := c.b.self()
-			co.NodeID, co.Host, co.Port = self.ID, self.Host, self.Port
+			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key)
 		case 1:
 			co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, "transactions are not supported yet"
 		default:

@@ -8,8 +8,8 @@ package broker
 //   - Errors as Kafka: INVALID_TOPIC_EXCEPTION for a bad name,
 //     TOPIC_ALREADY_EXISTS, INVALID_PARTITIONS for a count below 1,
 //     INVALID_REPLICATION_FACTOR for a factor below 1 or above the number of
-//     brokers (1 until cluster mode), INVALID_REPLICA_ASSIGNMENT for a manual
-//     assignment that is not this broker alone for partitions 0..n-1,
+//     live brokers, INVALID_REPLICA_ASSIGNMENT for a manual assignment
+//     Kafka refuses (the single node: one naming another broker),
 //     INVALID_CONFIG for unknown keys, bad values or settings sluice cannot
 //     honour yet, INVALID_REQUEST for a topic named twice.
 //   - A request for more than 10,000 partitions in all is refused whole
@@ -22,8 +22,9 @@ package broker
 // ID.
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -65,12 +66,17 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		setCreateError(req, &st, code, msg)
 		resp.Topics = append(resp.Topics, st)
 	}
-	if c.b.cluster != nil && !req.ValidateOnly {
+	if !req.ValidateOnly {
 		// Answered once the controller has created them (clusteradmin.go).
 		for i := range resp.Topics {
 			st := &resp.Topics[i]
 			if st.ErrorCode == 0 && !c.b.awaitMetadata(req.TimeoutMillis, topicCreated(st.Topic, st.TopicID, int(st.NumPartitions))) {
 				setCreateError(req, st, kerr.RequestTimedOut.Code, "the controller has not created the topic yet")
+			}
+			if st.ErrorCode == 0 && c.b.cluster == nil {
+				if code, msg := c.b.undoUnhostedTopic(st.Topic, st.NumPartitions); code != 0 {
+					setCreateError(req, st, code, msg)
+				}
 			}
 		}
 	}
@@ -119,14 +125,10 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	if b.topicExists(rt.Topic) {
 		return kerr.TopicAlreadyExists.Code, fmt.Sprintf("topic %s already exists", rt.Topic)
 	}
-	brokers := int16(len(b.coord.Brokers()))
-	if b.cluster != nil {
-		brokers = int16(b.liveBrokers())
-	}
+	brokers := int16(b.liveBrokers())
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 	var assignments []controller.PartitionAssignment
-	switch {
-	case len(rt.ReplicaAssignment) > 0 && b.cluster != nil:
+	if len(rt.ReplicaAssignment) > 0 {
 		// Checked by the placement (CheckTopicAssignment), as Kafka checks.
 		for _, a := range rt.ReplicaAssignment {
 			assignments = append(assignments, controller.PartitionAssignment{Partition: a.Partition, Replicas: a.Replicas})
@@ -135,17 +137,6 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 			return controller.Code(err), controller.Message(err)
 		}
 		partitions, rf = int32(len(rt.ReplicaAssignment)), int16(len(rt.ReplicaAssignment[0].Replicas))
-	case len(rt.ReplicaAssignment) > 0:
-		if partitions != -1 || rf != -1 {
-			return kerr.InvalidRequest.Code, "both a replica assignment and a partition count or replication factor were given"
-		}
-		self := b.self().ID
-		for i, a := range rt.ReplicaAssignment {
-			if a.Partition != int32(i) || len(a.Replicas) != 1 || a.Replicas[0] != self {
-				return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("partition %d: assignments must name partitions 0..n-1 in order, each on broker %d alone", a.Partition, self)
-			}
-		}
-		partitions, rf = int32(len(rt.ReplicaAssignment)), 1
 	}
 	if partitions == -1 {
 		partitions = b.cfg.NumPartitions
@@ -191,23 +182,45 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	if len(configs) == 0 {
 		configs = nil
 	}
-	if b.cluster != nil {
-		tr := controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf, Assignments: assignments}
-		if assignments != nil {
-			tr.NumPartitions, tr.ReplicationFactor = -1, -1
+	tr := controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf, Assignments: assignments}
+	if assignments != nil {
+		tr.NumPartitions, tr.ReplicationFactor = -1, -1
+	}
+	id, code, msg := b.createClusterTopic(rt.Topic, tr, configs)
+	st.TopicID = id
+	return code, msg
+}
+
+// undoUnhostedTopic deletes a topic the single node created but could not
+// open every log of (a directory it cannot make): neither this broker nor
+// its next start holds a topic with partitions no broker can serve. It
+// returns KAFKA_STORAGE_ERROR then. In a cluster, a replica that fails so
+// is the controller's to handle (the failover issue), not the creation's.
+func (b *Broker) undoUnhostedTopic(name string, partitions int32) (int16, string) {
+	ts := b.topic(name)
+	missing := int32(-1)
+	for i := range partitions {
+		if ts == nil || int(i) >= len(ts.partitions) || ts.partitions[i] == nil {
+			missing = i
+			break
 		}
-		id, code, msg := b.createClusterTopic(rt.Topic, tr, configs)
-		st.TopicID = id
-		return code, msg
 	}
-	ts, err := b.createTopic(rt.Topic, partitions, rf, configs)
-	if errors.Is(err, coordinator.ErrTopicExists) {
-		return kerr.TopicAlreadyExists.Code, err.Error()
+	if missing < 0 {
+		return 0, ""
 	}
-	if err != nil {
-		b.log.Error("creating topic", "topic", rt.Topic, "err", err)
-		return kerr.UnknownServerError.Code, err.Error()
+	b.log.Error("created topic has a partition whose log could not be opened: deleting it", "topic", name, "partition", missing)
+	// Its partitions are offline (their logs failed), so the controller
+	// finishes the deletion when the broker next starts; the topic is out
+	// of the metadata at once.
+	if err := b.coord.DeleteTopic(name); err != nil {
+		b.log.Warn("deleting a topic that could not be opened", "topic", name, "err", err)
 	}
-	st.TopicID = ts.meta.ID
-	return 0, ""
+	if emb, ok := b.coord.(*coordinator.Embedded); ok {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := emb.WaitIdle(ctx); err != nil {
+			b.log.Warn("deleting a topic that could not be opened", "topic", name, "err", err)
+		}
+	}
+	return kerr.KafkaStorageError.Code, fmt.Sprintf("the log of %s-%d could not be created", name, missing)
 }

@@ -19,13 +19,11 @@ package broker
 // carry error messages.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -56,13 +54,7 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	for _, rt := range topics {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		var code int16
-		var msg string
-		if c.b.cluster != nil {
-			code, msg = c.b.deleteClusterOne(&rt, &st, names, ids, req.TimeoutMillis)
-		} else {
-			code, msg = c.b.deleteOne(&rt, &st, names, ids)
-		}
+		code, msg := c.b.deleteClusterOne(&rt, &st, names, ids, req.TimeoutMillis)
 		st.ErrorCode = code
 		if code != 0 && req.Version >= 5 && msg != "" {
 			st.ErrorMessage = &msg
@@ -72,40 +64,8 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	return resp, nil
 }
 
-func (b *Broker) deleteOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int) (int16, string) {
-	if code, msg := checkDeleteNaming(rt, names, ids); code != 0 {
-		return code, msg
-	}
-	var ts *topicState
-	switch {
-	case rt.Topic != nil:
-		if ts = b.topic(*rt.Topic); ts == nil {
-			return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", *rt.Topic)
-		}
-	default:
-		if ts = b.topicByID(engine.TopicID(rt.TopicID)); ts == nil {
-			return kerr.UnknownTopicID.Code, fmt.Sprintf("topic ID %s does not exist", engine.TopicID(rt.TopicID))
-		}
-	}
-	name := ts.meta.Name
-	st.Topic, st.TopicID = &name, ts.meta.ID
-	if name == offsetsTopic {
-		return kerr.InvalidRequest.Code, "the internal topic " + offsetsTopic + " holds the groups' offsets and cannot be deleted"
-	}
-	err := b.deleteTopic(name)
-	switch {
-	case errors.Is(err, coordinator.ErrUnknownTopic):
-		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
-	case err != nil:
-		b.log.Error("deleting topic", "topic", name, "err", err)
-		return kerr.UnknownServerError.Code, err.Error()
-	}
-	return 0, ""
-}
-
-// deleteClusterOne is deleteOne in ZooKeeper mode: the topic is looked up
-// in the cluster's metadata and deleted by the controller
-// (clusteradmin.go).
+// deleteClusterOne deletes one topic of the request: looked up in the
+// cluster's metadata and deleted by the controller (clusteradmin.go).
 func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int, timeoutMs int32) (int16, string) {
 	snap := b.ctl.cache.load()
 	var name string

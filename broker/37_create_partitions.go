@@ -17,13 +17,11 @@ package broker
 //   - validate_only checks everything and changes nothing.
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -77,53 +75,19 @@ func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnl
 	case rt.Count < current:
 		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic currently has %d partitions, which is higher than the requested %d.", current, rt.Count)
 	}
-	if b.cluster != nil {
-		// The assignment is checked by the placement (PlaceNewPartitions).
-		var assignments [][]int32
-		for _, a := range rt.Assignment {
-			assignments = append(assignments, a.Replicas)
-		}
-		if validateOnly {
-			return 0, ""
-		}
-		return b.growClusterTopic(rt.Topic, rt.Count, assignments, timeoutMs)
-	}
-	if rt.Assignment != nil {
-		if len(rt.Assignment) != int(rt.Count-current) {
-			return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("Increasing the number of partitions by %d but %d assignments provided.", rt.Count-current, len(rt.Assignment))
-		}
-		self := b.self().ID
-		for i, a := range rt.Assignment {
-			if len(a.Replicas) != 1 || a.Replicas[0] != self {
-				return kerr.InvalidReplicaAssignment.Code, fmt.Sprintf("new partition %d: replicas %v: each new partition must be on broker %d alone", current+int32(i), a.Replicas, self)
-			}
-		}
+	// The assignment is checked by the placement (PlaceNewPartitions).
+	var assignments [][]int32
+	for _, a := range rt.Assignment {
+		assignments = append(assignments, a.Replicas)
 	}
 	if validateOnly {
 		return 0, ""
 	}
-	err := b.addPartitions(rt.Topic, rt.Count)
-	switch {
-	case errors.Is(err, coordinator.ErrUnknownTopic):
-		return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("The topic '%s' does not exist.", rt.Topic)
-	case errors.Is(err, coordinator.ErrInvalidPartitions):
-		return kerr.InvalidPartitions.Code, err.Error()
-	case err != nil:
-		b.log.Error("adding partitions", "topic", rt.Topic, "err", err)
-		return kerr.UnknownServerError.Code, err.Error()
-	}
-	return 0, ""
+	return b.growClusterTopic(rt.Topic, rt.Count, assignments, timeoutMs)
 }
 
-// topicCount is a topic's id and partition count: the cluster's in
-// ZooKeeper mode, the local topic's on the single node.
+// topicCount is a topic's id and partition count, as the controller's
+// metadata has them.
 func (b *Broker) topicCount(name string) (engine.TopicID, int32, bool) {
-	if b.cluster != nil {
-		return b.clusterTopic(name)
-	}
-	ts := b.topic(name)
-	if ts == nil {
-		return engine.TopicID{}, 0, false
-	}
-	return ts.meta.ID, int32(len(ts.partitions)), true
+	return b.clusterTopic(name)
 }

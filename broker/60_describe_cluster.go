@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -37,15 +38,9 @@ func handleDescribeCluster(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		return resp, nil
 	}
 	resp.ClusterID = c.b.coord.ClusterID()
-	resp.ControllerID = c.b.coord.ControllerID()
-	brokers := c.b.coord.Brokers()
-	if c.b.cluster != nil {
-		resp.ControllerID, brokers = c.b.clusterBrokers()
-	}
+	var brokers []coordinator.Broker
+	resp.ControllerID, brokers = c.b.clusterBrokers()
 	for _, br := range brokers {
-		if br.ID == c.b.self().ID && c.b.cluster == nil {
-			br = c.b.self()
-		}
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = br.ID, br.Host, br.Port, br.Rack
 		resp.Brokers = append(resp.Brokers, rb)

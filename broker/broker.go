@@ -47,10 +47,7 @@ type Broker struct {
 	pool    *requestPool  // request memory (reqpool.go)
 	quotas  *connQuotas   // connection bounds (connquota.go)
 	ctl     *controlState // the controller's requests' state (controlplane.go)
-	// controlled: partitions are led as the controller's requests say
-	// (ZooKeeper mode, or a test's ControlPlane), not all by this broker.
-	controlled bool
-	cluster    *cluster // ZooKeeper mode (cluster.go); nil on the single node
+	cluster *cluster      // ZooKeeper mode (cluster.go); nil on the single node
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -58,8 +55,7 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.withDefaults()
-	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), ctl: newControlState(cfg.ControlPlane),
-		controlled: cfg.ControlPlane != nil || cfg.Cluster.enabled()}
+	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
 	if err := cfg.Network.validate(); err != nil {
 		return nil, err
 	}
@@ -113,35 +109,57 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.store = store
-	if b.cluster != nil {
-		// Partitions come from the controller (hosting.go).
-		b.startClusterGroups()
-		b.cluster.backend.OnConfigChange(b.remoteConfigChange)
-		return b, nil
-	}
-	if err := b.removeOrphanLogs(); err != nil {
-		store.Close()
-		b.closeCoordinator()
-		return nil, err
-	}
-	for _, t := range coord.Topics() {
-		if _, err := b.openTopic(t); err != nil {
+	// Partitions come from the controller (hosting.go), groups as the
+	// partitions of __consumer_offsets do.
+	b.startClusterGroups()
+	coord.OnConfigChange(b.remoteConfigChange)
+	if emb, ok := coord.(*coordinator.Embedded); ok {
+		if err := b.startSingleNode(emb); err != nil {
 			store.Close()
-			coord.Close()
-			return nil, err
-		}
-	}
-	if b.topic(offsetsTopic) != nil {
-		// Groups load at start, as a Kafka broker loads the partitions of
-		// __consumer_offsets it leads.
-		if _, err := b.groupCoordinator(); err != nil {
-			store.Close()
-			coord.Close()
+			b.closeCoordinator()
 			return nil, err
 		}
 	}
 	return b, nil
 }
+
+// startSingleNode removes the logs of topics the metadata does not name,
+// then starts the single node's own controller and waits until it has
+// made this broker the leader of every partition and their groups are
+// loaded, so that New returns a broker serving everything it holds.
+func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
+	if err := b.removeOrphanLogs(); err != nil {
+		return err
+	}
+	self := b.self()
+	if err := emb.StartController(self.Host, self.Port, b.localControl); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), singleNodeStartTimeout)
+	defer cancel()
+	if err := emb.WaitIdle(ctx); err != nil {
+		return fmt.Errorf("broker: starting the single node's controller: %w", err)
+	}
+	if ts := b.topic(offsetsTopic); ts != nil {
+		g := b.existingGroups()
+		for i, p := range ts.partitions {
+			if p == nil {
+				continue
+			}
+			if err := g.WaitLoaded(ctx, int32(i)); err != nil {
+				return fmt.Errorf("broker: loading the groups of %s-%d: %w", offsetsTopic, i, err)
+			}
+		}
+		if err := b.migrateOffsetsTopic(ts.meta.Configs, b.cfg.Groups.withDefaults()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// singleNodeStartTimeout bounds the single node's start: its controller
+// opens every log (tens of thousands take seconds).
+const singleNodeStartTimeout = 10 * time.Minute
 
 // selfAddress is the broker's advertised address: Advertise, or the
 // listener's address.
@@ -166,38 +184,6 @@ func (b *Broker) selfAddress(listen string) (coordinator.Broker, error) {
 		br.Rack = &r
 	}
 	return br, nil
-}
-
-// openTopic opens (creating) the logs of t's partitions and registers it.
-func (b *Broker) openTopic(t coordinator.Topic) (*topicState, error) {
-	ps, err := b.openPartitions(t, 0, t.Partitions)
-	if err != nil {
-		return nil, err
-	}
-	ts := &topicState{meta: t, partitions: ps}
-	b.mu.Lock()
-	b.mu.topics[t.Name] = ts
-	b.mu.byID[t.ID] = ts
-	b.mu.Unlock()
-	return ts, nil
-}
-
-// openPartitions opens (creating) the logs of partitions [from, to) of t,
-// all at once: the engine creates a topic's logs in parallel.
-func (b *Broker) openPartitions(t coordinator.Topic, from, to int32) ([]*partition, error) {
-	tps := make([]engine.Partition, 0, max(to-from, 0))
-	for i := from; i < to; i++ {
-		tps = append(tps, engine.Partition{Topic: t.Name, Partition: i})
-	}
-	logs, err := b.store.CreateLogs(t.ID, tps...)
-	if err != nil {
-		return nil, fmt.Errorf("broker: open the logs of %s, partitions [%d, %d): %w", t.Name, from, to, err)
-	}
-	ps := make([]*partition, len(logs))
-	for i, l := range logs {
-		ps[i] = b.newPartition(t, from+int32(i), l)
-	}
-	return ps, nil
 }
 
 // topic returns a topic's state.
@@ -243,36 +229,10 @@ func (b *Broker) leaderPartition(topic string, index int32) (*partition, int16) 
 	switch {
 	case p != nil && p.leader.Load():
 		return p, 0
-	case p != nil || b.controlled && b.ctl.cache.hasPartition(topic, index):
+	case p != nil || b.ctl.cache.hasPartition(topic, index):
 		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return nil, kerr.UnknownTopicOrPartition.Code
-}
-
-// createTopic creates a topic in the metadata and opens its logs.
-func (b *Broker) createTopic(name string, partitions int32, rf int16, configs map[string]string) (*topicState, error) {
-	b.admin.Lock()
-	defer b.admin.Unlock()
-	t, err := b.coord.CreateTopic(coordinator.Topic{Name: name, Partitions: partitions, ReplicationFactor: rf, Configs: configs})
-	if err != nil {
-		return nil, err
-	}
-	ts, err := b.openTopic(t)
-	if err != nil {
-		// Undo, so that neither this broker nor its next start holds a
-		// topic whose logs could not be created.
-		for i := range t.Partitions {
-			if derr := b.store.DeleteLog(engine.Partition{Topic: name, Partition: i}); derr != nil {
-				b.log.Warn("removing the logs of a topic that failed to open", "topic", name, "partition", i, "err", derr)
-			}
-		}
-		if derr := b.coord.DeleteTopic(name); derr != nil {
-			b.log.Warn("removing a topic that failed to open from the metadata", "topic", name, "err", derr)
-		}
-		return nil, err
-	}
-	b.log.Info("created topic", "topic", name, "partitions", partitions, "id", t.ID.String())
-	return ts, nil
 }
 
 // self is this broker's advertised identity.
@@ -412,8 +372,9 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	if b.cluster != nil {
 		b.cluster.close() // the registration goes, another broker becomes controller
 	}
+	cerr := b.coord.Close() // the single node's controller stops before the logs close
 	err := b.store.Close()
-	return errors.Join(err, b.coord.Close())
+	return errors.Join(err, cerr)
 }
 
 // closeCoordinator releases the metadata backend (and the ZooKeeper

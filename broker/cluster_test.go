@@ -150,8 +150,10 @@ func TestClusterMetadataAgreesAfterChanges(t *testing.T) {
 		t.Fatalf("create: %v %v", err, created.Err)
 	}
 	// CreateTopics answers once the controller applied it: the broker that
-	// answered already serves the topic's metadata.
-	if md := metadataOf(t, c.broker(2)); !topicReady("orders", 3)(md) {
+	// answered (clients send CreateTopics to the controller) already
+	// serves the topic's metadata.
+	ctl := c.broker(metadataOf(t, c.broker(2)).ControllerID)
+	if md := metadataOf(t, ctl); !topicReady("orders", 3)(md) {
 		t.Fatalf("CreateTopics answered before its broker's metadata had the topic: %s", describeMetadata(md))
 	}
 	c.waitAgree("created", topicReady("orders", 3))

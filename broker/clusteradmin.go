@@ -28,7 +28,7 @@ func (b *Broker) liveBrokers() int { return len(b.ctl.cache.load().brokers) }
 // createClusterTopic writes a new topic; it returns its id, or the code
 // and message refusing it.
 func (b *Broker) createClusterTopic(name string, req controller.TopicRequest, configs map[string]string) (engine.TopicID, int16, string) {
-	a, err := b.cluster.backend.CreateTopicRequest(name, req, configs)
+	a, err := b.coord.CreateTopic(name, req, configs)
 	switch {
 	case errors.Is(err, coordinator.ErrTopicExists):
 		return engine.TopicID{}, kerr.TopicAlreadyExists.Code, zk.Message(err)
@@ -93,17 +93,25 @@ func (b *Broker) deleteClusterTopic(name string, id engine.TopicID, timeoutMs in
 	if !b.awaitMetadata(timeoutMs, topicGone(name, id)) {
 		return kerr.RequestTimedOut.Code, "the controller has not deleted the topic yet"
 	}
+	if timeoutMs > 0 {
+		// On the single node, until the name can be taken again.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeoutMs)*time.Millisecond)
+		defer cancel()
+		if err := b.coord.AwaitDeleted(ctx, name); err != nil {
+			return kerr.RequestTimedOut.Code, "the controller has not deleted the topic yet"
+		}
+	}
 	return 0, ""
 }
 
 // growClusterTopic adds partitions (placed, or as assignments gives them)
 // and waits for the controller to create them.
 func (b *Broker) growClusterTopic(name string, count int32, assignments [][]int32, timeoutMs int32) (int16, string) {
-	a, err := b.cluster.backend.AddPartitions(name, count, assignments)
+	a, err := b.coord.AddPartitions(name, count, assignments)
 	switch {
-	case errors.Is(err, zk.ErrUnknownTopic):
+	case errors.Is(err, coordinator.ErrUnknownTopic):
 		return kerr.UnknownTopicOrPartition.Code, zk.Message(err)
-	case errors.Is(err, zk.ErrTopicDeleting):
+	case errors.Is(err, coordinator.ErrTopicDeleting):
 		return kerr.InvalidTopicException.Code, zk.Message(err)
 	case err != nil && controller.Code(err) != kerr.UnknownServerError.Code:
 		return controller.Code(err), controller.Message(err)

@@ -27,8 +27,10 @@ package broker
 //     live leader is COORDINATOR_NOT_AVAILABLE too.
 
 import (
+	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -39,10 +41,14 @@ import (
 	"github.com/sluice-io/sluice/engine"
 )
 
-// endpoint is a live broker's address for clients: the endpoint of this
-// broker's own listener name (PLAINTEXT: sluice has one listener), else
-// the first.
-func (cb *cachedBroker) endpoint() (host string, port int32, ok bool) {
+// endpoint is a live broker's address for clients: this broker's own
+// advertised address for itself (the single node's controller may have
+// named it before the listener's port was known), else the endpoint of
+// the listener name PLAINTEXT (sluice has one listener), else the first.
+func (b *Broker) endpoint(cb *cachedBroker) (host string, port int32, ok bool) {
+	if self := b.self(); cb.id == self.ID {
+		return self.Host, self.Port, true
+	}
 	for _, e := range cb.endpoints {
 		if e.listener == "PLAINTEXT" {
 			return e.host, e.port, true
@@ -68,7 +74,7 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataRespon
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	snap := b.ctl.cache.load()
 	for _, cb := range snap.brokers {
-		host, port, ok := cb.endpoint()
+		host, port, ok := b.endpoint(&cb)
 		if !ok {
 			continue
 		}
@@ -118,7 +124,14 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataRespon
 		case validateTopicName(name) != nil:
 			mt.ErrorCode = kerr.InvalidTopicException.Code
 		case autoCreate && !isInternal(name):
-			mt.ErrorCode = b.autoCreateClusterTopic(name, snap)
+			if mt.ErrorCode = b.autoCreateClusterTopic(name, snap); mt.ErrorCode == kerr.LeaderNotAvailable.Code {
+				// Answered with the topic if the controller creates it
+				// soon (on the single node, at once).
+				if b.awaitMetadata(autoCreateWaitMs, func(s *metadataSnapshot) bool { return topicLed(s, name) }) {
+					now := b.ctl.cache.load()
+					mt = now.topicMetadata(req.Version, name, now.topics[name])
+				}
+			}
 		default:
 			mt.ErrorCode = kerr.UnknownTopicOrPartition.Code
 		}
@@ -131,10 +144,13 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataRespon
 // code that answers it meanwhile.
 func (b *Broker) autoCreateClusterTopic(name string, snap *metadataSnapshot) int16 {
 	rf := b.cfg.DefaultReplicationFactor
+	if b.cluster == nil {
+		rf = 1 // the single node holds one copy, whatever the default
+	}
 	if int(rf) > len(snap.brokers) {
 		return kerr.InvalidReplicationFactor.Code
 	}
-	_, err := b.coord.CreateTopic(coordinator.Topic{Name: name, Partitions: b.cfg.NumPartitions, ReplicationFactor: rf})
+	_, err := b.coord.CreateTopic(name, controller.TopicRequest{NumPartitions: b.cfg.NumPartitions, ReplicationFactor: rf}, nil)
 	if err != nil && !errors.Is(err, coordinator.ErrTopicExists) {
 		b.log.Warn("auto-creating topic", "topic", name, "err", err)
 		if code := controller.Code(err); code != kerr.UnknownServerError.Code {
@@ -180,21 +196,35 @@ func (s *metadataSnapshot) topicMetadata(version int16, name string, t *cachedTo
 func (b *Broker) clusterCoordinator(key string) (id int32, host string, port int32, code int16, msg string) {
 	snap := b.ctl.cache.load()
 	gc := b.cfg.Groups.withDefaults()
+	partitions := b.existingGroups().Partitions()
 	t := snap.topics[offsetsTopic]
 	if t == nil {
-		if int(gc.OffsetsReplication) > len(snap.brokers) {
+		rf := gc.OffsetsReplication
+		if b.cluster == nil {
+			// offsets.topic.replication.factor is 3; a single node can only
+			// hold one copy (as Kafka's KRaft single-node setups configure).
+			rf = 1
+		}
+		if int(rf) > len(snap.brokers) {
 			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "offsets.topic.replication.factor is above the live brokers: " + offsetsTopic + " cannot be created yet"
 		}
-		_, err := b.coord.CreateTopic(coordinator.Topic{Name: offsetsTopic, Partitions: gc.OffsetsPartitions,
-			ReplicationFactor: gc.OffsetsReplication, Configs: offsetsTopicConfigs(gc)})
+		_, err := b.coord.CreateTopic(offsetsTopic, controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf}, offsetsTopicConfigs(gc))
 		if err != nil && !errors.Is(err, coordinator.ErrTopicExists) {
 			b.log.Warn("creating "+offsetsTopic, "err", err)
 		} else if err == nil {
-			b.log.Info("created "+offsetsTopic, "partitions", gc.OffsetsPartitions, "replication_factor", gc.OffsetsReplication)
+			b.log.Info("created "+offsetsTopic, "partitions", partitions, "replication_factor", rf)
 		}
-		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, offsetsTopic + " is being created"
+		// Answered if the controller creates it soon (on the single node,
+		// at once), as the first FindCoordinator of a Kafka broker waits
+		// for nothing and is retried.
+		if !b.awaitMetadata(autoCreateWaitMs, func(s *metadataSnapshot) bool { return topicLed(s, offsetsTopic) }) {
+			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, offsetsTopic + " is being created"
+		}
+		snap = b.ctl.cache.load()
+		t = snap.topics[offsetsTopic]
 	}
-	p, ok := t.partitions[group.PartitionFor(key, gc.OffsetsPartitions)]
+	gp := group.PartitionFor(key, partitions)
+	p, ok := t.partitions[gp]
 	if !ok {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the group's partition of " + offsetsTopic + " is unknown"
 	}
@@ -202,7 +232,14 @@ func (b *Broker) clusterCoordinator(key string) (id int32, host string, port int
 	if lb == nil {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the group's partition of " + offsetsTopic + " has no leader"
 	}
-	host, port, _ = lb.endpoint()
+	if lb.id == b.cfg.ID {
+		// Answered once this broker's coordinator has the group's
+		// partition loaded, if it comes soon.
+		ctx, cancel := context.WithTimeout(context.Background(), autoCreateWaitMs*time.Millisecond)
+		_ = b.existingGroups().WaitLoaded(ctx, gp) // a load still running is answered by the group requests
+		cancel()
+	}
+	host, port, _ = b.endpoint(lb)
 	return lb.id, host, port, 0, ""
 }
 
@@ -210,7 +247,7 @@ func (b *Broker) clusterCoordinator(key string) (id int32, host string, port int
 func (b *Broker) clusterBrokers() (controllerID int32, brokers []coordinator.Broker) {
 	snap := b.ctl.cache.load()
 	for _, cb := range snap.brokers {
-		host, port, ok := cb.endpoint()
+		host, port, ok := b.endpoint(&cb)
 		if ok {
 			brokers = append(brokers, coordinator.Broker{ID: cb.id, Host: host, Port: port, Rack: cb.rack})
 		}
@@ -228,4 +265,24 @@ func (b *Broker) clusterTopic(name string) (id engine.TopicID, partitions int32,
 		partitions = max(partitions, i+1)
 	}
 	return engine.TopicID(t.id), partitions, true
+}
+
+// autoCreateWaitMs bounds how long Metadata and FindCoordinator wait for a
+// topic they created to be led, before answering LEADER_NOT_AVAILABLE or
+// COORDINATOR_NOT_AVAILABLE (the client retries).
+const autoCreateWaitMs = 5000
+
+// topicLed reports whether the snapshot has a topic with every partition
+// led.
+func topicLed(s *metadataSnapshot, name string) bool {
+	t := s.topics[name]
+	if t == nil || len(t.partitions) == 0 {
+		return false
+	}
+	for _, p := range t.partitions {
+		if p.leader < 0 {
+			return false
+		}
+	}
+	return true
 }

@@ -107,14 +107,11 @@ func (b *Broker) applyTopicConfigsLocked(name string, id engine.TopicID, configs
 	}
 }
 
-// topicExists reports whether a topic exists: in the cluster's metadata in
-// ZooKeeper mode, among the local topics on the single node.
+// topicExists reports whether a topic exists in the controller's
+// metadata.
 func (b *Broker) topicExists(name string) bool {
-	if b.cluster != nil {
-		_, _, ok := b.clusterTopic(name)
-		return ok
-	}
-	return b.topic(name) != nil
+	_, _, ok := b.clusterTopic(name)
+	return ok
 }
 
 // currentBrokerConfigs returns a copy of one dynamic broker layer.

@@ -27,10 +27,11 @@ package broker
 // Broker.mu (LeaderAndIsr reads a local topic's id); it is never taken
 // while another broker lock is held.
 //
-// The single node (Config.ControlPlane nil) has no controller: it decides
-// its partitions itself, so no request can come from a controller
-// ZooKeeper names and every control request is refused with
-// STALE_CONTROLLER_EPOCH at step 2, changing nothing.
+// The single node (Config.ControlPlane nil) has its own controller, which
+// delivers its requests by a call (localcontrol.go, fenced by the
+// controller epoch alone): no request from the network can come from it,
+// so every one is refused with STALE_CONTROLLER_EPOCH at step 2, changing
+// nothing.
 
 import (
 	"sync"
@@ -102,6 +103,17 @@ func (s *controlState) control(controllerID, controllerEpoch int32, brokerEpoch 
 	if kraft || !s.plane.IsActiveController(controllerID, controllerEpoch) {
 		return kerr.StaleControllerEpoch.Code
 	}
+	return s.local(controllerID, controllerEpoch, brokerEpoch, hasBrokerEpoch, kraft, apply)
+}
+
+// fenceFunc fences a control request and runs apply if it passes,
+// returning the code that refused it, or 0: control or local.
+type fenceFunc func(controllerID, controllerEpoch int32, brokerEpoch int64, hasBrokerEpoch, kraft bool, apply func()) int16
+
+// local is the fence of the single node's own controller's requests
+// (delivered by a call, not a connection: localcontrol.go): only step 3,
+// the controller epoch, applies.
+func (s *controlState) local(_, controllerEpoch int32, _ int64, _, _ bool, apply func()) int16 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if controllerEpoch < s.epoch {

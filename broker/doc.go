@@ -34,8 +34,10 @@
 // (controlplane.go) and fill the metadata cache (metadatacache.go) and the
 // replica role table (replicaroles.go), both copy-on-write snapshots that
 // readers load without a lock; LeaderAndIsr and StopReplica open, lead,
-// follow and delete logs (hosting.go). The single node has no controller and
-// refuses them.
+// follow and delete logs (hosting.go). The single node is a one-broker
+// cluster: its own controller (coordinator's localcontroller.go, the same
+// decision core) sends it these requests by a call (localcontrol.go), and
+// it refuses them from the network.
 //
 // ZooKeeper mode (Config.Cluster, cluster.go): the broker registers in
 // ZooKeeper, runs a controller driver (coordinator/zk), takes its metadata

@@ -272,27 +272,18 @@ func (b *Broker) minInsyncReplicas(topicConfigs map[string]string) int32 {
 // topicConfigs returns a copy of a topic's overrides, or false if it does
 // not exist.
 func (b *Broker) topicConfigs(name string) (map[string]string, bool) {
-	if cl := b.cluster; cl != nil {
-		// Any topic of the cluster, hosted here or not.
-		if !b.topicExists(name) {
-			return nil, false
-		}
-		t, ok := b.coord.Topic(name)
-		if !ok {
-			if err := cl.backend.LoadTopic(name); err != nil {
-				b.log.Warn("reading a topic's config", "topic", name, "err", err)
-			}
-			t, _ = b.coord.Topic(name)
-		}
-		return t.Configs, true
-	}
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	ts := b.mu.topics[name]
-	if ts == nil {
+	// Any topic of the cluster, hosted here or not.
+	if !b.topicExists(name) {
 		return nil, false
 	}
-	return maps.Clone(ts.meta.Configs), true
+	t, ok := b.coord.Topic(name)
+	if !ok {
+		if err := b.coord.LoadTopic(name); err != nil {
+			b.log.Warn("reading a topic's config", "topic", name, "err", err)
+		}
+		t, _ = b.coord.Topic(name)
+	}
+	return t.Configs, true
 }
 
 // brokerResource checks a broker resource name: "" (the cluster-wide

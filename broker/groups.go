@@ -19,6 +19,7 @@ package broker
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -29,7 +30,6 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
 )
@@ -46,55 +46,43 @@ type groupsState struct {
 	closed bool
 }
 
-// groupCoordinator returns the group coordinator, creating
-// __consumer_offsets and loading the groups on first use.
+// groupCoordinator returns the group coordinator (startClusterGroups made
+// it at New). On the single node the first group request creates
+// __consumer_offsets, as the first FindCoordinator does: a client that
+// knows its coordinator is the only broker may skip FindCoordinator.
 func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 	b.groups.mu.Lock()
-	defer b.groups.mu.Unlock()
-	if b.groups.closed {
+	closed, g := b.groups.closed, b.groups.c
+	b.groups.mu.Unlock()
+	if closed {
 		return nil, errors.New("broker: closing")
 	}
-	if b.groups.c != nil {
-		return b.groups.c, nil
-	}
-	gc := b.cfg.Groups.withDefaults()
-	ts := b.topic(offsetsTopic)
-	if ts == nil {
-		// offsets.topic.replication.factor is 3; a single node can only
-		// hold one copy (as Kafka's KRaft single-node setups configure).
-		rf := min(gc.OffsetsReplication, int16(len(b.coord.Brokers())))
-		var err error
-		ts, err = b.createTopic(offsetsTopic, gc.OffsetsPartitions, rf, offsetsTopicConfigs(gc))
-		if errors.Is(err, coordinator.ErrTopicExists) {
-			ts = b.topic(offsetsTopic)
-		} else if err != nil {
-			return nil, fmt.Errorf("broker: create %s: %w", offsetsTopic, err)
+	if b.cluster == nil && !b.topicExists(offsetsTopic) {
+		if _, _, _, code, msg := b.clusterCoordinator(""); code != 0 {
+			return nil, fmt.Errorf("broker: %s (%v)", msg, kerr.ErrorForCode(code))
 		}
-		if ts == nil {
-			return nil, fmt.Errorf("broker: %s is not open", offsetsTopic)
+		ctx, cancel := context.WithTimeout(context.Background(), autoCreateWaitMs*time.Millisecond)
+		defer cancel()
+		for p := range g.Partitions() {
+			if err := g.WaitLoaded(ctx, p); err != nil {
+				return nil, fmt.Errorf("broker: loading %s-%d: %w", offsetsTopic, p, err)
+			}
 		}
-	} else if err := b.migrateOffsetsTopic(ts.meta.Configs, gc); err != nil {
-		return nil, err
 	}
-	ts = b.topic(offsetsTopic) // a migration replaced the topic's state
-	cfg := b.groupConfig(int32(len(ts.partitions)))
-	start := time.Now()
-	c, err := group.New(cfg, &offsetsStore{b: b})
-	if err != nil {
-		return nil, err
-	}
-	b.log.Info("group coordinator ready", "partitions", len(ts.partitions), "load", time.Since(start))
-	b.groups.c = c
-	return c, nil
+	return g, nil
 }
 
-// startClusterGroups starts the group coordinator of ZooKeeper mode: it
-// owns no partition of __consumer_offsets until the controller makes this
-// broker the leader of one (hosting.go's moveGroups).
+// startClusterGroups starts the group coordinator: it owns no partition
+// of __consumer_offsets until the controller makes this broker the leader
+// of one (hosting.go's moveGroups).
 func (b *Broker) startClusterGroups() {
 	b.groups.mu.Lock()
 	defer b.groups.mu.Unlock()
-	b.groups.c = group.NewPartitioned(b.groupConfig(b.cfg.Groups.withDefaults().OffsetsPartitions), &offsetsStore{b: b})
+	n := b.cfg.Groups.withDefaults().OffsetsPartitions
+	if t, ok := b.coord.Topic(offsetsTopic); ok && t.Partitions > 0 {
+		n = t.Partitions // the single node's, as it was created
+	}
+	b.groups.c = group.NewPartitioned(b.groupConfig(n), &offsetsStore{b: b})
 }
 
 // groupConfig is the group coordinator's configuration over partitions
@@ -118,18 +106,11 @@ func (b *Broker) groupConfig(partitions int32) group.Config {
 	return cfg
 }
 
-// topicPartitions is a topic's partition count: the cluster's in ZooKeeper
-// mode, else the local topic's.
+// topicPartitions is a topic's partition count in the controller's
+// metadata.
 func (b *Broker) topicPartitions(topic string) (int32, bool) {
-	if b.cluster != nil {
-		_, n, ok := b.clusterTopic(topic)
-		return n, ok
-	}
-	t := b.topic(topic)
-	if t == nil {
-		return 0, false
-	}
-	return int32(len(t.partitions)), true
+	_, n, ok := b.clusterTopic(topic)
+	return n, ok
 }
 
 // offsetsTopicConfigs are the configs __consumer_offsets is created with,

@@ -120,6 +120,11 @@ func (b *Broker) openHosted(topic string, states []hostedState) (*topicState, ma
 		if err != nil {
 			for _, tp := range need {
 				failed[tp.Partition] = fmt.Errorf("broker: open the log of %s-%d: %w", topic, tp.Partition, err)
+				// The logs the failed batch did create go: none of them is
+				// served, and the controller sees them all as offline.
+				if derr := b.store.DeleteLog(tp); derr != nil {
+					b.log.Warn("removing a log of a failed batch", "topic", topic, "partition", tp.Partition, "err", derr)
+				}
 			}
 			b.log.Error("opening hosted logs", "topic", topic, "err", err)
 			need = nil
@@ -212,7 +217,6 @@ func (b *Broker) unhostTopic(ts *topicState) {
 // and t's configs are current.
 func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *partition {
 	p := &partition{topic: t.Name, index: index, log: l}
-	p.leader.Store(!b.controlled)
 	p.durableHW.Store(l.Options().FlushMessages == 1)
 	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
 	p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)

@@ -4,10 +4,9 @@ package broker
 // requests describe it (Kafka's ZkMetadataCache): the live brokers with
 // their endpoints and racks, every partition's leader, leader epoch, ISR,
 // replicas, offline replicas and partition epoch (zk version), each
-// topic's id, and the controller that sent the latest update. In ZooKeeper
-// mode Metadata, DescribeCluster and FindCoordinator are to answer from it;
-// the single node does not read it yet (it never receives an accepted
-// UpdateMetadata, so the cache stays empty there).
+// topic's id, and the controller that sent the latest update. Metadata,
+// DescribeCluster and FindCoordinator answer from it (clustermetadata.go),
+// on the single node too (its own controller fills it).
 //
 // Concurrency: the cache is an immutable snapshot behind an atomic pointer.
 // Waiters (wait) are woken at each update through a channel under mu.
@@ -130,8 +129,7 @@ func (m *metadataCache) hasPartition(topic string, index int32) bool {
 	return ok
 }
 
-// hasTopicID reports whether the cluster has a topic of that id. The
-// single node's cache is empty: it has none.
+// hasTopicID reports whether the cluster has a topic of that id.
 func (m *metadataCache) hasTopicID(id [16]byte) bool {
 	for _, t := range m.snap.Load().topics {
 		if t.id == id {

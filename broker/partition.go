@@ -10,15 +10,15 @@ import (
 	"github.com/sluice-io/sluice/engine"
 )
 
-// partition is one partition this broker hosts: on the single node it
-// leads every one; in ZooKeeper mode the controller's LeaderAndIsr says
-// whether it leads, at which leader epoch (hosting.go).
+// partition is one partition this broker hosts: the controller's
+// LeaderAndIsr says whether it leads, at which leader epoch (hosting.go;
+// the single node leads every one, at epoch 0).
 type partition struct {
 	topic string
 	index int32
 	log   *engine.Log
-	// leader: this broker serves produce and fetch for the partition. Always
-	// on the single node; in ZooKeeper mode set by LeaderAndIsr.
+	// leader: this broker serves produce and fetch for the partition, as
+	// LeaderAndIsr said.
 	leader atomic.Bool
 	// epoch is the leader epoch clients' CurrentLeaderEpoch is checked
 	// against (0 on the single node); the log stamps it into batches.

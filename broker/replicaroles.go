@@ -2,9 +2,9 @@ package broker
 
 // The replica role table: what the controller told this broker about each
 // partition it hosts, by LeaderAndIsr (leader or follower, at which leader
-// epoch) and StopReplica (stopped, or deleted). Produce and Fetch will
-// consult it in ZooKeeper mode (serving only where this broker leads); the
-// single node never writes it, so its answers do not depend on it.
+// epoch) and StopReplica (stopped, or deleted); hosting.go makes the logs
+// and partitions follow it (produce and fetch are served where this broker
+// leads).
 //
 // Readers take no lock: the table is an immutable snapshot behind an
 // atomic pointer. Writers (the control handlers, under controlState.mu, so

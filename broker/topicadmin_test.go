@@ -1,6 +1,7 @@
 package broker
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -14,7 +15,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -177,20 +177,35 @@ func TestOrphanLogsDeletedAtStart(t *testing.T) {
 	tb.stop(t)
 
 	// What the metadata holds after the crash: "gone" deleted, "reborn"
-	// deleted and created again.
-	co, err := coordinator.OpenEmbedded(dir, coordinator.Broker{ID: 0, Host: "localhost", Port: 9092})
+	// deleted and created again (another id), written as the embedded
+	// backend writes its file.
+	path := filepath.Join(dir, "cluster-metadata.json")
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"gone", "reborn"} {
-		if err := co.DeleteTopic(name); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := co.CreateTopic(coordinator.Topic{Name: "reborn", Partitions: 1, ReplicationFactor: 1}); err != nil {
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
 		t.Fatal(err)
 	}
-	co.Close()
+	var kept []any
+	for _, raw := range m["topics"].([]any) {
+		topic := raw.(map[string]any)
+		switch topic["name"] {
+		case "gone":
+			continue
+		case "reborn":
+			topic["id"] = engine.NewTopicID().String()
+		}
+		kept = append(kept, topic)
+	}
+	m["topics"] = kept
+	if data, err = json.Marshal(m); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	tb = startBroker(t, dir, nil)
 	if d := partitionDirs(t, dir, "gone"); len(d) != 0 {

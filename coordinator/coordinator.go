@@ -1,13 +1,18 @@
-// Package coordinator keeps sluice's cluster metadata (brokers, topics,
-// their IDs, partition counts and configurations) behind one interface with
-// two backends: the embedded one here, for a single node, which keeps the
-// metadata in a file of the data directory, and the ZooKeeper one of
-// coordinator/zk (Backend) for clusters.
+// Package coordinator keeps sluice's cluster metadata (topics, their IDs,
+// replica assignments and configurations, broker configurations, producer
+// id blocks) behind one interface with two backends: the embedded one
+// here, for a single node, which keeps the metadata in a file of the data
+// directory and runs the cluster's controller in-process
+// (localcontroller.go), so that a single node is the one-broker case of a
+// cluster; and the ZooKeeper one of coordinator/zk (Backend), whose
+// controller is elected among the brokers.
 package coordinator
 
 import (
+	"context"
 	"errors"
 
+	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -20,6 +25,8 @@ var (
 	// ErrInvalidPartitions is returned when a partition count does not
 	// grow.
 	ErrInvalidPartitions = errors.New("coordinator: partition count must grow")
+	// ErrTopicDeleting is partitions added to a topic being deleted.
+	ErrTopicDeleting = errors.New("coordinator: topic is being deleted")
 	// ErrClosed is returned after Close.
 	ErrClosed = errors.New("coordinator: closed")
 )
@@ -42,27 +49,48 @@ type Topic struct {
 	Configs map[string]string
 }
 
-// Coordinator is the cluster metadata service the broker uses.
+// Assignment is a topic's replica assignment: its id and each partition's
+// replicas, the preferred leader first.
+type Assignment struct {
+	ID       engine.TopicID
+	Replicas [][]int32
+}
+
+// Coordinator is the cluster metadata service a broker uses beside the
+// controller's requests: topic and broker configurations, topic
+// administration (carried out by the controller, which tells the brokers
+// with LeaderAndIsr, UpdateMetadata and StopReplica) and producer id
+// blocks. Partition state reaches the broker only from the controller.
+//
+// Calls never block for long, except where said; a broker may call
+// Topic under its own locks (it is served from memory).
 type Coordinator interface {
 	// ClusterID is the cluster's ID, fixed when the cluster first started.
 	ClusterID() string
-	// ControllerID is the broker acting as controller.
-	ControllerID() int32
-	// Brokers lists the live brokers.
-	Brokers() []Broker
-	// Topics lists every topic.
+	// Topics lists every topic (from the backend's store: it may be slow).
 	Topics() []Topic
-	// Topic returns one topic by name.
+	// Topic returns one topic's configuration (and, on the single node,
+	// its id and counts) from memory; false when not known here: see
+	// LoadTopic.
 	Topic(name string) (Topic, bool)
-	// CreateTopic records a new topic (its ID is assigned if zero) and
-	// returns it. ErrTopicExists if the name is taken.
-	CreateTopic(t Topic) (Topic, error)
-	// DeleteTopic removes a topic. ErrUnknownTopic if it does not exist.
+	// LoadTopic makes a topic's configuration known to Topic, and kept
+	// current as it changes.
+	LoadTopic(name string) error
+	// CreateTopic writes a new topic, placed as req asks over the live
+	// brokers, for the controller to create. ErrTopicExists if the name
+	// is taken; placement refusals carry controller.Code's codes.
+	CreateTopic(name string, req controller.TopicRequest, configs map[string]string) (Assignment, error)
+	// AddPartitions grows a topic to count partitions, placed or as
+	// assignments gives them, for the controller to create.
+	// ErrUnknownTopic if it does not exist.
+	AddPartitions(name string, count int32, assignments [][]int32) (Assignment, error)
+	// DeleteTopic marks a topic for deletion by the controller.
+	// ErrUnknownTopic if it does not exist.
 	DeleteTopic(name string) error
-	// SetPartitions raises a topic's partition count to n and returns the
-	// topic. ErrUnknownTopic if it does not exist; ErrInvalidPartitions if n
-	// is not above the current count.
-	SetPartitions(name string, n int32) (Topic, error)
+	// AwaitDeleted waits, until ctx ends, for a topic marked for deletion
+	// to be gone from the backend, where that is quick to learn (the
+	// single node); others return at once.
+	AwaitDeleted(ctx context.Context, name string) error
 	// SetTopicConfigs replaces a topic's configuration overrides and returns
 	// the topic. ErrUnknownTopic if it does not exist.
 	SetTopicConfigs(name string, configs map[string]string) (Topic, error)
@@ -77,6 +105,10 @@ type Coordinator interface {
 	NodeConfigs(id int32) map[string]string
 	// SetNodeConfigs replaces one broker's own dynamic configuration.
 	SetNodeConfigs(id int32, configs map[string]string) error
+	// OnConfigChange sets fn to be called when another broker changed a
+	// configuration entity ("topics" and a topic, "brokers" and
+	// "<default>" or an id); the single node, alone, never calls it.
+	OnConfigChange(fn func(entityType, name string))
 	// AllocateProducerIDs reserves a block of n producer ids [first,
 	// first+n) for idempotent producers, recorded durably before it returns:
 	// no id of it is ever returned again, across restarts. Blocks increase.

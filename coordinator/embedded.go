@@ -1,26 +1,36 @@
 package coordinator
 
-// The embedded backend keeps the metadata of a single-node cluster in one
-// JSON file, <data>/cluster-metadata.json, replaced atomically (temp file,
-// fsync, rename, fsync dir) on every change:
+// The embedded backend is a one-broker cluster: it keeps the metadata in
+// one JSON file, <data>/cluster-metadata.json, replaced atomically (temp
+// file, fsync, rename, fsync dir) on every change:
 //
 //	{"version": 1, "cluster_id": "...", "topics": [{"name": ..., "id": ..., "partitions": N,
-//	  "replication_factor": 1, "configs": {...}}], "broker_configs": {...},
-//	  "node_configs": {"<broker id>": {...}}}
+//	  "replication_factor": 1, "configs": {...}}], "deleting": ["<topic>", ...],
+//	  "broker_configs": {...}, "node_configs": {"<broker id>": {...}}}
+//
+// "deleting" (optional) lists topics marked for deletion whose deletion
+// the controller has not finished. Every partition's replicas are the
+// single broker. The controller is the same decision core as a ZooKeeper
+// cluster's (coordinator/controller), driven in-process
+// (localcontroller.go); the partition states it writes are kept in
+// memory: with one broker, each start elects it again at leader epoch 0.
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
 
+	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -38,6 +48,8 @@ type fileMetadata struct {
 	Version   int         `json:"version"`
 	ClusterID string      `json:"cluster_id"`
 	Topics    []fileTopic `json:"topics"`
+	// Deleting are topics marked for deletion, not yet deleted.
+	Deleting []string `json:"deleting,omitempty"`
 	// BrokerConfigs are the dynamic cluster-wide broker defaults.
 	BrokerConfigs map[string]string `json:"broker_configs,omitempty"`
 	// NodeConfigs are each broker's own dynamic configuration, by id.
@@ -53,6 +65,10 @@ type Embedded struct {
 		sync.Mutex
 		clusterID     string
 		topics        map[string]Topic
+		deleting      map[string]bool // marked for deletion
+		states        map[engine.Partition]controller.PartitionState
+		changed       chan struct{}    // closed and replaced at each change of topics
+		ctl           *localController // the single node's controller, once started
 		brokerConfigs map[string]string
 		nodeConfigs   map[string]map[string]string // by decimal broker id
 		closed        bool
@@ -64,6 +80,9 @@ type Embedded struct {
 func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 	e := &Embedded{path: filepath.Join(dataDir, metadataFile), self: self}
 	e.mu.topics = map[string]Topic{}
+	e.mu.deleting = map[string]bool{}
+	e.mu.states = map[engine.Partition]controller.PartitionState{}
+	e.mu.changed = make(chan struct{})
 	data, err := os.ReadFile(e.path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -96,12 +115,18 @@ func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 			}
 			e.mu.topics[ft.Name] = Topic{Name: ft.Name, ID: id, Partitions: ft.Partitions, ReplicationFactor: ft.ReplicationFactor, Configs: ft.Configs}
 		}
+		for _, name := range m.Deleting {
+			if _, ok := e.mu.topics[name]; ok {
+				e.mu.deleting[name] = true
+			}
+		}
 	}
 	return e, nil
 }
 
 func (e *Embedded) saveLocked() error {
-	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}, BrokerConfigs: e.mu.brokerConfigs, NodeConfigs: e.mu.nodeConfigs}
+	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}, BrokerConfigs: e.mu.brokerConfigs, NodeConfigs: e.mu.nodeConfigs,
+		Deleting: slices.Sorted(maps.Keys(e.mu.deleting))}
 	for _, t := range e.mu.topics {
 		m.Topics = append(m.Topics, fileTopic{Name: t.Name, ID: t.ID.String(), Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Configs: t.Configs})
 	}
@@ -124,12 +149,6 @@ func (e *Embedded) ClusterID() string {
 	defer e.mu.Unlock()
 	return e.mu.clusterID
 }
-
-// ControllerID implements Coordinator: the single node.
-func (e *Embedded) ControllerID() int32 { return e.self.ID }
-
-// Brokers implements Coordinator: the single node.
-func (e *Embedded) Brokers() []Broker { return []Broker{e.self} }
 
 // Topics implements Coordinator.
 func (e *Embedded) Topics() []Topic {
@@ -156,25 +175,68 @@ func (e *Embedded) Topic(name string) (Topic, bool) {
 	return t, ok
 }
 
-// CreateTopic implements Coordinator.
-func (e *Embedded) CreateTopic(t Topic) (Topic, error) {
+// CreateTopic implements Coordinator: every replica is the single broker,
+// so a replication factor above 1 is INVALID_REPLICATION_FACTOR and an
+// assignment naming another broker INVALID_REPLICA_ASSIGNMENT.
+func (e *Embedded) CreateTopic(name string, req controller.TopicRequest, configs map[string]string) (Assignment, error) {
+	replicas, err := controller.PlaceTopic(req, controller.Defaults{Partitions: 1, ReplicationFactor: 1},
+		[]controller.Broker{{ID: e.self.ID}}, mrand.New(mrand.NewPCG(1, 1)))
+	if err != nil {
+		return Assignment{}, err
+	}
+	if err := e.onlySelf(replicas, 0); err != nil {
+		return Assignment{}, err
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.mu.closed {
-		return Topic{}, ErrClosed
+		return Assignment{}, ErrClosed
 	}
-	if _, ok := e.mu.topics[t.Name]; ok {
-		return Topic{}, fmt.Errorf("%w: %s", ErrTopicExists, t.Name)
+	if _, ok := e.mu.topics[name]; ok {
+		what := "already exists"
+		if e.mu.deleting[name] {
+			what = "is marked for deletion"
+		}
+		return Assignment{}, fmt.Errorf("%w: topic '%s' %s", ErrTopicExists, name, what)
 	}
-	if t.ID == (engine.TopicID{}) {
-		t.ID = engine.NewTopicID()
+	t := Topic{Name: name, ID: engine.NewTopicID(), Partitions: int32(len(replicas)), ReplicationFactor: 1, Configs: maps.Clone(configs)}
+	if len(t.Configs) == 0 {
+		t.Configs = nil
 	}
-	e.mu.topics[t.Name] = t
+	e.mu.topics[name] = t
 	if err := e.saveLocked(); err != nil {
-		delete(e.mu.topics, t.Name)
-		return Topic{}, err
+		delete(e.mu.topics, name)
+		return Assignment{}, err
 	}
-	return t, nil
+	e.changedLocked()
+	e.postLocked(controller.TopicsChanged{Topics: []controller.TopicAssignment{e.assignment(t)}})
+	return Assignment{ID: t.ID, Replicas: replicas}, nil
+}
+
+// onlySelf refuses replicas (of partitions from first on) other than the
+// single broker's.
+func (e *Embedded) onlySelf(replicas [][]int32, first int) error {
+	for i, r := range replicas {
+		if len(r) != 1 || r[0] != e.self.ID {
+			return controller.Fail(controller.ErrInvalidReplicaAssignment, "partition %d: replicas %v: every partition must be on broker %d alone", first+i, r, e.self.ID)
+		}
+	}
+	return nil
+}
+
+// assignment is t's assignment: every partition on the single broker.
+func (e *Embedded) assignment(t Topic) controller.TopicAssignment {
+	a := controller.TopicAssignment{Name: t.Name, ID: t.ID, Replicas: make([][]int32, t.Partitions)}
+	for i := range a.Replicas {
+		a.Replicas[i] = []int32{e.self.ID}
+	}
+	return a
+}
+
+// changedLocked wakes AwaitDeleted's waiters. e.mu is held.
+func (e *Embedded) changedLocked() {
+	close(e.mu.changed)
+	e.mu.changed = make(chan struct{})
 }
 
 // update applies change to a copy of the named topic and saves it; the
@@ -201,35 +263,87 @@ func (e *Embedded) update(name string, change func(t *Topic) error) (Topic, erro
 	return t, nil
 }
 
-// DeleteTopic implements Coordinator.
+// DeleteTopic implements Coordinator: the topic is marked, and the
+// controller deletes it.
 func (e *Embedded) DeleteTopic(name string) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.mu.closed {
 		return ErrClosed
 	}
-	old, ok := e.mu.topics[name]
-	if !ok {
+	if _, ok := e.mu.topics[name]; !ok {
 		return fmt.Errorf("%w: %s", ErrUnknownTopic, name)
 	}
-	delete(e.mu.topics, name)
+	if e.mu.deleting[name] {
+		return nil // as Kafka: marked already is not an error
+	}
+	e.mu.deleting[name] = true
 	if err := e.saveLocked(); err != nil {
-		e.mu.topics[name] = old
+		delete(e.mu.deleting, name)
 		return err
 	}
+	e.postLocked(controller.DeleteTopics{Topics: slices.Sorted(maps.Keys(e.mu.deleting))})
 	return nil
 }
 
-// SetPartitions implements Coordinator.
-func (e *Embedded) SetPartitions(name string, n int32) (Topic, error) {
-	return e.update(name, func(t *Topic) error {
-		if n <= t.Partitions {
-			return fmt.Errorf("%w: topic %s has %d partitions, asked for %d", ErrInvalidPartitions, name, t.Partitions, n)
+// AwaitDeleted implements Coordinator.
+func (e *Embedded) AwaitDeleted(ctx context.Context, name string) error {
+	for {
+		e.mu.Lock()
+		_, exists := e.mu.topics[name]
+		ch := e.mu.changed
+		e.mu.Unlock()
+		if !exists {
+			return nil
 		}
-		t.Partitions = n
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// AddPartitions implements Coordinator.
+func (e *Embedded) AddPartitions(name string, count int32, assignments [][]int32) (Assignment, error) {
+	e.mu.Lock()
+	cur, ok := e.mu.topics[name]
+	deleting := e.mu.deleting[name]
+	e.mu.Unlock()
+	switch {
+	case !ok:
+		return Assignment{}, fmt.Errorf("%w: The topic '%s' does not exist", ErrUnknownTopic, name)
+	case deleting:
+		return Assignment{}, fmt.Errorf("%w: The topic '%s' is queued for deletion", ErrTopicDeleting, name)
+	}
+	existing := e.assignment(cur).Replicas
+	added, err := controller.PlaceNewPartitions(existing, count, assignments, []controller.Broker{{ID: e.self.ID}})
+	if err != nil {
+		return Assignment{}, err
+	}
+	if err := e.onlySelf(added, len(existing)); err != nil {
+		return Assignment{}, err
+	}
+	t, err := e.update(name, func(t *Topic) error {
+		if t.Partitions != cur.Partitions {
+			return fmt.Errorf("coordinator: topic %s changed meanwhile", name)
+		}
+		t.Partitions = count
 		return nil
 	})
+	if err != nil {
+		return Assignment{}, err
+	}
+	a := e.assignment(t)
+	e.post(controller.TopicsChanged{Topics: []controller.TopicAssignment{a}})
+	return Assignment{ID: t.ID, Replicas: a.Replicas}, nil
 }
+
+// LoadTopic implements Coordinator: the single node knows every topic.
+func (e *Embedded) LoadTopic(string) error { return nil }
+
+// OnConfigChange implements Coordinator: no other broker changes configs.
+func (e *Embedded) OnConfigChange(func(entityType, name string)) {}
 
 // SetTopicConfigs implements Coordinator.
 func (e *Embedded) SetTopicConfigs(name string, configs map[string]string) (Topic, error) {
@@ -304,8 +418,9 @@ func (e *Embedded) SetNodeConfigs(id int32, configs map[string]string) error {
 	return nil
 }
 
-// Close implements Coordinator.
+// Close implements Coordinator; it stops the controller first.
 func (e *Embedded) Close() error {
+	e.stopController()
 	e.mu.Lock()
 	e.mu.closed = true
 	e.mu.Unlock()

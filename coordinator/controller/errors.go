@@ -91,3 +91,8 @@ func Message(err error) string {
 	}
 	return err.Error()
 }
+
+// Fail returns an error of kind (one of the errors above) with Kafka's
+// message for the case, which Code and Message give: for backends that
+// refuse requests the placement would take (the single node's).
+func Fail(kind error, format string, args ...any) error { return fail(kind, format, args...) }

@@ -253,3 +253,7 @@ func (c *Coordinator) Close() {
 	}
 	c.loads.Wait()
 }
+
+// Partitions is the partition count of __consumer_offsets groups are
+// mapped over (Config.Partitions).
+func (c *Coordinator) Partitions() int32 { return c.cfg.Partitions }

@@ -133,30 +133,6 @@ func (b *Backend) LoadTopic(name string) error {
 // ClusterID implements coordinator.Coordinator.
 func (b *Backend) ClusterID() string { return b.clusterID }
 
-// ControllerID implements coordinator.Coordinator: unknown here (-1); the
-// broker answers it from the controller's UpdateMetadata.
-func (b *Backend) ControllerID() int32 { return -1 }
-
-// Brokers implements coordinator.Coordinator: the registered brokers, read
-// from ZooKeeper (nil if that fails).
-func (b *Backend) Brokers() []coordinator.Broker {
-	regs, err := b.c.Brokers()
-	if err != nil {
-		b.log.Warn("listing brokers", "err", err)
-		return nil
-	}
-	out := make([]coordinator.Broker, 0, len(regs))
-	for _, id := range slices.Sorted(maps.Keys(regs)) {
-		r := regs[id]
-		br := coordinator.Broker{ID: id, Rack: r.Rack}
-		if len(r.Endpoints) > 0 {
-			br.Host, br.Port = r.Endpoints[0].Host, r.Endpoints[0].Port
-		}
-		out = append(out, br)
-	}
-	return out
-}
-
 // Topics implements coordinator.Coordinator: every topic with its
 // assignment's partition count, read from ZooKeeper (nil if that fails).
 func (b *Backend) Topics() []coordinator.Topic {
@@ -196,26 +172,15 @@ func (b *Backend) Topic(name string) (coordinator.Topic, bool) {
 	return coordinator.Topic{Name: name, Configs: maps.Clone(m)}, ok
 }
 
-// CreateTopic implements coordinator.Coordinator: the topic is placed over
-// the live brokers and written for the controller to create.
-func (b *Backend) CreateTopic(t coordinator.Topic) (coordinator.Topic, error) {
-	a, err := b.CreateTopicRequest(t.Name, controller.TopicRequest{NumPartitions: t.Partitions, ReplicationFactor: t.ReplicationFactor}, t.Configs)
-	if err != nil {
-		return coordinator.Topic{}, err
-	}
-	t.ID = a.ID
-	return t, nil
-}
-
-// CreateTopicRequest writes a new topic as CreateTopics asks it: counts
-// (placed here) or an explicit assignment. ErrTopicExists also matches
-// coordinator.ErrTopicExists.
-func (b *Backend) CreateTopicRequest(name string, req controller.TopicRequest, configs map[string]string) (TopicAssignment, error) {
+// CreateTopic implements coordinator.Coordinator: placed over the live
+// brokers and written for the controller (admin.go). ErrTopicExists also
+// matches coordinator.ErrTopicExists.
+func (b *Backend) CreateTopic(name string, req controller.TopicRequest, configs map[string]string) (coordinator.Assignment, error) {
 	a, err := b.c.CreateTopic(name, req, controller.Defaults{}, configs, rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64())))
 	if errors.Is(err, ErrTopicExists) {
-		return a, fmt.Errorf("%w: %w", coordinator.ErrTopicExists, err)
+		return coordinator.Assignment{}, fmt.Errorf("%w: %w", coordinator.ErrTopicExists, err)
 	}
-	return a, err
+	return coordinator.Assignment{ID: a.ID, Replicas: a.Replicas}, err
 }
 
 // DeleteTopic implements coordinator.Coordinator: the topic is marked for
@@ -228,24 +193,23 @@ func (b *Backend) DeleteTopic(name string) error {
 	return err
 }
 
-// SetPartitions implements coordinator.Coordinator: the new partitions are
-// placed and written for the controller to create.
-func (b *Backend) SetPartitions(name string, n int32) (coordinator.Topic, error) {
-	a, err := b.c.AddPartitions(name, n, nil)
-	if errors.Is(err, ErrUnknownTopic) {
-		return coordinator.Topic{}, fmt.Errorf("%w: %w", coordinator.ErrUnknownTopic, err)
+// AddPartitions implements coordinator.Coordinator (admin.go's
+// AddPartitions). ErrUnknownTopic and ErrTopicDeleting also match
+// coordinator's.
+func (b *Backend) AddPartitions(name string, count int32, assignments [][]int32) (coordinator.Assignment, error) {
+	a, err := b.c.AddPartitions(name, count, assignments)
+	switch {
+	case errors.Is(err, ErrUnknownTopic):
+		return coordinator.Assignment{}, fmt.Errorf("%w: %w", coordinator.ErrUnknownTopic, err)
+	case errors.Is(err, ErrTopicDeleting):
+		return coordinator.Assignment{}, fmt.Errorf("%w: %w", coordinator.ErrTopicDeleting, err)
 	}
-	if err != nil {
-		return coordinator.Topic{}, err
-	}
-	return coordinator.Topic{Name: name, ID: a.ID, Partitions: int32(len(a.Replicas))}, nil
+	return coordinator.Assignment{ID: a.ID, Replicas: a.Replicas}, err
 }
 
-// AddPartitions grows a topic to count partitions, placed or as
-// assignments gives them (admin.go's AddPartitions).
-func (b *Backend) AddPartitions(name string, count int32, assignments [][]int32) (TopicAssignment, error) {
-	return b.c.AddPartitions(name, count, assignments)
-}
+// AwaitDeleted implements coordinator.Coordinator: a cluster's deletion
+// is followed in the brokers' metadata, not here.
+func (b *Backend) AwaitDeleted(context.Context, string) error { return nil }
 
 // SetTopicConfigs implements coordinator.Coordinator: written to
 // /config/topics/<name> with a change notification for every broker.
