@@ -17,6 +17,11 @@ package coordinator
 // deleted, and the removal of a deletion marker. The broker is registered
 // at broker epoch 1 and the controller elected at epoch 1: nothing else
 // can join or take over.
+//
+// Locks: Embedded.mu guards the queue with the metadata and is never held
+// across send or across a Step; the broker calls the backend under its own
+// locks (the Store's, for a topic's configuration), so Embedded.mu is
+// taken last, after any broker lock.
 
 import (
 	"context"
