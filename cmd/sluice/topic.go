@@ -149,19 +149,30 @@ func isInternalTopic(t kadm.TopicDetail) bool {
 }
 
 func runTopicDescribe(args []string, stdout, stderr io.Writer) int {
-	c := newCommand("sluice topic describe", `usage: sluice topic describe [NAME...] [--internal]
+	c := newCommand("sluice topic describe", `usage: sluice topic describe [NAME...] [--internal] [--under-replicated-partitions | --under-min-isr-partitions | --at-min-isr-partitions | --unavailable-partitions]
 
 Describes the named topics, or all of them, as kafka-topics.sh --describe
 does: a line per topic with its ID, partition count, replication factor and
 the configuration keys not at their defaults, then a line per partition
 with its leader, replicas, in-sync replicas and offsets START-END (the log
-start offset and the high watermark).
+start offset and the high watermark). With one of the partition filters,
+only the partitions it selects are shown, without the topic lines, as
+kafka-topics.sh shows them: fewer in-sync replicas than replicas; fewer
+than the topic's min.insync.replicas; exactly min.insync.replicas; no
+leader.
 `, stdout, stderr)
 	cf := addClientFlags(c.fs)
 	internal := c.fs.Bool("internal", false, "with no NAME: include internal topics (names starting with __)")
+	underReplicated := c.fs.Bool("under-replicated-partitions", false, "only partitions whose in-sync replicas are fewer than their replicas")
+	underMinISR := c.fs.Bool("under-min-isr-partitions", false, "only partitions whose in-sync replicas are fewer than min.insync.replicas")
+	atMinISR := c.fs.Bool("at-min-isr-partitions", false, "only partitions whose in-sync replicas are exactly min.insync.replicas")
+	unavailable := c.fs.Bool("unavailable-partitions", false, "only partitions without a leader")
 	names, code, done := c.parse(args)
 	if done {
 		return code
+	}
+	if n := countTrue(*underReplicated, *underMinISR, *atMinISR, *unavailable); n > 1 {
+		return c.usageError("give one of --under-replicated-partitions, --under-min-isr-partitions, --at-min-isr-partitions and --unavailable-partitions")
 	}
 	ctx, cancel := adminContext()
 	defer cancel()
@@ -196,23 +207,46 @@ start offset and the high watermark).
 	for i, t := range topics {
 		list[i] = t.Topic
 	}
+	// Offsets of partitions without a leader cannot be listed: they show
+	// as unknown, the rest as usual (kadm answers what it could with the
+	// error).
 	starts, err := adm.ListStartOffsets(ctx, list...)
 	if err != nil {
-		return c.fail(fmt.Errorf("listing start offsets: %w", err))
+		c.warn("some start offsets not listed: %s", errorText(err))
 	}
 	ends, err := adm.ListEndOffsets(ctx, list...)
 	if err != nil {
-		return c.fail(fmt.Errorf("listing end offsets: %w", err))
+		c.warn("some end offsets not listed: %s", errorText(err))
 	}
-	configs, err := nonDefaultConfigs(ctx, adm, list...)
+	configs, minISR, err := describedConfigs(ctx, adm, list...)
 	if err != nil {
 		c.warn("configs not shown: %s", errorText(err))
 	}
+	filtered := *underReplicated || *underMinISR || *atMinISR || *unavailable
+	keep := func(t kadm.TopicDetail, p kadm.PartitionDetail) bool {
+		n, known := minISR[t.Topic]
+		switch {
+		case *underReplicated:
+			return len(p.ISR) < len(p.Replicas)
+		case *underMinISR:
+			return known && len(p.ISR) < n
+		case *atMinISR:
+			return known && len(p.ISR) == n
+		case *unavailable:
+			return p.Leader < 0
+		}
+		return true
+	}
 
 	for _, t := range topics {
-		fmt.Fprintf(stdout, "Topic: %s\tTopicId: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs:%s\n",
-			t.Topic, topicID(t.ID), len(t.Partitions), t.Partitions.NumReplicas(), spaced(configs[t.Topic]))
+		if !filtered {
+			fmt.Fprintf(stdout, "Topic: %s\tTopicId: %s\tPartitionCount: %d\tReplicationFactor: %d\tConfigs:%s\n",
+				t.Topic, topicID(t.ID), len(t.Partitions), t.Partitions.NumReplicas(), spaced(configs[t.Topic]))
+		}
 		for _, p := range t.Partitions.Sorted() {
+			if !keep(t, p) {
+				continue
+			}
 			leader := "none"
 			if p.Leader >= 0 {
 				leader = strconv.Itoa(int(p.Leader))
@@ -280,8 +314,16 @@ func errorName(err error) string {
 // shows), as "k=v,k=v" sorted by key. A topic whose configs could not be
 // described is missing from the map and named in the error.
 func nonDefaultConfigs(ctx context.Context, adm *kadm.Client, topics ...string) (map[string]string, error) {
+	out, _, err := describedConfigs(ctx, adm, topics...)
+	return out, err
+}
+
+// describedConfigs is nonDefaultConfigs, and each topic's effective
+// min.insync.replicas.
+func describedConfigs(ctx context.Context, adm *kadm.Client, topics ...string) (map[string]string, map[string]int, error) {
 	rcs, err := adm.DescribeTopicConfigs(ctx, topics...)
 	out := map[string]string{}
+	minISR := map[string]int{}
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
@@ -293,6 +335,11 @@ func nonDefaultConfigs(ctx context.Context, adm *kadm.Client, topics ...string) 
 		}
 		var kvs []string
 		for _, cfg := range rc.Configs {
+			if cfg.Key == "min.insync.replicas" {
+				if n, err := strconv.Atoi(cfg.MaybeValue()); err == nil {
+					minISR[rc.Name] = n
+				}
+			}
 			if cfg.Source == kmsg.ConfigSourceDefaultConfig {
 				continue
 			}
@@ -305,7 +352,7 @@ func nonDefaultConfigs(ctx context.Context, adm *kadm.Client, topics ...string) 
 		slices.Sort(kvs)
 		out[rc.Name] = strings.Join(kvs, ",")
 	}
-	return out, errors.Join(errs...)
+	return out, minISR, errors.Join(errs...)
 }
 
 func runTopicAlterConfig(args []string, stdout, stderr io.Writer) int {
@@ -413,4 +460,15 @@ each.
 		return 1
 	}
 	return 0
+}
+
+// countTrue counts the flags set.
+func countTrue(flags ...bool) int {
+	n := 0
+	for _, f := range flags {
+		if f {
+			n++
+		}
+	}
+	return n
 }
