@@ -10,7 +10,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/controller"
-	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -33,13 +32,8 @@ func brokerEpoch(t *testing.T, c *Client, id int32) int64 {
 // NOT_CONTROLLER.
 func TestControllerLoopAlterPartition(t *testing.T) {
 	requireZK(t)
-	chroot := zktest.Chroot()
 	f := newFakeBrokers()
-	var bs []*testBroker
-	for id := int32(1); id <= 3; id++ {
-		bs = append(bs, startTestBroker(t, chroot, id, f))
-	}
-	ctl := waitController(t, bs, 0)
+	bs, ctl := startTestCluster(t, 3, f)
 	epoch := ctl.loop.Epoch()
 	if _, err := ctl.client.CreateTopic("isr", controller.TopicRequest{NumPartitions: 1, ReplicationFactor: 3}, controller.Defaults{}, nil, rand.New(rand.NewPCG(3, 4))); err != nil {
 		t.Fatal(err)
