@@ -60,8 +60,8 @@ type localController struct {
 	// id; each channel has capacity 1.
 	replies map[uint64]chan *kmsg.AlterPartitionResponse
 	alterID uint64
-	busy   bool          // the goroutine is working on events
-	idle   chan struct{} // closed when it next finds nothing to do
+	busy    bool          // the goroutine is working on events
+	idle    chan struct{} // closed when it next finds nothing to do
 }
 
 // StartController starts the single node's controller: it loads every
