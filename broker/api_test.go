@@ -48,6 +48,7 @@ var served = map[int16][2]int16{
 	42: {0, 2},  // DeleteGroups
 	44: {0, 1},  // IncrementalAlterConfigs
 	47: {0, 0},  // OffsetDelete
+	56: {0, 3},  // AlterPartition
 	60: {0, 1},  // DescribeCluster
 }
 

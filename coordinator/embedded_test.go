@@ -235,3 +235,60 @@ func TestLocalController(t *testing.T) {
 		t.Fatalf("WaitIdle after Close: %v", err)
 	}
 }
+
+// The broker's own AlterPartition reaches the single node's controller by
+// a call and is answered as a cluster's controller answers it: the
+// committed state for an ISR already held, FENCED_LEADER_EPOCH for an
+// older leader epoch; without a controller, NOT_CONTROLLER.
+func TestLocalControllerAlterPartition(t *testing.T) {
+	self := Broker{ID: 0, Host: "localhost", Port: 9092}
+	e, err := OpenEmbedded(t.TempDir(), self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	alter := func(leaderEpoch int32) *kmsg.AlterPartitionResponse {
+		t.Helper()
+		req := kmsg.NewPtrAlterPartitionRequest()
+		req.Version, req.BrokerID, req.BrokerEpoch = 1, 0, localEpoch
+		req.Topics = []kmsg.AlterPartitionRequestTopic{{Topic: "t", Partitions: []kmsg.AlterPartitionRequestTopicPartition{
+			{Partition: 0, LeaderEpoch: leaderEpoch, NewISR: []int32{0}}}}}
+		resp, err := e.AlterPartition(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if resp := alter(0); resp.ErrorCode != kerr.NotController.Code {
+		t.Fatalf("without a controller: %+v", resp)
+	}
+	var r recorder
+	if err := e.StartController(self.Host, self.Port, r.send); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateTopic("t", counts(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r.taken()
+	resp := alter(0)
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		t.Fatalf("answer %+v", resp)
+	}
+	if rp := resp.Topics[0].Partitions[0]; rp.ErrorCode != 0 || rp.LeaderID != 0 || !slices.Equal(rp.ISR, []int32{0}) || rp.PartitionEpoch != 0 {
+		t.Fatalf("answer %+v", rp)
+	}
+	if resp := alter(-1); resp.Topics[0].Partitions[0].ErrorCode != kerr.FencedLeaderEpoch.Code {
+		t.Fatalf("older leader epoch answered %+v", resp)
+	}
+	if err := e.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.taken(); !slices.Equal(got, []string{"UpdateMetadata", "UpdateMetadata"}) {
+		t.Fatalf("after two AlterPartitions the broker was sent %v", got)
+	}
+}

@@ -12,7 +12,9 @@ package coordinator
 // (CreateTopic, AddPartitions, DeleteTopic) post the core's events; the
 // goroutine Steps them, performs what Ready asks (writes on the embedded
 // metadata, requests through send, in order) and Steps their results,
-// until the core asks for nothing more. The core's writes are: partition
+// until the core asks for nothing more. The broker's own AlterPartition
+// requests come by a call (AlterPartition), Stepped as the others, and are
+// answered from the Ready that holds their Answer. The core's writes are: partition
 // states (kept in memory), a topic's deletion once its replicas are
 // deleted, and the removal of a deletion marker. The broker is registered
 // at broker epoch 1 and the controller elected at epoch 1: nothing else
@@ -30,6 +32,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/controller"
@@ -53,8 +56,12 @@ type localController struct {
 
 	// Under Embedded.mu:
 	events []controller.Event
-	busy   bool          // the goroutine is working on events
-	idle   chan struct{} // closed when it next finds nothing to do
+	// replies are AlterPartition requests posted and not yet answered, by
+	// id; each channel has capacity 1.
+	replies map[uint64]chan *kmsg.AlterPartitionResponse
+	alterID uint64
+	busy    bool          // the goroutine is working on events
+	idle    chan struct{} // closed when it next finds nothing to do
 }
 
 // StartController starts the single node's controller: it loads every
@@ -73,7 +80,7 @@ func (e *Embedded) StartController(host string, port int32, send func(kmsg.Reque
 	lc := &localController{
 		core: controller.New(e.self.ID, localEpoch, controller.Options{}),
 		send: send, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		idle: make(chan struct{}),
+		idle: make(chan struct{}), replies: map[uint64]chan *kmsg.AlterPartitionResponse{},
 	}
 	self := controller.BrokerInfo{ID: e.self.ID, Epoch: localEpoch, Rack: e.self.Rack,
 		Endpoints: []controller.Endpoint{{Listener: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: host, Port: port}}}
@@ -138,6 +145,47 @@ func (e *Embedded) WaitIdle(ctx context.Context) error {
 	}
 }
 
+// AlterPartition hands the broker's AlterPartition request to the single
+// node's controller and returns its response, or ctx's error when ctx ends
+// first. Without a running controller it answers NOT_CONTROLLER.
+func (e *Embedded) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	notController := &kmsg.AlterPartitionResponse{Version: req.Version, ErrorCode: kerr.NotController.Code}
+	e.mu.Lock()
+	lc := e.mu.ctl
+	if lc == nil || e.mu.closed {
+		e.mu.Unlock()
+		return notController, nil
+	}
+	lc.alterID++
+	id, reply := lc.alterID, make(chan *kmsg.AlterPartitionResponse, 1)
+	lc.replies[id] = reply
+	e.postLocked(controller.AlterPartition{ID: id, Request: req})
+	e.mu.Unlock()
+	select {
+	case resp := <-reply:
+		return resp, nil
+	case <-lc.done:
+		return notController, nil
+	case <-ctx.Done():
+		e.mu.Lock()
+		delete(lc.replies, id)
+		e.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+// answer sends the core's answers to the callers still waiting.
+func (e *Embedded) answer(lc *localController, as []controller.Answer) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, a := range as {
+		if ch := lc.replies[a.ID]; ch != nil {
+			delete(lc.replies, a.ID)
+			ch <- a.Response
+		}
+	}
+}
+
 // stopController stops the driver and waits for it.
 func (e *Embedded) stopController() {
 	e.mu.Lock()
@@ -194,6 +242,9 @@ func (e *Embedded) drive(lc *localController) {
 					results = append(results, controller.Response{Request: r, Response: resp, Err: err})
 				}
 				lc.core.Advance(rd)
+				if len(rd.Answers) > 0 {
+					e.answer(lc, rd.Answers)
+				}
 				for _, ev := range results {
 					lc.core.Step(ev)
 				}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -32,7 +33,7 @@ type Options struct {
 }
 
 // Event is an input of Step: Load, BrokersChanged, TopicsChanged,
-// DeleteTopics, WriteResult or Response.
+// DeleteTopics, WriteResult, Response or AlterPartition (alter.go).
 type Event interface{ event() }
 
 // Load is the cluster as read from ZooKeeper after the election, before
@@ -155,6 +156,9 @@ type Write struct {
 	State PartitionState
 	// Assignment is what SetAssignment writes.
 	Assignment TopicAssignment
+	// ISRChange says an UpdateState is a leader's AlterPartition: the
+	// leader and its epoch stay, the ISR changes (alter.go).
+	ISRChange bool
 }
 
 func (w Write) key() writeKey {
@@ -193,6 +197,10 @@ type Request struct {
 type Ready struct {
 	Writes   []Write
 	Requests []Request
+	// Answers are responses to AlterPartition requests, to send back
+	// once Advance is called (after the requests of this Ready are
+	// queued, as Kafka queues UpdateMetadata before answering).
+	Answers []Answer
 	// Resigned says the controller was deposed (a write failed on the
 	// controller epoch, or another controller wrote a partition's state):
 	// it asks for nothing more and ignores every later event.
@@ -201,7 +209,7 @@ type Ready struct {
 
 // Empty reports whether rd asks for nothing.
 func (rd Ready) Empty() bool {
-	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && !rd.Resigned
+	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && !rd.Resigned
 }
 
 // Controller is the decision core of the controller elected at one epoch.
@@ -226,6 +234,11 @@ type Controller struct {
 	topicWrites map[string][]Write
 	// inflight are writes handed out and not yet answered.
 	inflight map[writeKey]*flight
+	// alters are AlterPartition requests' partitions waiting for their
+	// partition's write to be done, in arrival order (alter.go).
+	alters map[engine.Partition][]*alterItem
+	// answers are AlterPartition responses not yet handed out.
+	answers []Answer
 
 	batch batch
 
@@ -237,6 +250,8 @@ type Controller struct {
 type flight struct {
 	w      Write
 	fences map[int32]uint64
+	// alter is the request partition an ISRChange write answers.
+	alter *alterItem
 }
 
 // New returns the controller of broker self, elected at controller epoch
@@ -259,6 +274,7 @@ func New(self, epoch int32, opts Options) *Controller {
 		pending:     map[engine.Partition]*flight{},
 		topicWrites: map[string][]Write{},
 		inflight:    map[writeKey]*flight{},
+		alters:      map[engine.Partition][]*alterItem{},
 		batch:       newBatch(),
 	}
 }
@@ -278,6 +294,10 @@ func (c *Controller) Resigned() bool { return c.resigned }
 func (c *Controller) Step(ev Event) {
 	if c.handed != nil {
 		panic("controller: Step before Advance")
+	}
+	if a, ok := ev.(AlterPartition); ok && (c.resigned || !c.loaded) {
+		c.answers = append(c.answers, Answer{a.ID, &kmsg.AlterPartitionResponse{Version: a.Request.Version, ErrorCode: kerr.NotController.Code}})
+		return
 	}
 	if c.resigned {
 		return
@@ -304,6 +324,8 @@ func (c *Controller) Step(ev Event) {
 		c.writeResult(ev)
 	case Response:
 		c.response(ev)
+	case AlterPartition:
+		c.alterPartition(ev)
 	default:
 		panic("controller: unknown event")
 	}
@@ -318,12 +340,13 @@ func (c *Controller) Ready() Ready {
 		return *c.handed
 	}
 	if c.resigned {
-		if c.told {
-			return Ready{}
+		rd := Ready{Resigned: !c.told, Answers: c.answers}
+		if len(rd.Answers) > 0 {
+			c.handed = &rd
 		}
-		return Ready{Resigned: true}
+		return rd
 	}
-	var rd Ready
+	rd := Ready{Answers: c.answers}
 	for _, f := range c.pending {
 		rd.Writes = append(rd.Writes, f.w)
 	}
@@ -356,10 +379,11 @@ func (c *Controller) Advance(rd Ready) {
 	if c.handed == nil {
 		return
 	}
-	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) {
+	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) || len(rd.Answers) != len(c.handed.Answers) {
 		panic("controller: Advance with another Ready")
 	}
 	c.handed = nil
+	c.answers = nil
 	c.clearSent()
 	for _, w := range rd.Writes {
 		k := w.key()

@@ -111,8 +111,9 @@ func (c *Controller) removeMarker(name string) {
 func (c *Controller) startDeletion(t *topic) {
 	t.deletion = newDeletion(t)
 	for _, p := range t.parts {
-		delete(c.pending, p.tp)
+		c.dropPending(p.tp)
 		c.batch.addUpdateMetadata(p.tp)
+		c.serveAlters(t, p)
 	}
 	c.resumeDeletion(t)
 }

@@ -11,6 +11,7 @@
 //     its events, writes, requests, and Step, Ready and Advance.
 //   - context.go: its view of the cluster (Kafka's ControllerContext).
 //   - events.go: what it does on each event (KafkaController's handlers).
+//   - alter.go: leaders' AlterPartition requests (processAlterPartition).
 //   - partitions.go: the partition state machine and the election rule.
 //   - deletion.go: topic deletion (Kafka's TopicDeletionManager).
 //   - requests.go: the per-broker batches of control requests (Kafka's
@@ -47,7 +48,9 @@
 // topic's data, as Kafka's partition modification handlers), DeleteTopics
 // (the children of /admin/delete_topics), WriteResult (one per Write), and
 // Response (one per Request: the broker's answer, or an error when the
-// driver gave up on it).
+// driver gave up on it), and AlterPartition (a leader's request to change
+// its ISR, which a later Ready answers in its Answers; the driver sends
+// each Answer back to the leader after Advance).
 //
 // Writes may be pipelined and batched into multi-ops; each is answered
 // alone (a write that failed only because another op of its multi did is
@@ -69,7 +72,13 @@
 //   - Leader epochs only rise: a write's is above every epoch the
 //     partition's state znode has had as far as any controller saw it (an
 //     update bumps the committed epoch; a state znode created again after
-//     it vanished starts past the epoch it had).
+//     it vanished starts past the epoch it had). The exception is a
+//     leader's ISR change (AlterPartition), which keeps the committed
+//     leader and leader epoch and changes only the ISR.
+//   - An AlterPartition answered without error for a partition carries the
+//     committed state (the one just written, with the znode's new version
+//     as partition epoch); the simulator checks it is ZooKeeper's and holds
+//     the ISR the leader asked for.
 //   - An update is conditional on the committed version; at most one state
 //     write per partition is in flight; none for a topic being deleted.
 //   - Every request carries this controller's id and epoch and the

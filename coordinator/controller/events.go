@@ -327,6 +327,9 @@ func (c *Controller) writeResult(r WriteResult) {
 	}
 	delete(c.inflight, k)
 	if errors.Is(r.Err, ErrControllerMoved) {
+		if f.alter != nil {
+			c.alters[k.tp] = append(c.alters[k.tp], f.alter) // answered by resign
+		}
 		c.resign()
 		return
 	}
@@ -435,6 +438,7 @@ func (c *Controller) leaderAndISRResponse(b int32, resp *kmsg.LeaderAndISRRespon
 
 // resign stops the controller: Ready says so, and nothing else.
 func (c *Controller) resign() {
+	c.notController()
 	c.resigned = true
 	c.pending = map[engine.Partition]*flight{}
 	c.topicWrites = map[string][]Write{}

@@ -88,6 +88,11 @@ func (k *checker) step(c *Controller, evs ...Event) (Ready, error) {
 
 // check checks rd, just returned by c.Ready, against c's view.
 func (k *checker) check(c *Controller, rd Ready) error {
+	for _, a := range rd.Answers {
+		if err := k.checkAnswer(c, a); err != nil {
+			return err
+		}
+	}
 	if rd.Resigned {
 		if len(rd.Writes) > 0 || len(rd.Requests) > 0 {
 			return fmt.Errorf("resigned with %d writes and %d requests", len(rd.Writes), len(rd.Requests))
@@ -189,8 +194,49 @@ func (k *checker) checkWrite(c *Controller, w Write) error {
 			return fmt.Errorf("update conditional on version %d, committed %d", s.PartitionEpoch, cur.PartitionEpoch)
 		}
 	}
-	if e, ok := k.epochs[k.key(c, tp)]; ok && s.LeaderEpoch <= e {
+	e, seen := k.epochs[k.key(c, tp)]
+	if w.ISRChange {
+		// A leader's ISR change: same leader, same epoch, the highest seen.
+		switch {
+		case w.Op != UpdateState:
+			return fmt.Errorf("ISR change by %v", w.Op)
+		case s.Leader != cur.Leader || s.LeaderEpoch != cur.LeaderEpoch:
+			return fmt.Errorf("ISR change moves leader %d epoch %d to %d epoch %d", cur.Leader, cur.LeaderEpoch, s.Leader, s.LeaderEpoch)
+		case seen && s.LeaderEpoch < e:
+			return fmt.Errorf("ISR change at leader epoch %d below %d", s.LeaderEpoch, e)
+		}
+		return nil
+	}
+	if seen && s.LeaderEpoch <= e {
 		return fmt.Errorf("leader epoch %d not above %d", s.LeaderEpoch, e)
+	}
+	return nil
+}
+
+// checkAnswer checks an AlterPartition response: every partition answered
+// without error carries the committed state (the one just written, or the
+// one the request asked for already).
+func (k *checker) checkAnswer(c *Controller, a Answer) error {
+	for _, rt := range a.Response.Topics {
+		name := rt.Topic
+		if a.Response.Version >= 2 {
+			t := c.byID[rt.TopidID]
+			if t == nil {
+				continue
+			}
+			name = t.name
+		}
+		for _, rp := range rt.Partitions {
+			if rp.ErrorCode != 0 {
+				continue
+			}
+			tp := engine.Partition{Topic: name, Partition: rp.Partition}
+			s, ok := c.State(tp)
+			if !ok || s.Leader != rp.LeaderID || s.LeaderEpoch != rp.LeaderEpoch || !slices.Equal(s.ISR, rp.ISR) ||
+				s.PartitionEpoch != rp.PartitionEpoch || s.LeaderRecoveryState != rp.LeaderRecoveryState {
+				return fmt.Errorf("AlterPartition %d answered %v with %+v, committed %+v", a.ID, tp, rp, s)
+			}
+		}
 	}
 	return nil
 }

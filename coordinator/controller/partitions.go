@@ -94,7 +94,8 @@ func Elect(in ElectionInput) (int32, []int32) {
 // brokers) hold only until a write decided under them succeeds: if they
 // call for no write, the decision is made again without them.
 func (c *Controller) reconcile(t *topic, p *partition) {
-	delete(c.pending, p.tp)
+	c.dropPending(p.tp)
+	defer c.serveAlters(t, p)
 	if t.deletion != nil || c.inflight[writeKey{p.tp, false}] != nil {
 		return
 	}
@@ -165,8 +166,15 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 				delete(p.fenced, b)
 			}
 		}
-		c.tellReplicas(t, p, f.w.Op == CreateState)
+		if f.alter != nil {
+			c.alterResult(p, f, r) // brokers get UpdateMetadata only, as Kafka's
+		} else {
+			c.tellReplicas(t, p, f.w.Op == CreateState)
+		}
 	case errors.Is(r.Err, ErrConflict):
+		if f.alter != nil {
+			c.alterResult(p, f, r)
+		}
 		// Someone else wrote the znode (Kafka re-reads it and retries on
 		// BADVERSION). The driver read it back: adopt it and decide again.
 		if r.Current == nil {
@@ -185,9 +193,15 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 		s := r.Current.clone()
 		p.state = &s
 		c.tellReplicas(t, p, false)
+	default:
+		// Decided again below, and so asked for again; a leader's request
+		// is answered, and the leader asks again.
+		if f.alter != nil {
+			c.alterResult(p, f, r)
+		}
 	}
-	// Any other error: decided again below, and so asked for again.
 	if t.deletion != nil {
+		c.serveAlters(t, p)
 		c.resumeDeletion(t)
 		return
 	}

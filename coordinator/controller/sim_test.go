@@ -10,7 +10,9 @@ package controller
 // lost or duplicated sometimes). It runs random sequences of broker
 // deaths, returns and bounces, topic creations, partition additions,
 // deletions, write failures, conflicting writes by others, lost requests,
-// replica errors and controller failovers, checking the invariants on
+// replica errors, controller failovers and leaders' AlterPartition
+// requests (ISR shrinks and expansions, some stale), checking the
+// invariants on
 // every Ready. Then faults stop, every broker runs, the simulator delivers
 // everything, and checks liveness: every partition of every topic is
 // online, deletions have completed, and every broker's metadata and
@@ -109,6 +111,10 @@ type sim struct {
 	// stats counts what happened, across seeds (coverage).
 	stats map[string]int
 
+	// alters are the AlterPartition requests sent and not yet answered.
+	alters    map[uint64]simAlter
+	nextAlter uint64
+
 	// Watches that fired and are not yet delivered.
 	brokersChanged, deletesChanged bool
 	topicsChanged                  map[string]bool
@@ -123,6 +129,7 @@ func runSim(seed uint64, steps int, opts Options, stats map[string]int) (err err
 		seed: seed, r: rand.New(rand.NewPCG(seed, 0x5eed)), opts: opts, faults: true,
 		regs: map[int32]BrokerInfo{}, topics: map[string]TopicAssignment{}, states: map[engine.Partition]PartitionState{},
 		markers: map[string]bool{}, chk: newChecker(), queues: map[int32][]simRequest{}, topicsChanged: map[string]bool{},
+		alters: map[uint64]simAlter{},
 	}
 	s.opts.NewTopicID = func() engine.TopicID { return s.newID() }
 	defer func() {
@@ -177,6 +184,9 @@ func (s *sim) step(ev Event) {
 		s.queues[r.Broker] = append(s.queues[r.Broker], simRequest{s.ctl, r})
 	}
 	s.ctl.Advance(rd)
+	for _, a := range rd.Answers {
+		s.answered(a)
+	}
 	if rd.Resigned {
 		s.note("controller %d resigned", s.ctl.Epoch())
 		s.failover()
@@ -199,6 +209,7 @@ func (s *sim) randomStep() {
 		{2, s.addPartitions},
 		{3, s.deleteTopic},
 		{1, s.externalWrite},
+		{8, s.alterPartition},
 		{1, func() {
 			if s.r.IntN(3) == 0 {
 				s.failover()
@@ -262,6 +273,21 @@ func (s *sim) deliverWrite() {
 	}
 	if sw.ctl == s.ctl {
 		s.step(res)
+		return
+	}
+	// A deposed controller learns it from the write (Kafka's
+	// ControllerMovedException) and resigns, answering the requests it
+	// holds NOT_CONTROLLER.
+	rd, err := s.chk.step(sw.ctl, res)
+	if err != nil {
+		s.fail("invariant of a deposed controller: %v", err)
+	}
+	if len(rd.Writes) > 0 || len(rd.Requests) > 0 {
+		s.fail("deposed controller %d asks for %d writes, %d requests", sw.ctl.Epoch(), len(rd.Writes), len(rd.Requests))
+	}
+	sw.ctl.Advance(rd)
+	for _, a := range rd.Answers {
+		s.answered(a)
 	}
 }
 
@@ -332,6 +358,8 @@ func (s *sim) count(w Write, res WriteResult) {
 		outcome = "conflict"
 	case res.Err != nil:
 		outcome = "failed"
+	case w.ISRChange:
+		outcome = "ok isr"
 	case w.Op == UpdateState && w.State.Leader == NoLeader:
 		outcome = "ok offline"
 	case w.Op == UpdateState:
@@ -810,6 +838,10 @@ func TestSimulator(t *testing.T) {
 		"SetAssignment ok", "SetAssignment conflict", "DeleteTopic ok", "DeleteTopic failed", "RemoveDeleteMarker ok",
 		"LeaderAndISRRequest", "UpdateMetadataRequest", "StopReplicaRequest", "request lost", "request duplicated", "request of a deposed controller",
 		"failover", "bounce", "replica deletion failed", "disk failed",
+		"UpdateState ok isr", "AlterPartition shrink ok", "AlterPartition expand ok", "AlterPartition idempotent ok",
+		"AlterPartition FENCED_LEADER_EPOCH", "AlterPartition INVALID_UPDATE_VERSION", "AlterPartition STALE_BROKER_EPOCH",
+		"AlterPartition INELIGIBLE_REPLICA", "AlterPartition OPERATION_NOT_ATTEMPTED", "AlterPartition UNKNOWN_TOPIC_ID",
+		"AlterPartition NOT_CONTROLLER", "AlterPartition INVALID_REQUEST",
 	} {
 		if stats[k] == 0 {
 			t.Errorf("no %q in %d seeds", k, len(seeds()))
@@ -888,4 +920,134 @@ func describe(m kmsg.Request) string {
 		}
 	}
 	return b.String()
+}
+
+// ---- leaders' ISR changes
+
+// simAlter is an AlterPartition request in flight.
+type simAlter struct {
+	broker int32
+	epoch  int64
+	tp     engine.Partition
+	isr    []int32
+	kind   string // shrink, expand, idempotent or other
+}
+
+// alterPartition has a live broker that leads a partition, as its
+// LeaderAndIsr said, ask for an ISR change: mostly a shrink or an
+// expansion of the ISR it knows, at the epochs it knows, and sometimes a
+// stale or malformed one.
+func (s *sim) alterPartition() {
+	type led struct {
+		b  *simBroker
+		tp engine.Partition
+	}
+	var leds []led
+	for _, b := range s.brokers {
+		if !b.alive {
+			continue
+		}
+		for _, tp := range slices.SortedFunc(maps.Keys(b.leaders), cmpPartition) {
+			if b.leaders[tp].Leader == b.id {
+				leds = append(leds, led{b, tp})
+			}
+		}
+	}
+	if len(leds) == 0 {
+		return
+	}
+	l := leds[s.r.IntN(len(leds))]
+	b, tp := l.b, l.tp
+	ps := b.leaders[tp]
+	isr := slices.Clone(ps.ISR)
+	kind := "other"
+	var out []int32
+	for _, r := range ps.Replicas {
+		if !slices.Contains(isr, r) {
+			out = append(out, r)
+		}
+	}
+	switch n := s.r.IntN(10); {
+	case n < 5 && len(isr) > 1:
+		kind = "shrink"
+		isr = slices.DeleteFunc(isr, func(r int32) bool { return r != b.id && s.r.IntN(2) == 0 })
+		if len(isr) == len(ps.ISR) {
+			isr = slices.DeleteFunc(isr, func(r int32) bool { return r != b.id })
+		}
+	case n < 8 && len(out) > 0:
+		kind = "expand"
+		isr = append(isr, out[s.r.IntN(len(out))])
+	case n == 8:
+		kind = "idempotent"
+	default:
+		isr = append(isr, ps.Replicas[s.r.IntN(len(ps.Replicas))]) // maybe twice
+	}
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.Version = int16(s.r.IntN(4))
+	req.BrokerID, req.BrokerEpoch = b.id, b.epoch
+	rt := kmsg.AlterPartitionRequestTopic{Topic: tp.Topic, TopicID: b.logs[tp]}
+	rp := kmsg.AlterPartitionRequestTopicPartition{Partition: tp.Partition, LeaderEpoch: ps.LeaderEpoch, PartitionEpoch: ps.ZKVersion}
+	switch s.r.IntN(16) {
+	case 0:
+		req.BrokerEpoch--
+	case 1:
+		rp.LeaderEpoch--
+	case 2:
+		rp.PartitionEpoch--
+	case 3:
+		rt.TopicID = engine.TopicID{0xba, 0xd}
+	}
+	if req.Version < 3 {
+		rp.NewISR = isr
+	} else {
+		for _, r := range isr {
+			rp.NewEpochISR = append(rp.NewEpochISR, kmsg.AlterPartitionRequestTopicPartitionNewEpochISR{BrokerID: r, BrokerEpoch: s.regs[r].Epoch})
+		}
+	}
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	s.nextAlter++
+	s.alters[s.nextAlter] = simAlter{broker: b.id, epoch: b.epoch, tp: tp, isr: isr, kind: kind}
+	s.note("AlterPartition %d v%d from %d: %v ISR %v at leader epoch %d, partition epoch %d", s.nextAlter, req.Version, b.id, tp, isr, rp.LeaderEpoch, rp.PartitionEpoch)
+	s.step(AlterPartition{ID: s.nextAlter, Request: req})
+}
+
+// answered takes a controller's answer to a leader: a state it says was
+// written is ZooKeeper's (unless someone else wrote the znode since), with
+// the ISR asked for, and the leader takes it as Kafka's Partition does
+// (same leader epoch, a partition epoch not older).
+func (s *sim) answered(a Answer) {
+	sa, ok := s.alters[a.ID]
+	if !ok {
+		s.fail("answer to AlterPartition %d, not asked or answered twice", a.ID)
+	}
+	delete(s.alters, a.ID)
+	resp := a.Response
+	if resp.ErrorCode != 0 {
+		s.stats["AlterPartition "+kerr.ErrorForCode(resp.ErrorCode).(*kerr.Error).Message]++
+		s.note("AlterPartition %d answered %v", a.ID, kerr.ErrorForCode(resp.ErrorCode))
+		return
+	}
+	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {
+		s.fail("AlterPartition %d answered with %d topics", a.ID, len(resp.Topics))
+	}
+	rp := resp.Topics[0].Partitions[0]
+	s.note("AlterPartition %d answered %+v", a.ID, rp)
+	if rp.ErrorCode != 0 {
+		s.stats["AlterPartition "+kerr.ErrorForCode(rp.ErrorCode).(*kerr.Error).Message]++
+		return
+	}
+	s.stats["AlterPartition "+sa.kind+" ok"]++
+	if rp.LeaderID != sa.broker || !slices.Equal(rp.ISR, sa.isr) {
+		s.fail("AlterPartition %d of %v asked ISR %v from %d, answered %+v", a.ID, sa.tp, sa.isr, sa.broker, rp)
+	}
+	if zs, ok := s.states[sa.tp]; ok && !s.tampered[sa.tp] && zs.PartitionEpoch == rp.PartitionEpoch &&
+		(zs.Leader != rp.LeaderID || zs.LeaderEpoch != rp.LeaderEpoch || !slices.Equal(zs.ISR, rp.ISR)) {
+		s.fail("AlterPartition %d of %v answered %+v, ZooKeeper has %+v", a.ID, sa.tp, rp, zs)
+	}
+	b := s.brokers[sa.broker]
+	if l, ok := b.leaders[sa.tp]; ok && b.alive && b.epoch == sa.epoch && l.LeaderEpoch == rp.LeaderEpoch && l.ZKVersion <= rp.PartitionEpoch {
+		l.ISR, l.ZKVersion = slices.Clone(rp.ISR), rp.PartitionEpoch
+		b.leaders[sa.tp] = l
+	}
 }

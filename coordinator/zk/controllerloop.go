@@ -18,6 +18,11 @@ package zk
 // resigns), a read fails for good, or on Close; every goroutine of the
 // term has ended before the next campaign starts.
 //
+// A leader's AlterPartition reaches the loop through AlterPartition, which
+// any goroutine may call: the loop Steps it and sends the core's Answer
+// back once it comes; a term that ends answers what it holds
+// NOT_CONTROLLER, so a caller never waits past the term.
+//
 // Watches are one-shot: each is armed again, with the data re-read, when
 // its event is handled. The core is given whole sets (all registrations,
 // all deletion markers), so events merged or missed between a fire and
@@ -32,6 +37,8 @@ import (
 	"time"
 
 	gozk "github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/controller"
 )
@@ -59,6 +66,9 @@ type ControllerLoop struct {
 
 	cancel context.CancelFunc
 	done   chan struct{}
+	// alters are AlterPartition requests for the loop, taken while it
+	// leads.
+	alters chan alterCall
 
 	// epoch is the controller epoch of the current term, 0 when this
 	// broker is not the controller.
@@ -84,7 +94,7 @@ func StartControllerLoop(ctx context.Context, client *Client, id int32, s Sender
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &ControllerLoop{client: client, id: id, send: s, opts: o, cancel: cancel, done: make(chan struct{}),
-		log: o.Logger.With("broker", id)}
+		alters: make(chan alterCall), log: o.Logger.With("broker", id)}
 	l.active.Store(-1)
 	l.mu.changed = make(chan struct{})
 	go l.run(ctx)
@@ -115,6 +125,44 @@ func (l *ControllerLoop) Changed() <-chan struct{} {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.mu.changed
+}
+
+// alterCall is an AlterPartition handed to the loop, and where its answer
+// goes (capacity 1: the loop never waits on it).
+type alterCall struct {
+	req   *kmsg.AlterPartitionRequest
+	reply chan *kmsg.AlterPartitionResponse
+}
+
+// AlterPartition hands a partition leader's AlterPartition request to the
+// controller and returns its response, or ctx's error when ctx ends first.
+// A broker that is not the controller, or stops being it meanwhile,
+// answers NOT_CONTROLLER, as Kafka's.
+func (l *ControllerLoop) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	changed := l.Changed()
+	if !l.IsController() {
+		return notController(req), nil
+	}
+	call := alterCall{req: req, reply: make(chan *kmsg.AlterPartitionResponse, 1)}
+	select {
+	case l.alters <- call:
+	case <-changed:
+		return notController(req), nil
+	case <-l.done:
+		return notController(req), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case resp := <-call.reply:
+		return resp, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func notController(req *kmsg.AlterPartitionRequest) *kmsg.AlterPartitionResponse {
+	return &kmsg.AlterPartitionResponse{Version: req.Version, ErrorCode: kerr.NotController.Code}
 }
 
 func (l *ControllerLoop) setRole(epoch, active int32) {
@@ -244,6 +292,35 @@ type term struct {
 	ch     *channels
 	// watched are the topics whose data watch is armed.
 	watched map[string]bool
+	// replies are the AlterPartition requests Stepped and not answered,
+	// by the id the core answers them with.
+	replies map[uint64]alterCall
+	alterID uint64
+}
+
+// alter Steps an AlterPartition into the core.
+func (t *term) alter(a alterCall) {
+	t.alterID++
+	t.replies[t.alterID] = a
+	t.core.Step(controller.AlterPartition{ID: t.alterID, Request: a.req})
+}
+
+// answer sends the core's answers back to their callers.
+func (t *term) answer(as []controller.Answer) {
+	for _, a := range as {
+		if call, ok := t.replies[a.ID]; ok {
+			delete(t.replies, a.ID)
+			call.reply <- a.Response
+		}
+	}
+}
+
+// endAlters answers the requests the term still holds NOT_CONTROLLER.
+func (t *term) endAlters() {
+	for id, call := range t.replies {
+		delete(t.replies, id)
+		call.reply <- notController(call.req)
+	}
 }
 
 // lead runs one term as controller of election e: load, then the loop.
@@ -265,7 +342,9 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		events:  make(chan controller.Event, 1024),
 		fired:   make(chan fire, 64),
 		watched: map[string]bool{},
+		replies: map[uint64]alterCall{},
 	}
+	defer t.endAlters()
 	t.ch = newChannels(ctx, l.send, &wg, func(r controller.Response) { t.post(r) })
 	t.core.Step(ld)
 	if err := t.stillController(); err != nil {
@@ -289,11 +368,13 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		rd := t.core.Ready()
 		if rd.Resigned {
 			t.core.Advance(rd)
+			t.answer(rd.Answers)
 			return errResigned
 		}
 		if !rd.Empty() {
 			t.perform(rd)
 			t.core.Advance(rd)
+			t.answer(rd.Answers)
 		}
 		// Wait for an event, then take every one already come before the
 		// next Ready, so that their consequences are batched. (Only this
@@ -303,6 +384,8 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 			select {
 			case ev := <-t.events:
 				t.core.Step(ev)
+			case a := <-l.alters:
+				t.alter(a)
 			case f := <-t.fired:
 				if err := t.handle(f); err != nil {
 					return err

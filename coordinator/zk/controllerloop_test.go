@@ -183,6 +183,18 @@ func startTestBroker(t *testing.T, chroot string, id int32, f *fakeBrokers) *tes
 	return &testBroker{id: id, client: c, loop: l}
 }
 
+// startTestCluster starts n brokers' drivers on a fresh chroot and waits
+// for one to be elected; it returns them and the controller.
+func startTestCluster(t *testing.T, n int32, f *fakeBrokers) ([]*testBroker, *testBroker) {
+	t.Helper()
+	chroot := zktest.Chroot()
+	var bs []*testBroker
+	for id := int32(1); id <= n; id++ {
+		bs = append(bs, startTestBroker(t, chroot, id, f))
+	}
+	return bs, waitController(t, bs, 0)
+}
+
 // waitController waits until exactly one of bs is the controller, at an
 // epoch above after, and the others name it; it returns it.
 func waitController(t *testing.T, bs []*testBroker, after int32) *testBroker {
@@ -275,13 +287,8 @@ func loopGoroutines() []string {
 // goroutines.
 func TestControllerLoopCluster(t *testing.T) {
 	requireZK(t)
-	chroot := zktest.Chroot()
 	f := newFakeBrokers()
-	var bs []*testBroker
-	for id := int32(1); id <= 3; id++ {
-		bs = append(bs, startTestBroker(t, chroot, id, f))
-	}
-	ctl := waitController(t, bs, 0)
+	bs, ctl := startTestCluster(t, 3, f)
 	epoch := ctl.loop.Epoch()
 	all := []int32{1, 2, 3}
 	f.waitFor(t, "UpdateMetadata with 3 live brokers to each broker", func(got []delivered) bool {
