@@ -106,6 +106,15 @@ func parseCheckpointText(kind, path string, data []byte, version int, entry func
 	return nil
 }
 
+// appendCheckpointHeader appends the version and entry-count lines that
+// open every checkpoint file in Kafka's text format.
+func appendCheckpointHeader(b []byte, version, entries int) []byte {
+	b = strconv.AppendInt(b, int64(version), 10)
+	b = append(b, '\n')
+	b = strconv.AppendInt(b, int64(entries), 10)
+	return append(b, '\n')
+}
+
 // writeCheckpoint replaces the checkpoint at path with entries.
 func writeCheckpoint(fs FS, path string, entries map[string]int64) error {
 	names := make([]string, 0, len(entries))

@@ -55,7 +55,9 @@
 // directory holds .lock, .clean-shutdown (present only after a clean Close),
 // recovery-point-offset-checkpoint (checkpoint.go) and
 // cleaner-offset-checkpoint (the compacted logs' clean points,
-// cleanermanager.go); a Store's partition directories hold
+// cleanermanager.go); a Store's data directory also holds
+// replication-offset-checkpoint (the logs' high watermarks, Kafka's format,
+// hwcheckpoint.go); a Store's partition directories hold
 // partition.metadata with the topic ID (store.go). While the cleaner swaps
 // a compacted segment in, its files pass through <name>.cleaned and
 // <name>.swap (swap.go).
@@ -125,7 +127,7 @@
 // (Log.clean.pass) throughout, taking Log.mu only to read the log's state
 // and to swap segments; it holds references on the segments it reads.
 //
-// Lock order: cleanerManager.mu, Store.mu, Cleaner.mu, Log.clean.pass,
+// Lock order: cleanerManager.mu, hwCheckpoint.mu, Store.mu, Cleaner.mu, Log.clean.pass,
 // Log.mu, cleanerCheckpoint.mu, fileCache.mu, segment.mu. Log.flushMu is
 // taken without Log.mu held.
 package engine

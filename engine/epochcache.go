@@ -110,11 +110,7 @@ func parseEpochCheckpoint(path string, data []byte) ([]epochEntry, error) {
 
 // encodeEpochCheckpoint returns the checkpoint file's content for entries.
 func encodeEpochCheckpoint(entries []epochEntry) []byte {
-	b := make([]byte, 0, 8+len(entries)*16)
-	b = strconv.AppendInt(b, leaderEpochCheckpointVersion, 10)
-	b = append(b, '\n')
-	b = strconv.AppendInt(b, int64(len(entries)), 10)
-	b = append(b, '\n')
+	b := appendCheckpointHeader(make([]byte, 0, 8+len(entries)*16), leaderEpochCheckpointVersion, len(entries))
 	for _, e := range entries {
 		b = strconv.AppendInt(b, int64(e.epoch), 10)
 		b = append(b, ' ')

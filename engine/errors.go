@@ -44,6 +44,12 @@ var (
 
 	// ErrLocked is returned when another process holds the directory lock.
 	ErrLocked = errors.New("engine: directory locked by another process")
+
+	// ErrStaleLeaderEpoch is returned by Log.BecomeLeader for an epoch below
+	// the latest the log has seen (in its epoch cache or stamped): a leader
+	// decision older than one already applied, which the broker answers as
+	// Kafka answers a LeaderAndIsr of an older leader epoch.
+	ErrStaleLeaderEpoch = errors.New("engine: leader epoch older than the log's")
 )
 
 // Idempotent-producer errors, returned when a batch is checked against its

@@ -50,6 +50,7 @@ type Log struct {
 	view          atomic.Pointer[segmentView] // readers' snapshot of mu.tree
 	nextOffset    atomic.Int64                // log end offset: the offset the next record gets
 	startOffset   atomic.Int64
+	highWatermark atomic.Int64 // in [startOffset, nextOffset]; replica.go
 	leaderEpoch   atomic.Int32
 	recoveryPoint atomic.Int64 // everything below is on disk
 	closed        atomic.Bool
@@ -182,6 +183,7 @@ func openLog(dir string, opts Options, cache *fileCache, sy *syncer, clean bool,
 	l.mu.Lock()
 	err := l.loadStateLocked()
 	if err == nil {
+		l.highWatermark.Store(l.startOffset.Load())
 		l.startTickerLocked()
 	}
 	l.mu.Unlock()

@@ -47,6 +47,9 @@ func (l *Log) setStartOffsetLocked(off int64) error {
 		return err
 	}
 	l.startOffset.Store(off)
+	if l.highWatermark.Load() < off {
+		l.highWatermark.Store(off) // as Kafka's updateLogStartOffset
+	}
 	if l.epochs != nil {
 		return l.epochs.truncateFromStart(off)
 	}
@@ -69,10 +72,7 @@ func (l *Log) DeleteRecordsBefore(offset int64) (int64, error) {
 	if offset <= l.startOffset.Load() {
 		return l.startOffset.Load(), nil
 	}
-	if err := l.setStartOffsetLocked(offset); err != nil {
-		return l.startOffset.Load(), err
-	}
-	_, err := l.deleteSegmentsLocked(func(s, next *segment) bool { return next != nil && next.base <= offset }, "log start offset")
+	err := l.advanceStartLocked(offset)
 	return l.startOffset.Load(), err
 }
 

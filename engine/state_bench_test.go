@@ -116,7 +116,9 @@ func BenchmarkProducerStateRebuild(b *testing.B) {
 		b.Run(mode, func(b *testing.B) {
 			dir := filepath.Join(b.TempDir(), "p-0")
 			l := mustOpen(b, dir, Options{SegmentBytes: 8 << 20})
-			batch := testBatch(b, 1, 50, 1)
+			// Timestamped now: producers idle past ProducerIDExpiration
+			// are not loaded from a snapshot.
+			batch := testBatch(b, 1, 50, time.Now().UnixMilli())
 			binary.BigEndian.PutUint16(batch[offProducerEpoch:], 0)
 			seqs := map[int64]int32{}
 			for i := range 100_000 {

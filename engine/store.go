@@ -6,6 +6,7 @@ package engine
 //	  .lock                               held while open
 //	  .clean-shutdown                     present only after a clean Close
 //	  recovery-point-offset-checkpoint    see checkpoint.go
+//	  replication-offset-checkpoint       the logs' high watermarks, see hwcheckpoint.go
 //	  <topic>-<partition>/                one Log each, with partition.metadata
 //	  <topic>-<partition>.<id>-delete/    a deleted log, removed in the background
 //
@@ -154,6 +155,7 @@ type Store struct {
 	syncer  *syncer
 	cleaner *cleanerManager
 	cleanCp *cleanerCheckpoint // the logs' clean points
+	hwCp    *hwCheckpoint      // the logs' high watermarks
 }
 
 // OpenStore opens the data directory dir, creating it if needed, and opens
@@ -183,6 +185,7 @@ func OpenStore(dir string, opts StoreOptions) (*Store, error) {
 	s := &Store{dir: dir, fs: fs, opts: opts, cache: newFileCache(opts.OpenFiles), lock: lock, stop: make(chan struct{}), syncer: newSyncer()}
 	s.mu.logs = map[Partition]storeLog{}
 	s.cleaner = newCleanerManager(opts.Cleaner)
+	s.hwCp = newHWCheckpoint(fs, dir)
 	s.cleanCp, err = openCleanerCheckpoint(fs, dir)
 	if err == nil {
 		err = s.load()
@@ -236,6 +239,11 @@ func (s *Store) load() error {
 	if err != nil {
 		return err
 	}
+	hws, hwData, err := readHighWatermarks(s.fs, s.hwCp.path)
+	if err != nil {
+		return err
+	}
+	s.hwCp.mu.written = hwData
 	entries, err := s.fs.ReadDir(s.dir)
 	if err != nil {
 		return fmt.Errorf("engine: read data dir %s: %w", s.dir, err)
@@ -273,6 +281,7 @@ func (s *Store) load() error {
 			}
 			if err == nil {
 				l.clean.cp = s.cleanCp
+				l.SetHighWatermark(hws[tp]) // clamped to what recovery kept
 			}
 			mu.Lock()
 			defer mu.Unlock()
@@ -504,7 +513,10 @@ func (s *Store) removeInBackground(dir string) {
 	}()
 }
 
-// Checkpoint writes every log's recovery point.
+// Checkpoint writes every log's recovery point and high watermark
+// (recovery-point-offset-checkpoint, replication-offset-checkpoint). The
+// high watermarks are not written again when none changed since the last
+// write (or since the file was read at open).
 func (s *Store) Checkpoint() error {
 	s.mu.Lock()
 	cp := make(map[string]int64, len(s.mu.logs))
@@ -512,7 +524,16 @@ func (s *Store) Checkpoint() error {
 		cp[tp.dirName()] = sl.log.RecoveryPoint()
 	}
 	s.mu.Unlock()
-	return writeCheckpoint(s.fs, filepath.Join(s.dir, recoveryPointFile), cp)
+	err := writeCheckpoint(s.fs, filepath.Join(s.dir, recoveryPointFile), cp)
+	return errors.Join(err, s.hwCp.write(func() []partitionHW {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		hws := make([]partitionHW, 0, len(s.mu.logs))
+		for tp, sl := range s.mu.logs {
+			hws = append(hws, partitionHW{tp, sl.log.HighWatermark()})
+		}
+		return hws
+	}))
 }
 
 // every runs f each interval until the Store closes.
@@ -533,7 +554,7 @@ func (s *Store) every(interval time.Duration, f func()) {
 func (s *Store) checkpointLoop() {
 	s.every(s.opts.CheckpointInterval, func() {
 		if err := s.Checkpoint(); err != nil {
-			s.logger().Warn("writing recovery-point checkpoint", "err", err)
+			s.logger().Warn("writing checkpoints", "err", err)
 		}
 	})
 }
@@ -567,8 +588,8 @@ func (s *Store) retentionLoop() {
 	s.every(s.opts.RetentionCheckInterval, func() { s.ApplyRetention() })
 }
 
-// Close closes every log (flushing it), writes the recovery points and the
-// clean-shutdown marker, and releases the directory.
+// Close closes every log (flushing it), writes the recovery points, the high
+// watermarks and the clean-shutdown marker, and releases the directory.
 func (s *Store) Close() error {
 	s.mu.Lock()
 	if s.mu.closed {

@@ -11,7 +11,8 @@ import (
 // when its log diverged from the leader's. The log end offset becomes offset,
 // or the base offset of the batch holding offset when a batch straddles it
 // (batches are kept or removed whole). Truncating at or below the log start
-// offset empties the log and restarts it at offset.
+// offset empties the log and restarts it at offset. A high watermark above
+// the new log end comes down to it (Kafka's truncateTo).
 //
 // Views already handed out keep reading the bytes they covered: a segment a
 // reader holds is not cut in place; its kept prefix is copied to a new file
@@ -80,6 +81,7 @@ func (l *Log) finishTruncateLocked(removed []*segment, newEnd int64) {
 		s.retireAndRemove()
 	}
 	l.nextOffset.Store(newEnd)
+	l.clampHighWatermarkLocked()
 	l.clampCleanPointLocked()
 	if l.recoveryPoint.Load() > newEnd {
 		l.recoveryPoint.Store(newEnd)
@@ -182,6 +184,7 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
 	}
 	l.nextOffset.Store(offset)
+	l.highWatermark.Store(offset)
 	l.recoveryPoint.Store(offset)
 	l.clampCleanPointLocked()
 	if err := l.epochs.clear(); err != nil {
