@@ -61,7 +61,14 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 		lead := s.role.isLeader && !s.role.stopped
 		p.epoch.Store(s.role.leaderEpoch)
 		if lead {
-			p.log.SetLeaderEpoch(s.role.leaderEpoch)
+			// The epoch is recorded at the log end at once, so that
+			// OffsetForLeaderEpoch answers followers before the first
+			// append (Kafka's makeLeader).
+			if err := p.log.BecomeLeader(s.role.leaderEpoch); err != nil {
+				b.log.Error("recording the leader epoch", "topic", topic, "partition", s.partition, "epoch", s.role.leaderEpoch, "err", err)
+				failed[s.partition] = err
+				continue
+			}
 		}
 		if p.leader.Swap(lead) && !lead {
 			p.notify() // waiting fetches answer NOT_LEADER_OR_FOLLOWER now
