@@ -19,6 +19,8 @@ type leaderState struct {
 	// flight, if any (one at a time, as Kafka's AlterPartition).
 	isr      []int32
 	proposal *AlterPartition
+	// proposals numbers them; it is never reset.
+	proposals uint64
 	// followers are the fetch states of the other replicas, in assignment
 	// order.
 	followers []followerProgress
@@ -42,6 +44,8 @@ type followerProgress struct {
 	// lastFetch and lastFetchLeaderEnd are the time of its last fetch and
 	// the leader's log end then.
 	lastFetch, lastFetchLeaderEnd int64
+	// brokerEpoch is the broker epoch of its last fetch, -1 unknown.
+	brokerEpoch int64
 }
 
 func (f *followerProgress) caughtUp(leaderEnd, now, maxLag int64) bool {
@@ -69,7 +73,7 @@ func (r *Replica) becomeLeader(ev BecomeLeader) {
 		if id == r.cfg.Self {
 			continue
 		}
-		f := followerProgress{id: id, logEnd: -1, lastCaughtUp: never, lastFetch: never, lastFetchLeaderEnd: -1}
+		f := followerProgress{id: id, logEnd: -1, lastCaughtUp: never, lastFetch: never, lastFetchLeaderEnd: -1, brokerEpoch: -1}
 		if slices.Contains(ev.ISR, id) {
 			f.lastCaughtUp = r.now // a new leader gives its ISR a full lag time
 		}
@@ -204,7 +208,7 @@ func (r *Replica) followerFetch(ev FollowerFetch) {
 	case ev.FetchOffset >= f.lastFetchLeaderEnd:
 		f.lastCaughtUp = max(f.lastCaughtUp, f.lastFetch)
 	}
-	f.logEnd, f.lastFetch, f.lastFetchLeaderEnd = ev.FetchOffset, ev.Now, r.end
+	f.logEnd, f.lastFetch, f.lastFetchLeaderEnd, f.brokerEpoch = ev.FetchOffset, ev.Now, r.end, ev.ReplicaEpoch
 	r.maybeExpandISR(f)
 	r.maybeAdvanceHighWatermark()
 	a.From, a.HighWatermark = ev.FetchOffset, r.hw
@@ -246,14 +250,23 @@ func (r *Replica) tick(now int64) {
 }
 
 func (r *Replica) propose(isr []int32) {
-	r.proposal = &AlterPartition{Leader: r.cfg.Self, LeaderEpoch: r.epoch, PartitionEpoch: r.partitionEpoch, ISR: isr}
+	epochs := make([]int64, len(isr))
+	for i, id := range isr {
+		epochs[i] = -1
+		for _, f := range r.followers {
+			if f.id == id {
+				epochs[i] = f.brokerEpoch
+			}
+		}
+	}
+	r.proposals++
+	r.proposal = &AlterPartition{Seq: r.proposals, Leader: r.cfg.Self, LeaderEpoch: r.epoch, PartitionEpoch: r.partitionEpoch, ISR: isr, BrokerEpochs: epochs}
 	r.rd.AlterPartition = r.proposal
 }
 
 func (r *Replica) alterPartitionResult(ev AlterPartitionResult) {
 	p := r.proposal
-	if r.role != Leader || p == nil || ev.Request.LeaderEpoch != p.LeaderEpoch || ev.Request.PartitionEpoch != p.PartitionEpoch ||
-		!slices.Equal(ev.Request.ISR, p.ISR) {
+	if r.role != Leader || p == nil || ev.Request.Seq != p.Seq {
 		return // an answer to another proposal
 	}
 	switch {

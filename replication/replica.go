@@ -104,7 +104,12 @@ type LogStartAdvanced struct{ Start int64 }
 // FollowerFetch is a Fetch from a follower (replica id set), at Now.
 // Answered in Ready.Answers.
 type FollowerFetch struct {
-	Replica            int32
+	Replica int32
+	// ReplicaEpoch is the follower's broker epoch (Fetch v15's
+	// ReplicaState.ReplicaEpoch, KIP-903), -1 if not sent. The leader
+	// names it in AlterPartition when the follower joins the ISR, so that
+	// the controller refuses a replica that restarted since.
+	ReplicaEpoch       int64
 	FetchOffset        int64
 	LastFetchedEpoch   int32
 	CurrentLeaderEpoch int32
@@ -171,6 +176,14 @@ func (FetchResult) event()          {}
 type AlterPartition struct {
 	Leader, LeaderEpoch, PartitionEpoch int32
 	ISR                                 []int32
+	// BrokerEpochs are the ISR members' broker epochs as their last fetch
+	// gave them (-1 unknown), parallel to ISR (AlterPartition v3's
+	// NewIsrWithEpochs, KIP-903).
+	BrokerEpochs []int64
+	// Seq numbers the proposals of this replica: an answer is matched to
+	// its request by it, as Kafka's AlterPartitionManager matches its
+	// in-flight request, so a late duplicate answer is ignored.
+	Seq uint64
 }
 
 // FetchAnswer is the leader's answer to a FollowerFetch of Replica: Err;

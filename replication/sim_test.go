@@ -17,8 +17,8 @@ package replication
 
 import (
 	"flag"
-	"maps"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -233,10 +233,33 @@ func (s *sim) start(b *simBroker) {
 	s.check()
 }
 
-func (s *sim) crash(b *simBroker) {
-	if !b.alive {
+func (s *sim) crash(b *simBroker) { s.crashTogether(b) }
+
+// crashTogether crashes brokers at once (a power failure): the controller
+// learns of their deaths together.
+func (s *sim) crashTogether(bs ...*simBroker) {
+	bs = slices.DeleteFunc(slices.Clone(bs), func(b *simBroker) bool { return !b.alive })
+	if len(bs) == 0 {
 		return
 	}
+	for _, b := range bs {
+		s.lose(b)
+	}
+	// Kafka's onBrokerFailure.
+	dead := func(id int32) bool { return !s.brokers[id].alive }
+	switch {
+	case s.ctl.leader >= 0 && dead(s.ctl.leader):
+		s.elect()
+	case slices.ContainsFunc(s.ctl.isr, dead) && len(s.ctl.isr) > 1:
+		s.ctl.isr = slices.DeleteFunc(slices.Clone(s.ctl.isr), dead)
+		s.bump("dead brokers leave the ISR")
+	}
+	s.chk.crashed(s)
+	s.check()
+}
+
+// lose stops b, its unflushed records lost.
+func (s *sim) lose(b *simBroker) {
 	lost := len(b.log) - b.flushed
 	b.alive, b.r = false, nil
 	b.log = b.log[:b.flushed]
@@ -261,16 +284,6 @@ func (s *sim) crash(b *simBroker) {
 			s.lost(m)
 		}
 	}
-	// Kafka's onBrokerFailure.
-	switch {
-	case s.ctl.leader == b.id:
-		s.elect()
-	case slices.Contains(s.ctl.isr, b.id) && len(s.ctl.isr) > 1:
-		s.ctl.isr = slices.DeleteFunc(slices.Clone(s.ctl.isr), func(id int32) bool { return id == b.id })
-		s.bump("broker %d leaves the ISR", b.id)
-	}
-	s.chk.crashed(s)
-	s.check()
 }
 
 // flush puts the broker's log on disk.
@@ -373,10 +386,13 @@ func (s *sim) tick(d int64) {
 // ---- the network
 
 func (s *sim) deliver() {
-	if len(s.net) == 0 {
-		return
+	if len(s.net) > 0 {
+		s.deliverAt(s.r.IntN(len(s.net)))
 	}
-	i := s.r.IntN(len(s.net))
+}
+
+// deliverAt delivers message i, unless the faults lose it.
+func (s *sim) deliverAt(i int) {
 	m := s.net[i]
 	if s.faults && s.r.IntN(25) == 0 {
 		s.stats["duplicated"]++
@@ -434,7 +450,7 @@ func (s *sim) handleFetch(m simMsg) {
 		return
 	}
 	f := m.fetch
-	rd := s.stepBroker(b, FollowerFetch{Replica: m.from, FetchOffset: f.Offset, LastFetchedEpoch: f.LastFetchedEpoch, CurrentLeaderEpoch: f.CurrentLeaderEpoch, Now: s.now}, nil)
+	rd := s.stepBroker(b, FollowerFetch{Replica: m.from, ReplicaEpoch: int64(s.brokers[m.from].inc), FetchOffset: f.Offset, LastFetchedEpoch: f.LastFetchedEpoch, CurrentLeaderEpoch: f.CurrentLeaderEpoch, Now: s.now}, nil)
 	a := rd.Answers[0]
 	res := FetchResult{Seq: f.Seq, Err: a.Err, Diverged: a.Diverged, Diverging: a.Diverging, HighWatermark: a.HighWatermark, LeaderLogStart: a.LogStart, LeaderLogEnd: a.LogEnd}
 	var recs []rec
@@ -517,6 +533,15 @@ func (s *sim) changeLeader() {
 	s.check()
 }
 
+func (s *sim) staleEpoch(req AlterPartition) bool {
+	for i, id := range req.ISR {
+		if e := req.BrokerEpochs[i]; e != -1 && e != int64(s.brokers[id].inc) {
+			return true
+		}
+	}
+	return false
+}
+
 // handleAlter is Kafka's ZooKeeper-mode AlterPartition handling.
 func (s *sim) handleAlter(m simMsg) {
 	req := m.alter
@@ -530,6 +555,10 @@ func (s *sim) handleAlter(m simMsg) {
 		res.Err = kerr.InvalidUpdateVersion
 	case slices.ContainsFunc(req.ISR, func(id int32) bool { return !s.brokers[id].alive }):
 		res.Err = kerr.IneligibleReplica
+	case s.staleEpoch(req):
+		// KIP-903: a member that restarted since its fetch is refused.
+		res.Err = kerr.IneligibleReplica
+		s.stats["AlterPartition stale broker epoch"]++
 	default:
 		s.ctl.isr = slices.Clone(req.ISR)
 		s.ctl.partitionEpoch++
@@ -570,11 +599,11 @@ func (s *sim) quiesce() {
 			s.start(b)
 		}
 	}
-	for range 5000 {
+	for i := range 5000 {
 		if s.converged() {
 			return
 		}
-		if len(s.net) == 0 {
+		if len(s.net) == 0 || i%20 == 0 {
 			s.tick(simLag / 4)
 		} else {
 			s.deliver()
