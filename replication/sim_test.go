@@ -68,6 +68,9 @@ type simBroker struct {
 	// hwCheckpoint is replication-offset-checkpoint's value.
 	hwCheckpoint int64
 	r            *Replica
+	// crashLost are the ids of records crashes took from it since it last
+	// joined the ISR.
+	crashLost map[uint64]bool
 	// synced says it has fetched without divergence since its last role
 	// change (its truncation is done).
 	synced bool
@@ -128,7 +131,7 @@ func newSim(seed uint64, opts simOptions) *sim {
 	s := &sim{seed: seed, r: rand.New(rand.NewPCG(seed, 0x4e91)), opts: opts, now: 1_000_000, faults: true, stats: map[string]int{}}
 	s.chk.init()
 	for id := range int32(simBrokers) {
-		s.brokers = append(s.brokers, &simBroker{id: id})
+		s.brokers = append(s.brokers, &simBroker{id: id, crashLost: map[uint64]bool{}})
 		s.replicas = append(s.replicas, id)
 	}
 	s.ctl = ctlState{leader: 0, epoch: 0, isr: slices.Clone(s.replicas)}
@@ -261,6 +264,9 @@ func (s *sim) crashTogether(bs ...*simBroker) {
 // lose stops b, its unflushed records lost.
 func (s *sim) lose(b *simBroker) {
 	lost := len(b.log) - b.flushed
+	for _, r := range b.log[b.flushed:] {
+		b.crashLost[r.id] = true
+	}
 	b.alive, b.r = false, nil
 	b.log = b.log[:b.flushed]
 	b.epochs.truncateFromEnd(int64(len(b.log)))
@@ -560,6 +566,11 @@ func (s *sim) handleAlter(m simMsg) {
 		res.Err = kerr.IneligibleReplica
 		s.stats["AlterPartition stale broker epoch"]++
 	default:
+		for _, id := range req.ISR {
+			if !slices.Contains(s.ctl.isr, id) {
+				clear(s.brokers[id].crashLost) // it caught up to join
+			}
+		}
 		s.ctl.isr = slices.Clone(req.ISR)
 		s.ctl.partitionEpoch++
 		s.stats["ISR changed"]++
