@@ -63,6 +63,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -117,6 +118,22 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 		}
 		a.p.notify()
 	}
+	if req.Acks == -1 {
+		// acks=all: until the in-sync replicas have every batch (the high
+		// watermark passes it), at most the request's timeout.
+		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
+		for _, a := range done {
+			sp := &resp.Topics[a.ti].Partitions[a.pi]
+			if sp.ErrorCode != 0 {
+				continue
+			}
+			if err := a.p.awaitReplicated(a.res.LastOffset+1, timeout); err != nil {
+				failed = true
+				sp.BaseOffset = -1
+				setProduceError(req, sp, produceAcksAllError(err), err.Error())
+			}
+		}
+	}
 	if req.Acks == 0 {
 		if failed {
 			return nil, errCloseConn
@@ -163,8 +180,10 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 		// group state at the next start).
 		return nil, res, kerr.InvalidTopicException.Code, "Cannot append to internal topic " + topic, nil
 	}
-	if n := p.minInsync.Load(); req.Acks == -1 && n > 1 {
-		return nil, res, kerr.NotEnoughReplicas.Code, fmt.Sprintf("the in-sync replica set of %s-%d has 1 member, fewer than min.insync.replicas=%d", topic, rp.Partition, n), nil
+	if req.Acks == -1 {
+		if err := p.checkAcksAll(); err != nil {
+			return nil, res, produceAcksAllError(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.minInsync.Load()), nil
+		}
 	}
 	if hasHeader && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
 		return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
@@ -183,7 +202,7 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 			return nil, res, code, msg, recErrs
 		}
 	}
-	res, err := p.log.AppendNoWait(records)
+	res, err := p.appendNoWait(records)
 	if err != nil {
 		code, msg := produceError(b, p, err)
 		return nil, res, code, msg, nil

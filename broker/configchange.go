@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication"
 )
 
 // refreshPartition brings the settings the broker keeps for p in line with
@@ -28,7 +29,9 @@ import (
 // (but for appends that race with the change: they become readable again
 // once synced, which their producers wait for).
 func (b *Broker) refreshPartition(p *partition, topicConfigs map[string]string) {
-	p.minInsync.Store(b.minInsyncReplicas(topicConfigs))
+	if n := b.minInsyncReplicas(topicConfigs); p.minInsync.Swap(n) != n {
+		p.step(replication.MinInsyncChanged{MinInsyncReplicas: int(n)})
+	}
 	p.compacted.Store(p.log.Options().Compaction.Policy != engine.PolicyDelete)
 	durable := p.log.Options().FlushMessages == 1
 	if durable && !p.durableHW.Load() {

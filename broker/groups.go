@@ -34,6 +34,10 @@ import (
 	"github.com/sluice-io/sluice/engine"
 )
 
+// offsetsCommitTimeout is offsets.commit.timeout.ms, Kafka's default: an
+// offset commit waits this long for the in-sync replicas.
+const offsetsCommitTimeout = 5 * time.Second
+
 // offsetsTopic is Kafka's internal topic of committed offsets and group
 // metadata.
 const offsetsTopic = "__consumer_offsets"
@@ -193,11 +197,15 @@ func (s *offsetsStore) Append(partition int32, records []group.Record) error {
 	for _, r := range records {
 		bb.Add(engine.Record{Timestamp: now, Key: r.Key, Value: r.Value})
 	}
-	res, err := p.log.AppendNoWait(bb.Build())
+	res, err := p.appendNoWait(bb.Build())
 	if err == nil {
 		err = p.log.AwaitFlushPolicy(res)
 	}
 	p.notify()
+	if err == nil {
+		// acks=all, as Kafka's group coordinator writes (offsets.commit.timeout.ms).
+		err = p.awaitReplicated(res.LastOffset+1, offsetsCommitTimeout)
+	}
 	return err
 }
 

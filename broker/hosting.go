@@ -69,6 +69,9 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 				failed[s.partition] = err
 				continue
 			}
+			p.becomeLeader(s.role.leaderEpoch, s.role.zkVersion, s.role.isr, s.role.replicas)
+		} else {
+			p.becomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)
 		}
 		if p.leader.Swap(lead) && !lead {
 			p.notify() // waiting fetches answer NOT_LEADER_OR_FOLLOWER now
@@ -226,6 +229,7 @@ func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *
 	p := &partition{topic: t.Name, index: index, log: l}
 	p.durableHW.Store(l.Options().FlushMessages == 1)
 	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
+	b.initReplica(p, p.minInsync.Load())
 	p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
 	return p
 }

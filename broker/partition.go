@@ -23,6 +23,9 @@ type partition struct {
 	// epoch is the leader epoch clients' CurrentLeaderEpoch is checked
 	// against (0 on the single node); the log stamps it into batches.
 	epoch atomic.Int32
+	// rep drives the partition's replication core (replica.go): its high
+	// watermark, acks=all waits.
+	rep replicaDriver
 	// durableHW: with flush.messages=1 only what is on disk is readable, as
 	// Kafka flushes before it advances the high watermark; otherwise a
 	// machine crash would reuse offsets consumers already read. It follows
@@ -60,13 +63,16 @@ func (p *partition) checkLeaderEpoch(current int32) int16 {
 	return 0
 }
 
-// highWatermark is the offset below which records are readable. On a single
-// node every appended record is replicated to the whole ISR (itself).
+// highWatermark is the offset below which records are readable: the
+// replication core's (replica.go; on a single node, or with the ISR the
+// leader alone, the log end once a batch is appended), and with
+// flush.messages=1 no more than what is on disk.
 func (p *partition) highWatermark() int64 {
+	hw := p.rep.hw.Load()
 	if p.durableHW.Load() {
-		return min(p.log.EndOffset(), p.log.RecoveryPoint())
+		return min(hw, p.log.RecoveryPoint())
 	}
-	return p.log.EndOffset()
+	return hw
 }
 
 // wait registers ch to be signalled at the next append. Registering before

@@ -127,3 +127,21 @@ func (l *Log) advanceStartLocked(offset int64) error {
 	_, err := l.deleteSegmentsLocked(func(s, next *segment) bool { return next != nil && next.base <= offset }, "log start offset")
 	return err
 }
+
+// EpochStart is an entry of the leader-epoch cache: the first offset
+// written at a leader epoch.
+type EpochStart struct {
+	Epoch       int32
+	StartOffset int64
+}
+
+// Epochs returns the leader-epoch cache, ascending: what a replica's
+// state machine takes at a role change.
+func (l *Log) Epochs() []EpochStart {
+	all := l.epochs.all()
+	out := make([]EpochStart, len(all))
+	for i, e := range all {
+		out[i] = EpochStart{Epoch: e.epoch, StartOffset: e.start}
+	}
+	return out
+}

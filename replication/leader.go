@@ -133,7 +133,10 @@ func (r *Replica) CheckProduce(acksAll bool) error {
 	switch {
 	case r.role != Leader:
 		return kerr.NotLeaderForPartition
-	case acksAll && len(r.isr) < r.effectiveMinISR():
+	case acksAll && len(r.isr) < r.cfg.MinInsyncReplicas:
+		// Not capped by the replica count: a topic whose
+		// min.insync.replicas is above its replication factor takes no
+		// acks=all produce, as Kafka answers it.
 		return kerr.NotEnoughReplicas
 	}
 	return nil

@@ -65,8 +65,8 @@ type LogState struct {
 }
 
 // Event is an input of Step: BecomeLeader, BecomeFollower, Appended,
-// LogStartAdvanced, FollowerFetch, Tick, AlterPartitionResult,
-// WaitProduce or FetchResult.
+// LogStartAdvanced, FollowerFetch, Tick, MinInsyncChanged,
+// AlterPartitionResult, WaitProduce or FetchResult.
 type Event interface{ event() }
 
 // BecomeLeader is a LeaderAndIsr making this broker the leader at Epoch
@@ -115,6 +115,10 @@ type FollowerFetch struct {
 	CurrentLeaderEpoch int32
 	Now                int64
 }
+
+// MinInsyncChanged is a new min.insync.replicas for the topic (a config
+// change): the high watermark may advance, or stop advancing, at once.
+type MinInsyncChanged struct{ MinInsyncReplicas int }
 
 // Tick is the clock: time is Now (milliseconds, any origin, never going
 // back). The leader shrinks the ISR and expires produces on it.
@@ -167,6 +171,7 @@ func (Appended) event()             {}
 func (LogStartAdvanced) event()     {}
 func (FollowerFetch) event()        {}
 func (Tick) event()                 {}
+func (MinInsyncChanged) event()     {}
 func (AlterPartitionResult) event() {}
 func (WaitProduce) event()          {}
 func (FetchResult) event()          {}
@@ -315,6 +320,9 @@ func (r *Replica) Step(ev Event) {
 		r.followerFetch(ev)
 	case Tick:
 		r.tick(ev.Now)
+	case MinInsyncChanged:
+		r.cfg.MinInsyncReplicas = max(ev.MinInsyncReplicas, 1)
+		r.maybeAdvanceHighWatermark()
 	case AlterPartitionResult:
 		r.alterPartitionResult(ev)
 	case WaitProduce:

@@ -1,0 +1,205 @@
+package broker
+
+// The broker's side of a partition's replication: each hosted partition
+// has a replication.Replica (the deterministic core, package replication),
+// driven here as etcd raft's RawNode is: events are stepped under the
+// partition's replica lock, and what the core decides (Ready) is performed
+// before the lock is released.
+//
+// Events come from LeaderAndIsr (hosting.go: BecomeLeader,
+// BecomeFollower), from appends (Appended, right after the log took the
+// batch, so the high watermark follows before the flush policy's wait, as
+// a single node's records have always been readable at once), from
+// acks=all produces (WaitProduce, answered by the core's Completed), and
+// from the clock (Tick: ISR shrinks every replica.lag.time.max.ms / 2, as
+// Kafka's isr-expiration task; an acks=all produce's own timer at its
+// deadline).
+//
+// Effects performed: the high watermark (into the log, which checkpoints
+// it, and into hw, which consumers' fetches, ListOffsets and the group
+// coordinator read; waiting fetches are woken), and acks=all completions.
+// Not yet wired (the replication issue's next step): follower fetches
+// (Ready.Fetch, FollowerFetch/Answers, Truncate/Append) and ISR changes
+// (Ready.AlterPartition): until then every ISR is the leader alone, as the
+// controller writes it, and the high watermark is the leader's log end.
+//
+// Lock order: replicaDriver.mu after Broker.admin and controlState.mu
+// (hosting steps under them), before the engine Log's lock and
+// partition.mu (effects take them); nothing is taken while an effect
+// waits.
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication"
+)
+
+// replicaDriver drives a partition's replication.Replica.
+type replicaDriver struct {
+	// hw is the high watermark the core last decided.
+	hw atomic.Int64
+
+	mu struct {
+		sync.Mutex
+		r       *replication.Replica
+		nextRef uint64
+		waiters map[uint64]chan error // acks=all produces, by WaitProduce.Ref
+	}
+}
+
+// replicaLagTimeMax is replica.lag.time.max.ms, Kafka's default (the key
+// comes with followers).
+const replicaLagTimeMax = 30 * time.Second
+
+// now is the core's clock, in Unix milliseconds.
+func now() int64 { return time.Now().UnixMilli() }
+
+// initReplica gives p its core, offline until LeaderAndIsr.
+func (b *Broker) initReplica(p *partition, minInsync int32) {
+	p.rep.mu.r = replication.New(replication.Config{Self: b.cfg.ID, MinInsyncReplicas: int(minInsync)})
+	p.rep.mu.waiters = map[uint64]chan error{}
+	p.rep.hw.Store(p.log.HighWatermark())
+}
+
+// logState is p's log as the core takes it at a role change.
+func logState(l *engine.Log) replication.LogState {
+	s := replication.LogState{Start: l.StartOffset(), End: l.EndOffset(), HighWatermark: l.HighWatermark()}
+	for _, e := range l.Epochs() {
+		s.Epochs = append(s.Epochs, replication.EpochStart{Epoch: e.Epoch, Start: e.StartOffset})
+	}
+	return s
+}
+
+// step feeds the core ev and performs what it decides.
+func (p *partition) step(ev replication.Event) {
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	p.stepLocked(ev)
+}
+
+func (p *partition) stepLocked(ev replication.Event) {
+	r := p.rep.mu.r
+	r.Step(ev)
+	for {
+		rd := r.Ready()
+		if rd.Empty() {
+			return
+		}
+		if rd.HighWatermarkChanged {
+			p.log.SetHighWatermark(rd.HighWatermark)
+			p.rep.hw.Store(rd.HighWatermark)
+		}
+		for _, c := range rd.Completed {
+			if ch := p.rep.mu.waiters[c.Ref]; ch != nil {
+				delete(p.rep.mu.waiters, c.Ref)
+				ch <- c.Err
+			}
+		}
+		r.Advance()
+	}
+}
+
+// becomeLeader makes p's core the leader at epoch with isr.
+func (p *partition) becomeLeader(epoch, partitionEpoch int32, isr, replicas []int32) {
+	p.step(replication.BecomeLeader{Epoch: epoch, PartitionEpoch: partitionEpoch, ISR: isr, Replicas: replicas,
+		Log: logState(p.log), Now: now()})
+}
+
+// becomeFollower makes p's core a follower of leader at epoch.
+func (p *partition) becomeFollower(leader, epoch, partitionEpoch int32, replicas []int32) {
+	p.step(replication.BecomeFollower{Leader: leader, Epoch: epoch, PartitionEpoch: partitionEpoch, Replicas: replicas,
+		Log: logState(p.log)})
+}
+
+// appendNoWait appends a batch as leader and tells the core.
+func (p *partition) appendNoWait(batch []byte) (engine.AppendResult, error) {
+	res, err := p.log.AppendNoWait(batch)
+	if err == nil {
+		p.appended()
+	}
+	return res, err
+}
+
+// appended tells the core the log's end, read under its lock so that
+// concurrent appends report ends that only grow (a producer's retried
+// batch is answered from its first append and ends nothing).
+func (p *partition) appended() {
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	r := p.rep.mu.r
+	if end := p.log.EndOffset(); r.Role() == replication.Leader && end > r.LogEnd() {
+		p.stepLocked(replication.Appended{End: end, Epoch: r.LeaderEpoch()})
+	}
+}
+
+// checkAcksAll refuses an acks=all produce the ISR cannot take: fewer
+// in-sync replicas than min.insync.replicas (NOT_ENOUGH_REPLICAS), or no
+// longer the leader.
+func (p *partition) checkAcksAll() error {
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	return p.rep.mu.r.CheckProduce(true)
+}
+
+// awaitReplicated waits until the high watermark passes end (the offset
+// after an acks=all produce's last record), the request's timeout passes
+// (REQUEST_TIMED_OUT) or the core fails it (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// NOT_LEADER_OR_FOLLOWER). It does not poll: the core completes it.
+func (p *partition) awaitReplicated(end int64, timeout time.Duration) error {
+	if p.rep.hw.Load() >= end {
+		return nil
+	}
+	ch := make(chan error, 1)
+	deadline := now() + timeout.Milliseconds()
+	p.rep.mu.Lock()
+	p.rep.mu.nextRef++
+	ref := p.rep.mu.nextRef
+	p.rep.mu.waiters[ref] = ch
+	p.stepLocked(replication.WaitProduce{Ref: ref, Offset: end, Deadline: deadline})
+	p.rep.mu.Unlock()
+	t := time.AfterFunc(timeout, func() { p.step(replication.Tick{Now: now()}) })
+	defer t.Stop()
+	return <-ch
+}
+
+// tickReplicas steps the clock into every hosted partition's core: ISR
+// shrinks of followers that stopped fetching. Every lag/2, as Kafka's
+// isr-expiration task.
+func (b *Broker) tickReplicas(lag time.Duration) {
+	t := time.NewTicker(lag / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-b.closing:
+			return
+		}
+		b.mu.RLock()
+		var ps []*partition
+		for _, ts := range b.mu.topics {
+			for _, p := range ts.partitions {
+				if p != nil && p.leader.Load() {
+					ps = append(ps, p)
+				}
+			}
+		}
+		b.mu.RUnlock()
+		n := now()
+		for _, p := range ps {
+			p.step(replication.Tick{Now: n})
+		}
+	}
+}
+
+// produceAcksAllError maps a core's produce error to its code.
+func produceAcksAllError(err error) int16 {
+	if ke, ok := err.(*kerr.Error); ok {
+		return ke.Code
+	}
+	return kerr.UnknownServerError.Code
+}

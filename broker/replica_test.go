@@ -1,0 +1,66 @@
+package broker
+
+import (
+	"testing"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// The high watermark and acks=all come from the replication core: with a
+// follower in the ISR that has fetched nothing, an acks=all produce waits
+// and times out (REQUEST_TIMED_OUT), an acks=1 produce is acknowledged at
+// once, and neither is visible to consumers; once the controller shrinks
+// the ISR to the leader, the high watermark moves to the log end and
+// acks=all produces are acknowledged.
+func TestHighWatermarkFollowsTheISR(t *testing.T) {
+	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
+	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
+	rc := dialRaw(t, tb.addr)
+	lead := func(epoch int32, isr ...int32) {
+		t.Helper()
+		req := leaderAndIsr(2, 3, 100, []int32{0, 0, epoch, 0, 1})
+		req.TopicStates[0].PartitionStates[0].ISR = isr
+		top, codes := lisrCodes(rc, req, 7)
+		wantCode(t, "LeaderAndIsr", top, nil)
+		wantCodes(t, "LeaderAndIsr", codes, nil)
+	}
+	lead(5, 0, 1)
+	produce := func(acks int16, timeoutMs int32) int16 {
+		t.Helper()
+		req := produceReq("t", 0, acks, batch("v"))
+		req.TimeoutMillis = timeoutMs
+		resp := rc.roundTrip(req, 9).(*kmsg.ProduceResponse)
+		return resp.Topics[0].Partitions[0].ErrorCode
+	}
+	latest := func() int64 {
+		t.Helper()
+		req := kmsg.NewPtrListOffsetsRequest()
+		rt := kmsg.NewListOffsetsRequestTopic()
+		rt.Topic = "t"
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition, rp.Timestamp = 0, -1
+		rt.Partitions = append(rt.Partitions, rp)
+		req.Topics = append(req.Topics, rt)
+		resp := rc.roundTrip(req, 7).(*kmsg.ListOffsetsResponse)
+		p := resp.Topics[0].Partitions[0]
+		wantCode(t, "ListOffsets", p.ErrorCode, nil)
+		return p.Offset
+	}
+	wantCode(t, "acks=all with a follower that fetches nothing", produce(-1, 300), kerr.RequestTimedOut)
+	wantCode(t, "acks=1", produce(1, 300), nil)
+	if got := latest(); got != 0 {
+		t.Fatalf("high watermark %d with the follower behind, want 0", got)
+	}
+	if end := tb.partition("t", 0).log.EndOffset(); end != 2 {
+		t.Fatalf("log end %d, want 2 (both batches written)", end)
+	}
+	lead(6, 0)
+	if got := latest(); got != 2 {
+		t.Fatalf("high watermark %d with the leader alone in the ISR, want the log end 2", got)
+	}
+	wantCode(t, "acks=all with the leader alone in the ISR", produce(-1, 5000), nil)
+	if got := latest(); got != 3 {
+		t.Fatalf("high watermark %d after an acks=all produce, want 3", got)
+	}
+}
