@@ -71,5 +71,10 @@
 // called under controlState.mu and Broker.admin: Unload waits for appends
 // in progress on the partition, which take only the Store's and
 // partition locks. No broker lock is held across a ZooKeeper call except
-// Broker.admin around topic administration and configuration writes.
+// Broker.admin around topic administration and configuration writes. A
+// partition's replicaDriver.mu (replica.go: its replication core) is taken
+// after controlState.mu and Broker.admin (LeaderAndIsr and configuration
+// changes step the core under them) and before the engine Log's lock (the
+// core's effects set the log's high watermark); an acks=all produce waits
+// for its completion with no lock held.
 package broker
