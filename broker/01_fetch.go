@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -111,6 +112,12 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 	if req.Version < 3 || remaining <= 0 {
 		remaining = 1<<31 - 1
 	}
+	// A replica's fetch names it (v15+: its ReplicaState, with its broker
+	// epoch); a consumer's is -1.
+	follower, followerEpoch := req.ReplicaID, int64(-1)
+	if req.Version >= 15 {
+		follower, followerEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
+	}
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		var ts *topicState
@@ -157,10 +164,33 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				p.wait(wake)
 			}
 			hw := p.highWatermark()
+			upTo, from := hw, rp.FetchOffset
 			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, p.log.StartOffset()
+			if follower >= 0 {
+				// A replica's fetch: the core answers it (replica.go).
+				lastFetched := int32(-1)
+				if req.Version >= 12 {
+					lastFetched = rp.LastFetchedEpoch
+				}
+				a := p.followerFetch(replication.FollowerFetch{Replica: follower, ReplicaEpoch: followerEpoch,
+					FetchOffset: rp.FetchOffset, LastFetchedEpoch: lastFetched, CurrentLeaderEpoch: rp.CurrentLeaderEpoch, Now: now()})
+				switch {
+				case a.Err != nil:
+					fp.ErrorCode = produceAcksAllError(a.Err)
+				case a.Diverged:
+					fp.Diverging, fp.DivergingEpoch, fp.DivergingEndOffset = true, a.Diverging.Epoch, a.Diverging.EndOffset
+				}
+				fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = a.HighWatermark, a.HighWatermark, a.LogStart
+				if a.Err != nil || a.Diverged {
+					failed = failed || a.Err != nil
+					out.Partitions = append(out.Partitions, fp)
+					continue
+				}
+				from, upTo = a.From, a.LogEnd
+			}
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			if limit > 0 || total == 0 {
-				v, err := p.log.Read(rp.FetchOffset, max(limit, 1), hw)
+				v, err := p.log.Read(from, max(limit, 1), upTo)
 				switch {
 				case err != nil:
 					fp.ErrorCode = fetchError(b, p, err)

@@ -18,10 +18,12 @@ package broker
 // Effects performed: the high watermark (into the log, which checkpoints
 // it, and into hw, which consumers' fetches, ListOffsets and the group
 // coordinator read; waiting fetches are woken), and acks=all completions.
-// Not yet wired (the replication issue's next step): follower fetches
-// (Ready.Fetch, FollowerFetch/Answers, Truncate/Append) and ISR changes
+// A follower's Fetch (replica id set) is stepped as FollowerFetch and
+// answered from the core's answer (01_fetch.go). Not yet wired (the
+// replication issue's next step): this broker's own fetching as follower
+// (Ready.Fetch, FetchResult, Truncate/Append) and ISR changes
 // (Ready.AlterPartition): until then every ISR is the leader alone, as the
-// controller writes it, and the high watermark is the leader's log end.
+// controller writes it.
 //
 // Lock order: replicaDriver.mu after Broker.admin and controlState.mu
 // (hosting steps under them), before the engine Log's lock and
@@ -48,7 +50,8 @@ type replicaDriver struct {
 		sync.Mutex
 		r       *replication.Replica
 		nextRef uint64
-		waiters map[uint64]chan error // acks=all produces, by WaitProduce.Ref
+		waiters map[uint64]chan error     // acks=all produces, by WaitProduce.Ref
+		answers []replication.FetchAnswer // followerFetch's, reused
 	}
 }
 
@@ -100,8 +103,26 @@ func (p *partition) stepLocked(ev replication.Event) {
 				ch <- c.Err
 			}
 		}
+		p.rep.mu.answers = append(p.rep.mu.answers, rd.Answers...)
 		r.Advance()
 	}
+}
+
+// followerFetch steps a follower's fetch of p and returns the leader's
+// answer: an error, a diverging epoch, or the records [From, LogEnd) to
+// send (not capped at the high watermark: the follower copies what the
+// leader has, KIP-101's rule that the high watermark follows).
+func (p *partition) followerFetch(ev replication.FollowerFetch) replication.FetchAnswer {
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	p.rep.mu.answers = p.rep.mu.answers[:0]
+	p.stepLocked(ev)
+	for i := len(p.rep.mu.answers) - 1; i >= 0; i-- {
+		if a := p.rep.mu.answers[i]; a.Replica == ev.Replica {
+			return a
+		}
+	}
+	return replication.FetchAnswer{Replica: ev.Replica, Err: kerr.NotLeaderForPartition}
 }
 
 // becomeLeader makes p's core the leader at epoch with isr.

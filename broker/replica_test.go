@@ -64,3 +64,54 @@ func TestHighWatermarkFollowsTheISR(t *testing.T) {
 		t.Fatalf("high watermark %d after an acks=all produce, want 3", got)
 	}
 }
+
+// A follower's Fetch (replica id set) is answered by the replication core:
+// records up to the leader's log end, not its high watermark; the
+// follower's fetch offset moves the high watermark, which acks=all
+// produces wait for; a follower whose last fetched epoch ends earlier on
+// the leader is told where (DivergingEpoch) and gets no records.
+func TestLeaderServesFollowerFetches(t *testing.T) {
+	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
+	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
+	rc := dialRaw(t, tb.addr)
+	lead := func(epoch int32) {
+		t.Helper()
+		req := leaderAndIsr(2, 3, 100, []int32{0, 0, epoch, 0, 1})
+		req.TopicStates[0].PartitionStates[0].ISR = []int32{0, 1}
+		top, codes := lisrCodes(rc, req, 7)
+		wantCode(t, "LeaderAndIsr", top, nil)
+		wantCodes(t, "LeaderAndIsr", codes, nil)
+	}
+	lead(5)
+	for _, v := range []string{"a", "b", "c"} {
+		resp := rc.roundTrip(produceReq("t", 0, 1, batch(v)), 9).(*kmsg.ProduceResponse)
+		wantCode(t, "acks=1", resp.Topics[0].Partitions[0].ErrorCode, nil)
+	}
+	followerFetch := func(offset int64, lastEpoch int32) kmsg.FetchResponseTopicPartition {
+		t.Helper()
+		req := fetchReq("t", topicA, 0, offset, 1<<20)
+		req.ReplicaID = 1
+		req.Topics[0].Partitions[0].LastFetchedEpoch = lastEpoch
+		req.Topics[0].Partitions[0].CurrentLeaderEpoch = -1
+		fr := dialRaw(t, tb.addr).roundTrip(req, 12).(*kmsg.FetchResponse)
+		return fr.Topics[0].Partitions[0]
+	}
+	p := followerFetch(0, -1)
+	wantCode(t, "follower fetch", p.ErrorCode, nil)
+	if got := len(batchesIn(t, p.RecordBatches)); got != 3 || p.HighWatermark != 0 {
+		t.Fatalf("the follower's first fetch: %d batches, high watermark %d; want the 3 batches above the high watermark 0", got, p.HighWatermark)
+	}
+	// Its next fetch, at the log end, says it has them: the high watermark
+	// moves there.
+	p = followerFetch(3, 5)
+	if p.ErrorCode != 0 || p.HighWatermark != 3 || len(p.RecordBatches) != 0 {
+		t.Fatalf("the follower's fetch at the log end: error %d, high watermark %d, %d bytes; want 3 and none", p.ErrorCode, p.HighWatermark, len(p.RecordBatches))
+	}
+	// A new leader epoch starts at offset 3; a follower claiming offset 4
+	// of epoch 5 diverged there.
+	lead(6)
+	p = followerFetch(4, 5)
+	if p.DivergingEpoch.Epoch != 5 || p.DivergingEpoch.EndOffset != 3 || len(p.RecordBatches) != 0 {
+		t.Fatalf("a diverged follower: diverging epoch %+v, %d bytes; want epoch 5 ending at 3 and no records", p.DivergingEpoch, len(p.RecordBatches))
+	}
+}

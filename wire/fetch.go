@@ -41,6 +41,12 @@ type FetchPartition struct {
 	LastStableOffset int64
 	LogStartOffset   int64
 	Records          RecordSource // nil: no records (an empty record set)
+	// Diverging (v12+, a tagged field) tells a follower that its log
+	// diverged from the leader's: the leader's last epoch at or below the
+	// follower's last fetched epoch, and where it ends (KIP-320).
+	Diverging          bool
+	DivergingEpoch     int32
+	DivergingEndOffset int64
 }
 
 // FetchTopic is one topic of a Fetch response.
@@ -124,7 +130,15 @@ func (fw *FetchWriter) Write(w io.Writer, correlationID int32, r *FetchResponse)
 				fw.splits = append(fw.splits, split{at: len(b), src: p.Records})
 				records += n
 			}
-			if flex {
+			switch {
+			case flex && p.Diverging:
+				// One tagged field: 0, DivergingEpoch {epoch int32,
+				// end offset int64, no tags}.
+				b = append(b, 1, 0, 13)
+				b = binary.BigEndian.AppendUint32(b, uint32(p.DivergingEpoch))
+				b = binary.BigEndian.AppendUint64(b, uint64(p.DivergingEndOffset))
+				b = append(b, 0)
+			case flex:
 				b = append(b, 0)
 			}
 		}

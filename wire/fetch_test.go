@@ -30,6 +30,7 @@ func TestFetchResponseMatchesKmsg(t *testing.T) {
 			Partitions: []FetchPartition{
 				{Partition: 0, HighWatermark: 10, LastStableOffset: 10, LogStartOffset: 2, Records: recordBytes(recs)},
 				{Partition: 1, ErrorCode: 1, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1},
+				{Partition: 2, HighWatermark: 9, LastStableOffset: 9, LogStartOffset: 0, Diverging: v >= 12, DivergingEpoch: 3, DivergingEndOffset: 7},
 			},
 		}}}
 		var out bytes.Buffer
@@ -53,7 +54,7 @@ func TestFetchResponseMatchesKmsg(t *testing.T) {
 		if err := resp.ReadFrom(body); err != nil {
 			t.Fatalf("v%d: kmsg cannot read it: %v", v, err)
 		}
-		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 2 {
+		if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 3 {
 			t.Fatalf("v%d: decoded %+v", v, resp)
 		}
 		tp := resp.Topics[0]
@@ -66,6 +67,13 @@ func TestFetchResponseMatchesKmsg(t *testing.T) {
 		}
 		if p1.ErrorCode != 1 || len(p1.RecordBatches) != 0 {
 			t.Fatalf("v%d: partition 1 decoded as %+v", v, p1)
+		}
+		de := tp.Partitions[2].DivergingEpoch
+		if v >= 12 && (de.Epoch != 3 || de.EndOffset != 7) || v < 12 && de.Epoch != -1 {
+			t.Fatalf("v%d: partition 2's diverging epoch decoded as %+v", v, de)
+		}
+		if v >= 12 && (p0.DivergingEpoch.Epoch != -1 || p0.DivergingEpoch.EndOffset != -1) {
+			t.Fatalf("v%d: partition 0 has a diverging epoch %+v", v, p0.DivergingEpoch)
 		}
 		if v >= 11 && p0.PreferredReadReplica != -1 {
 			t.Fatalf("v%d: preferred read replica %d", v, p0.PreferredReadReplica)
