@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -82,6 +83,7 @@ func New(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
+		cl.fetchers = newFetchers(b, zk.NewNetSender(cl.zk, cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout}))
 		if cfg.ControlPlane == nil {
 			b.ctl.plane = cl
 		}

@@ -51,9 +51,10 @@ type cluster struct {
 	registered chan struct{}
 	// epoch is the broker epoch of the current registration, -1 before
 	// the first.
-	epoch   atomic.Int64
-	loop    atomic.Pointer[zk.ControllerLoop]
-	started atomic.Bool // start was called: run closes done
+	epoch    atomic.Int64
+	loop     atomic.Pointer[zk.ControllerLoop]
+	fetchers *fetchers   // the followers' fetchers (fetcher.go)
+	started  atomic.Bool // start was called: run closes done
 
 	mu struct {
 		sync.Mutex

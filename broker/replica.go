@@ -31,6 +31,7 @@ package broker
 // waits.
 
 import (
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -45,6 +46,10 @@ import (
 type replicaDriver struct {
 	// hw is the high watermark the core last decided.
 	hw atomic.Int64
+	// fetchers fetch for this broker as follower (fetcher.go); nil on the
+	// single node, which follows nothing.
+	fetchers *fetchers
+	log      *slog.Logger
 
 	mu struct {
 		sync.Mutex
@@ -52,6 +57,14 @@ type replicaDriver struct {
 		nextRef uint64
 		waiters map[uint64]chan error     // acks=all produces, by WaitProduce.Ref
 		answers []replication.FetchAnswer // followerFetch's, reused
+		// The follower's pending fetch (Ready.Fetch), for its fetcher.
+		fetch    replication.FetchRequest
+		fetching bool
+		// The fetch answer being stepped: its bytes, each batch's span in
+		// them, and the batches as the core was told (fetcher.go).
+		batches    []byte
+		spans      [][2]int
+		batchIndex []replication.Batch
 	}
 }
 
@@ -65,6 +78,10 @@ func now() int64 { return time.Now().UnixMilli() }
 // initReplica gives p its core, offline until LeaderAndIsr.
 func (b *Broker) initReplica(p *partition, minInsync int32) {
 	p.rep.mu.r = replication.New(replication.Config{Self: b.cfg.ID, MinInsyncReplicas: int(minInsync)})
+	p.rep.log = b.log
+	if b.cluster != nil {
+		p.rep.fetchers = b.cluster.fetchers
+	}
 	p.rep.mu.waiters = map[uint64]chan error{}
 	p.rep.hw.Store(p.log.HighWatermark())
 }
@@ -92,6 +109,15 @@ func (p *partition) stepLocked(ev replication.Event) {
 		rd := r.Ready()
 		if rd.Empty() {
 			return
+		}
+		if err := p.performFollower(&rd); err != nil {
+			p.rep.log.Error("following the leader", "topic", p.topic, "partition", p.index, "err", err)
+		}
+		if rd.Fetching {
+			p.rep.mu.fetch, p.rep.mu.fetching = rd.Fetch, true
+			if p.rep.fetchers != nil {
+				p.rep.fetchers.want(rd.Fetch.Leader, p)
+			}
 		}
 		if rd.HighWatermarkChanged {
 			p.log.SetHighWatermark(rd.HighWatermark)
