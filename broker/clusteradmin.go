@@ -50,15 +50,8 @@ func (b *Broker) awaitMetadata(timeoutMs int32, cond func(*metadataSnapshot) boo
 	if timeoutMs <= 0 {
 		return true
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeoutMs)*time.Millisecond)
+	ctx, cancel := b.closingContext(time.Duration(timeoutMs) * time.Millisecond)
 	defer cancel()
-	go func() {
-		select {
-		case <-b.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	return b.ctl.cache.wait(ctx, cond)
 }
 
@@ -124,4 +117,18 @@ func (b *Broker) growClusterTopic(name string, count int32, assignments [][]int3
 		return kerr.RequestTimedOut.Code, "the controller has not created the partitions yet"
 	}
 	return 0, ""
+}
+
+// closingContext is a context that ends after d or when the broker starts
+// closing, whichever comes first.
+func (b *Broker) closingContext(d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	go func() {
+		select {
+		case <-b.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
 }

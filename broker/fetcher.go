@@ -16,7 +16,6 @@ package broker
 // address from its registration.
 
 import (
-	"context"
 	"errors"
 	"sync"
 	"time"
@@ -175,15 +174,8 @@ func (f *fetcher) fetch(ps []pending) error {
 		rp.LastFetchedEpoch, rp.CurrentLeaderEpoch, rp.LogStartOffset = pd.req.LastFetchedEpoch, pd.req.CurrentLeaderEpoch, -1
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), replicaFetchSendTimeout)
+	ctx, cancel := b.closingContext(replicaFetchSendTimeout)
 	defer cancel()
-	go func() {
-		select {
-		case <-b.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 	raw, err := f.f.send.Send(ctx, f.leader, req)
 	if err != nil {
 		for _, pd := range ps {
