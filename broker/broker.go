@@ -115,7 +115,7 @@ func New(cfg Config) (*Broker, error) {
 	// partitions of __consumer_offsets do.
 	b.startClusterGroups()
 	coord.OnConfigChange(b.remoteConfigChange)
-	go b.tickReplicas(replicaLagTimeMax) // replica.go
+	go b.tickReplicas(cfg.Cluster.replicaLagTimeMax()) // replica.go
 	if emb, ok := coord.(*coordinator.Embedded); ok {
 		if err := b.startSingleNode(emb); err != nil {
 			store.Close()

@@ -2,11 +2,13 @@ package broker
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // logBytes reads a partition's whole log on one broker.
@@ -71,5 +73,64 @@ func TestClusterFollowersCopyTheLeader(t *testing.T) {
 				time.Sleep(50 * time.Millisecond) // the followers fetch on their own schedule
 			}
 		}
+	}
+}
+
+// isrOf is a partition's ISR in a Metadata response, sorted.
+func isrOf(md *kmsg.MetadataResponse, topic string, partition int32) []int32 {
+	tp := topicOf(md, topic)
+	if tp == nil {
+		return nil
+	}
+	for _, p := range tp.Partitions {
+		if p.Partition == partition {
+			isr := slices.Clone(p.ISR)
+			slices.Sort(isr)
+			return isr
+		}
+	}
+	return nil
+}
+
+// Followers that caught up join the ISR (the leader's AlterPartition to
+// the controller, which every broker's metadata then shows); one that
+// stops leaves it after replica.lag.time.max.ms, and acks=all produces go
+// on with the rest; back, it catches up and joins again.
+func TestClusterISRFollowsTheFollowers(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.ReplicaLagTimeMax = 2 * time.Second })
+	ctx := ctxTimeout(t, 90*time.Second)
+	c.createTopic(ctx, "isr", 1, 3)
+	prod := clusterClient(t, c.bootstrap(), kgo.RequiredAcks(kgo.AllISRAcks()))
+	produce := func(v string) {
+		t.Helper()
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "isr", Value: []byte(v)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produce("first")
+	all := []int32{0, 1, 2}
+	c.waitAgree("every replica in the ISR", func(md *kmsg.MetadataResponse) bool { return slices.Equal(isrOf(md, "isr", 0), all) })
+	leader := topicOf(metadataOf(t, c.broker(0)), "isr").Partitions[0].Leader
+	victim := (leader + 1) % 3
+	c.stopBroker(victim)
+	var rest []int32
+	for _, id := range all {
+		if id != victim {
+			rest = append(rest, id)
+		}
+	}
+	c.waitAgree("the stopped follower out of the ISR", func(md *kmsg.MetadataResponse) bool { return slices.Equal(isrOf(md, "isr", 0), rest) })
+	produce("while one is down")
+	c.start(victim)
+	c.waitAgree("the follower back in the ISR", func(md *kmsg.MetadataResponse) bool {
+		return len(md.Brokers) == 3 && slices.Equal(isrOf(md, "isr", 0), all)
+	})
+	want := logBytes(t, c.broker(leader), "isr", 0)
+	deadline := time.Now().Add(30 * time.Second)
+	for !bytes.Equal(logBytes(t, c.broker(victim), "isr", 0), want) {
+		if time.Now().After(deadline) {
+			t.Fatal("the returned follower's log is not the leader's")
+		}
+		time.Sleep(50 * time.Millisecond) // it fetches on its own schedule
 	}
 }

@@ -21,6 +21,18 @@ type ClusterConfig struct {
 	ConnectionTimeout time.Duration
 	// Rack is broker.rack: replicas of a partition are spread over racks.
 	Rack string
+	// ReplicaLagTimeMax is replica.lag.time.max.ms (default 30 s): a
+	// follower that has not caught up with its leader for this long leaves
+	// the ISR.
+	ReplicaLagTimeMax time.Duration
+}
+
+// replicaLagTimeMax is replica.lag.time.max.ms, with its default.
+func (c ClusterConfig) replicaLagTimeMax() time.Duration {
+	if c.ReplicaLagTimeMax <= 0 {
+		return 30 * time.Second
+	}
+	return c.ReplicaLagTimeMax
 }
 
 // enabled reports whether the broker runs in ZooKeeper mode.
@@ -44,6 +56,8 @@ func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
 		c.ConnectionTimeout, err = ms()
 	case "broker.rack":
 		c.Rack = v
+	case "replica.lag.time.max.ms":
+		c.ReplicaLagTimeMax, err = ms()
 	default:
 		return false, nil
 	}

@@ -19,11 +19,9 @@ package broker
 // it, and into hw, which consumers' fetches, ListOffsets and the group
 // coordinator read; waiting fetches are woken), and acks=all completions.
 // A follower's Fetch (replica id set) is stepped as FollowerFetch and
-// answered from the core's answer (01_fetch.go). Not yet wired (the
-// replication issue's next step): this broker's own fetching as follower
-// (Ready.Fetch, FetchResult, Truncate/Append) and ISR changes
-// (Ready.AlterPartition): until then every ISR is the leader alone, as the
-// controller writes it.
+// answered from the core's answer (01_fetch.go). Also wired
+// (fetcher.go: this broker's fetching as follower, Ready.Fetch and
+// FetchResult; isrchange.go: Ready.AlterPartition to the controller).
 //
 // Lock order: replicaDriver.mu after Broker.admin and controlState.mu
 // (hosting steps under them), before the engine Log's lock and
@@ -50,6 +48,7 @@ type replicaDriver struct {
 	// single node, which follows nothing.
 	fetchers *fetchers
 	log      *slog.Logger
+	b        *Broker // ISR changes go to its controller (isrchange.go)
 
 	mu struct {
 		sync.Mutex
@@ -68,19 +67,16 @@ type replicaDriver struct {
 	}
 }
 
-// replicaLagTimeMax is replica.lag.time.max.ms, Kafka's default (the key
-// comes with followers).
-const replicaLagTimeMax = 30 * time.Second
-
 // now is the core's clock, in Unix milliseconds.
 func now() int64 { return time.Now().UnixMilli() }
 
 // initReplica gives p its core, offline until LeaderAndIsr.
 func (b *Broker) initReplica(p *partition, minInsync int32) {
-	p.rep.mu.r = replication.New(replication.Config{Self: b.cfg.ID, MinInsyncReplicas: int(minInsync)})
+	p.rep.mu.r = replication.New(replication.Config{Self: b.cfg.ID, MinInsyncReplicas: int(minInsync),
+		ReplicaLagTimeMaxMs: b.cfg.Cluster.replicaLagTimeMax().Milliseconds()})
 	p.rep.log = b.log
 	if b.cluster != nil {
-		p.rep.fetchers = b.cluster.fetchers
+		p.rep.fetchers, p.rep.b = b.cluster.fetchers, b
 	}
 	p.rep.mu.waiters = map[uint64]chan error{}
 	p.rep.hw.Store(p.log.HighWatermark())
@@ -112,6 +108,9 @@ func (p *partition) stepLocked(ev replication.Event) {
 		}
 		if err := p.performFollower(&rd); err != nil {
 			p.rep.log.Error("following the leader", "topic", p.topic, "partition", p.index, "err", err)
+		}
+		if rd.AlterPartition != nil && p.rep.b != nil {
+			p.proposeISR(p.rep.b, *rd.AlterPartition)
 		}
 		if rd.Fetching {
 			p.rep.mu.fetch, p.rep.mu.fetching = rd.Fetch, true

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -11,10 +12,10 @@ import (
 )
 
 // sluice topic describe's partition filters on a cluster, as
-// kafka-topics.sh --describe's: until replication exists every in-sync
-// replica set is its leader alone, so a topic of three replicas is under
-// replicated and, with min.insync.replicas=2, under its minimum; a
-// partition on a dead broker is unavailable.
+// kafka-topics.sh --describe's: with every replica in sync nothing is
+// under replicated; a broker killed takes its replicas out of the ISRs
+// (under replicated, at min.insync.replicas=2) and its partition of an RF 1
+// topic offline (unavailable).
 func TestClusterTopicDescribeFilters(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
@@ -24,7 +25,25 @@ func TestClusterTopicDescribeFilters(t *testing.T) {
 		t.Fatalf("create: %v %v", err, r.Err)
 	}
 	createTopic(t, c, "one", 3, 1)
-	c.waitAgree("three created", func(m *kmsg.MetadataResponse) error { return c.wantTopic(m, "three", 3, 3) })
+	isrSizes := func(want int) func(m *kmsg.MetadataResponse) error {
+		return func(m *kmsg.MetadataResponse) error {
+			if err := c.wantTopic(m, "three", 3, 3); err != nil {
+				return err
+			}
+			for _, tp := range m.Topics {
+				if *tp.Topic != "three" {
+					continue
+				}
+				for _, p := range tp.Partitions {
+					if len(p.ISR) != want {
+						return fmt.Errorf("three-%d: ISR %v, want %d members", p.Partition, p.ISR, want)
+					}
+				}
+			}
+			return nil
+		}
+	}
+	c.waitAgree("every replica of three in sync", isrSizes(3))
 	describe := func(filter string) []string {
 		t.Helper()
 		cmd := exec.CommandContext(ctx, c.bin, "topic", "describe", filter, "--brokers", strings.Join(c.addrs(c.live()...), ","))
@@ -55,27 +74,37 @@ func TestClusterTopicDescribeFilters(t *testing.T) {
 		}
 		return n
 	}
-	for _, tc := range []struct {
-		filter     string
-		three, one int
-	}{
-		{"--under-replicated-partitions", 3, 0},
-		{"--under-min-isr-partitions", 3, 0},
-		{"--at-min-isr-partitions", 0, 3},
-		{"--unavailable-partitions", 0, 0},
-	} {
-		got := describe(tc.filter)
-		if count(got, "three") != tc.three || count(got, "one") != tc.one || len(got) != tc.three+tc.one {
-			t.Errorf("topic describe %s: partitions of %v, want %d of three and %d of one", tc.filter, got, tc.three, tc.one)
+	check := func(when string, want map[string][2]int) {
+		t.Helper()
+		for filter, w := range want {
+			got := describe(filter)
+			if count(got, "three") != w[0] || count(got, "one") != w[1] || len(got) != w[0]+w[1] {
+				t.Errorf("%s: topic describe %s: partitions of %v, want %d of three and %d of one", when, filter, got, w[0], w[1])
+			}
 		}
 	}
-	// A dead broker's partition of "one" has no leader.
+	check("all in sync", map[string][2]int{
+		"--under-replicated-partitions": {0, 0},
+		"--under-min-isr-partitions":    {0, 0},
+		"--at-min-isr-partitions":       {0, 3},
+		"--unavailable-partitions":      {0, 0},
+	})
+	// A dead broker leaves every ISR of three and takes its partition of
+	// one offline.
 	victim := c.ids()[2]
 	c.kill(victim)
-	c.waitAgree("broker gone", func(m *kmsg.MetadataResponse) error { return c.wantBrokers(m, c.live()...) })
-	if got := describe("--unavailable-partitions"); count(got, "one") != 1 {
-		t.Errorf("after broker %d died, unavailable partitions %v, want the one partition of \"one\" it led", victim, got)
-	}
+	c.waitAgree("broker gone", func(m *kmsg.MetadataResponse) error {
+		if err := c.wantBrokers(m, c.live()...); err != nil {
+			return err
+		}
+		return isrSizes(2)(m)
+	})
+	check("a broker dead", map[string][2]int{
+		"--under-replicated-partitions": {3, 0},
+		"--under-min-isr-partitions":    {0, 1}, // a partition without a leader is, in kafka-topics.sh
+		"--at-min-isr-partitions":       {3, 3}, // the offline one keeps its last ISR
+		"--unavailable-partitions":      {0, 1},
+	})
 	out, err := exec.CommandContext(ctx, c.bin, "topic", "describe", "--under-replicated-partitions", "--unavailable-partitions", "--brokers", c.addrs(c.live()...)[0]).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "give one of") {
 		t.Errorf("two filters at once: %v\n%s", err, out)

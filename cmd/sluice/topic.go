@@ -158,8 +158,8 @@ with its leader, replicas, in-sync replicas and offsets START-END (the log
 start offset and the high watermark). With one of the partition filters,
 only the partitions it selects are shown, without the topic lines, as
 kafka-topics.sh shows them: fewer in-sync replicas than replicas; fewer
-than the topic's min.insync.replicas; exactly min.insync.replicas; no
-leader.
+than the topic's min.insync.replicas, or no leader; exactly
+min.insync.replicas; no leader.
 `, stdout, stderr)
 	cf := addClientFlags(c.fs)
 	internal := c.fs.Bool("internal", false, "with no NAME: include internal topics (names starting with __)")
@@ -229,7 +229,7 @@ leader.
 		case *underReplicated:
 			return len(p.ISR) < len(p.Replicas)
 		case *underMinISR:
-			return known && len(p.ISR) < n
+			return p.Leader < 0 || known && len(p.ISR) < n // as kafka-topics.sh: no leader counts
 		case *atMinISR:
 			return known && len(p.ISR) == n
 		case *unavailable:

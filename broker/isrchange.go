@@ -1,0 +1,112 @@
+package broker
+
+// ISR changes a leader asks the controller for (Kafka's
+// AlterPartitionManager): the core's Ready.AlterPartition, one in flight
+// per partition, sent as AlterPartition v3 (topic ids, ISR members with
+// their broker epochs, KIP-903) to the controller the metadata names: by a
+// call when this broker is the controller, else over its listener. The
+// answer, or ErrUnreachable after a failure (the core proposes again,
+// after a pause, as Kafka retries), is stepped back into the partition's
+// core. Only ZooKeeper mode changes ISRs: the single node has no
+// followers.
+
+import (
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/replication"
+)
+
+// alterPartitionRetry is the pause before an unanswered ISR change is
+// reported unanswered (Kafka's AlterPartitionManager retries after 50 ms
+// and more).
+const alterPartitionRetry = 200 * time.Millisecond
+
+// proposeISR sends the core's ISR change for p, in its own goroutine.
+func (p *partition) proposeISR(b *Broker, ap replication.AlterPartition) {
+	go func() {
+		res := b.alterPartition(p, ap)
+		if res.Err == replication.ErrUnreachable {
+			select {
+			case <-time.After(alterPartitionRetry):
+			case <-b.closing:
+				return
+			}
+		}
+		p.step(res)
+	}()
+}
+
+// alterPartition asks the controller for ap and returns its answer as the
+// core takes it.
+func (b *Broker) alterPartition(p *partition, ap replication.AlterPartition) replication.AlterPartitionResult {
+	res := replication.AlterPartitionResult{Request: ap, Err: replication.ErrUnreachable}
+	cl := b.cluster
+	ts := b.topic(p.topic)
+	if cl == nil || ts == nil {
+		return res
+	}
+	req := kmsg.NewPtrAlterPartitionRequest()
+	req.SetVersion(3)
+	req.BrokerID, req.BrokerEpoch = b.cfg.ID, cl.BrokerEpoch()
+	rt := kmsg.NewAlterPartitionRequestTopic()
+	rt.TopicID = ts.meta.ID
+	rp := kmsg.NewAlterPartitionRequestTopicPartition()
+	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = p.index, ap.LeaderEpoch, ap.PartitionEpoch
+	for i, id := range ap.ISR {
+		m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
+		m.BrokerID = id
+		if i < len(ap.BrokerEpochs) {
+			m.BrokerEpoch = ap.BrokerEpochs[i]
+		}
+		rp.NewEpochISR = append(rp.NewEpochISR, m)
+	}
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+
+	ctx, cancel := b.closingContext(replicaFetchSendTimeout)
+	defer cancel()
+	var resp *kmsg.AlterPartitionResponse
+	controller := b.ctl.cache.load().controllerID
+	var err error
+	switch {
+	case controller < 0:
+		return res
+	case controller == b.cfg.ID:
+		loop := cl.loop.Load()
+		if loop == nil {
+			return res
+		}
+		resp, err = loop.AlterPartition(ctx, req)
+	default:
+		var raw kmsg.Response
+		raw, err = cl.fetchers.send.Send(ctx, controller, req)
+		if err == nil {
+			resp = raw.(*kmsg.AlterPartitionResponse)
+		}
+	}
+	if err != nil {
+		b.log.Debug("asking the controller for an ISR change", "topic", p.topic, "partition", p.index, "err", err)
+		return res
+	}
+	if resp.ErrorCode != 0 {
+		res.Err = kerr.ErrorForCode(resp.ErrorCode)
+		return res
+	}
+	for _, t := range resp.Topics {
+		for _, part := range t.Partitions {
+			if part.Partition != p.index {
+				continue
+			}
+			if part.ErrorCode != 0 {
+				res.Err = kerr.ErrorForCode(part.ErrorCode)
+				return res
+			}
+			res.Err, res.ISR, res.LeaderEpoch, res.PartitionEpoch = nil, part.ISR, part.LeaderEpoch, part.PartitionEpoch
+			return res
+		}
+	}
+	return res
+}
