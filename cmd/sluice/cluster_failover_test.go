@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -94,4 +95,77 @@ func TestClusterLeaderKilledLosesNothingAcknowledged(t *testing.T) {
 	if len(lost) > 0 {
 		t.Fatalf("%d acknowledged records lost after the leader's death: %v", len(lost), lost[:min(len(lost), 20)])
 	}
+}
+
+// Both followers of an RF 3 partition (min.insync.replicas 2) down: acks=all
+// produces are refused NOT_ENOUGH_REPLICAS; acks=1 ones are acknowledged
+// but stay invisible to consumers (the high watermark holds while the ISR
+// is below the minimum) until a follower is back in the ISR.
+func TestClusterBothFollowersDown(t *testing.T) {
+	c := startCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*testWait)
+	defer cancel()
+	two := "2"
+	if r, err := kadm.NewClient(c.client()).CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &two}, "guarded"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	var leader int32 = -1
+	c.waitAgree("every replica in sync", func(m *kmsg.MetadataResponse) error {
+		if err := c.wantTopic(m, "guarded", 1, 3); err != nil {
+			return err
+		}
+		for _, tp := range m.Topics {
+			if *tp.Topic == "guarded" {
+				if len(tp.Partitions[0].ISR) < 3 {
+					return fmt.Errorf("ISR %v", tp.Partitions[0].ISR)
+				}
+				leader = tp.Partitions[0].Leader
+			}
+		}
+		return nil
+	})
+	var followers []int32
+	for _, id := range c.ids() {
+		if id != leader {
+			followers = append(followers, id)
+		}
+	}
+	for _, id := range followers {
+		c.kill(id)
+	}
+	c.waitAgree("the leader alone in the ISR", func(m *kmsg.MetadataResponse) error {
+		for _, tp := range m.Topics {
+			if *tp.Topic == "guarded" && !slices.Equal(tp.Partitions[0].ISR, []int32{leader}) {
+				return fmt.Errorf("ISR %v", tp.Partitions[0].ISR)
+			}
+		}
+		return nil
+	})
+	all := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordRetries(1), kgo.ProduceRequestTimeout(2e9))
+	err := all.ProduceSync(ctx, &kgo.Record{Topic: "guarded", Value: []byte("refused")}).FirstErr()
+	if err == nil || !strings.Contains(err.Error(), "NOT_ENOUGH_REPLICAS") {
+		t.Fatalf("acks=all with the leader alone in sync: %v, want NOT_ENOUGH_REPLICAS", err)
+	}
+	one := c.client(kgo.RequiredAcks(kgo.LeaderAck()), kgo.DisableIdempotentWrite())
+	if err := one.ProduceSync(ctx, &kgo.Record{Topic: "guarded", Value: []byte("held")}).FirstErr(); err != nil {
+		t.Fatalf("acks=1: %v", err)
+	}
+	end, err := kadm.NewClient(c.client()).ListEndOffsets(ctx, "guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := end.Lookup("guarded", 0); o.Offset != 0 {
+		t.Fatalf("the high watermark is %d with one replica in sync of a minimum of 2, want 0", o.Offset)
+	}
+	c.restart(followers[0])
+	poll(t, "the acks=1 record visible once a follower is back", func() error {
+		end, err := kadm.NewClient(c.client()).ListEndOffsets(ctx, "guarded")
+		if err != nil {
+			return err
+		}
+		if o, _ := end.Lookup("guarded", 0); o.Offset != 1 {
+			return fmt.Errorf("high watermark %d", o.Offset)
+		}
+		return nil
+	})
 }
