@@ -52,12 +52,21 @@ func TestHighWatermarkFollowsTheISR(t *testing.T) {
 	if got := latest(); got != 0 {
 		t.Fatalf("high watermark %d with the follower behind, want 0", got)
 	}
+	// A consumer reads nothing above the high watermark.
+	fr := rc.roundTrip(fetchReq("t", topicA, 0, 0, 1<<20), 12).(*kmsg.FetchResponse)
+	if fp := fr.Topics[0].Partitions[0]; fp.ErrorCode != 0 || len(fp.RecordBatches) != 0 || fp.HighWatermark != 0 {
+		t.Fatalf("a consumer's fetch with the high watermark at 0: error %d, %d bytes, high watermark %d; want no records", fp.ErrorCode, len(fp.RecordBatches), fp.HighWatermark)
+	}
 	if end := tb.partition("t", 0).log.EndOffset(); end != 2 {
 		t.Fatalf("log end %d, want 2 (both batches written)", end)
 	}
 	lead(6, 0)
 	if got := latest(); got != 2 {
 		t.Fatalf("high watermark %d with the leader alone in the ISR, want the log end 2", got)
+	}
+	fr = rc.roundTrip(fetchReq("t", topicA, 0, 0, 1<<20), 12).(*kmsg.FetchResponse)
+	if got := len(batchesIn(t, fr.Topics[0].Partitions[0].RecordBatches)); got != 2 {
+		t.Fatalf("a consumer's fetch once the high watermark is 2: %d batches, want 2", got)
 	}
 	wantCode(t, "acks=all with the leader alone in the ISR", produce(-1, 5000), nil)
 	if got := latest(); got != 3 {
