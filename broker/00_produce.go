@@ -130,7 +130,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			if err := a.p.awaitReplicated(a.res.LastOffset+1, timeout); err != nil {
 				failed = true
 				sp.BaseOffset = -1
-				setProduceError(req, sp, produceAcksAllError(err), err.Error())
+				setProduceError(req, sp, errorCode(err), err.Error())
 			}
 		}
 	}
@@ -182,7 +182,7 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	}
 	if req.Acks == -1 {
 		if err := p.checkAcksAll(); err != nil {
-			return nil, res, produceAcksAllError(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.minInsync.Load()), nil
+			return nil, res, errorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.minInsync.Load()), nil
 		}
 	}
 	if hasHeader && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {

@@ -176,7 +176,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 					FetchOffset: rp.FetchOffset, LastFetchedEpoch: lastFetched, CurrentLeaderEpoch: rp.CurrentLeaderEpoch, Now: now()})
 				switch {
 				case a.Err != nil:
-					fp.ErrorCode = produceAcksAllError(a.Err)
+					fp.ErrorCode = errorCode(a.Err)
 				case a.Diverged:
 					fp.Diverging, fp.DivergingEpoch, fp.DivergingEndOffset = true, a.Diverging.Epoch, a.Diverging.EndOffset
 				}

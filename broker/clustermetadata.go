@@ -261,10 +261,7 @@ func (b *Broker) clusterTopic(name string) (id engine.TopicID, partitions int32,
 	if t == nil {
 		return id, 0, false
 	}
-	for i := range t.partitions {
-		partitions = max(partitions, i+1)
-	}
-	return engine.TopicID(t.id), partitions, true
+	return engine.TopicID(t.id), t.count, true
 }
 
 // autoCreateWaitMs bounds how long Metadata and FindCoordinator wait for a

@@ -65,6 +65,9 @@ type cachedEndpoint struct {
 type cachedTopic struct {
 	id         [16]byte
 	partitions map[int32]cachedPartition
+	// count is the partition count: the highest partition number plus one
+	// (set when the update that made the topic is published).
+	count int32
 }
 
 type cachedPartition struct {
@@ -212,6 +215,11 @@ func (m *metadataCache) update(req *kmsg.UpdateMetadataRequest) []topicPartition
 	for name, t := range copied {
 		if len(t.partitions) == 0 {
 			delete(next.topics, name)
+			continue
+		}
+		t.count = 0
+		for i := range t.partitions {
+			t.count = max(t.count, i+1)
 		}
 	}
 	m.publish(next)

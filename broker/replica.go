@@ -29,6 +29,7 @@ package broker
 // waits.
 
 import (
+	"errors"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -242,9 +243,11 @@ func (b *Broker) tickReplicas(lag time.Duration) {
 	}
 }
 
-// produceAcksAllError maps a core's produce error to its code.
-func produceAcksAllError(err error) int16 {
-	if ke, ok := err.(*kerr.Error); ok {
+// errorCode is the Kafka code of an error the replication core decided
+// (a kerr value), UNKNOWN_SERVER_ERROR for any other.
+func errorCode(err error) int16 {
+	var ke *kerr.Error
+	if errors.As(err, &ke) {
 		return ke.Code
 	}
 	return kerr.UnknownServerError.Code
