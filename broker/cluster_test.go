@@ -143,25 +143,6 @@ func TestClusterMetadataAgreesAfterChanges(t *testing.T) {
 			ctl = dc.ControllerID
 		}
 	}
-	agreeCluster("start", 3)
-
-	created, err := adm.CreateTopic(ctx, 3, 2, nil, "orders")
-	if err != nil || created.Err != nil {
-		t.Fatalf("create: %v %v", err, created.Err)
-	}
-	// CreateTopics answers once the controller applied it: the broker that
-	// answered (clients send CreateTopics to the controller) already
-	// serves the topic's metadata.
-	ctl := c.broker(metadataOf(t, c.broker(2)).ControllerID)
-	if md := metadataOf(t, ctl); !topicReady("orders", 3)(md) {
-		t.Fatalf("CreateTopics answered before its broker's metadata had the topic: %s", describeMetadata(md))
-	}
-	c.waitAgree("created", topicReady("orders", 3))
-	if _, err := adm.UpdatePartitions(ctx, 5, "orders"); err != nil {
-		t.Fatal(err)
-	}
-	c.waitAgree("grown", topicReady("orders", 5))
-
 	// Group coordinators: every broker names the same, the leader of the
 	// group's partition of __consumer_offsets.
 	coordinators := func() map[int32]bool {
@@ -186,20 +167,47 @@ func TestClusterMetadataAgreesAfterChanges(t *testing.T) {
 		}
 		return out
 	}
-	if got := coordinators(); len(got) != 1 {
-		t.Fatalf("brokers name different coordinators for one group: %v", got)
+	// After each change, every broker agrees on Metadata's brokers,
+	// DescribeCluster and FindCoordinator.
+	agreeAll := func(what string, brokers int) {
+		t.Helper()
+		agreeCluster(what, brokers)
+		if got := coordinators(); len(got) != 1 {
+			t.Fatalf("%s: brokers name different coordinators for one group: %v", what, got)
+		}
 	}
+	agreeAll("start", 3)
+
+	created, err := adm.CreateTopic(ctx, 3, 2, nil, "orders")
+	if err != nil || created.Err != nil {
+		t.Fatalf("create: %v %v", err, created.Err)
+	}
+	// CreateTopics answers once the controller applied it: the broker that
+	// answered (clients send CreateTopics to the controller) already
+	// serves the topic's metadata.
+	ctl := c.broker(metadataOf(t, c.broker(2)).ControllerID)
+	if md := metadataOf(t, ctl); !topicReady("orders", 3)(md) {
+		t.Fatalf("CreateTopics answered before its broker's metadata had the topic: %s", describeMetadata(md))
+	}
+	c.waitAgree("created", topicReady("orders", 3))
+	agreeAll("created", 3)
+	if _, err := adm.UpdatePartitions(ctx, 5, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAgree("grown", topicReady("orders", 5))
+	agreeAll("grown", 3)
 
 	dr, err := adm.DeleteTopics(ctx, "orders")
 	if err != nil || dr["orders"].Err != nil {
 		t.Fatalf("delete: %v %v", err, dr["orders"].Err)
 	}
 	c.waitAgree("deleted", func(md *kmsg.MetadataResponse) bool { return topicOf(md, "orders") == nil })
+	agreeAll("deleted", 3)
 
 	// A fourth broker joins: every broker lists it, and a topic created
 	// now places replicas on it.
 	c.start(3)
-	agreeCluster("joined", 4)
+	agreeAll("joined", 4)
 	c.createTopic(ctx, "later", 8, 2)
 	tp := topicOf(metadataOf(t, c.broker(3)), "later")
 	on3 := 0
