@@ -5,7 +5,10 @@ package broker
 // Behavior:
 //   - Timestamp -2 (earliest) answers the log start offset; -1 (latest)
 //     the high watermark (the last stable offset for read_committed, the
-//     same here: no transactions yet).
+//     same here: no transactions yet). A request from a replica (replica
+//     id other than -1, as a follower asks when its fetch was out of
+//     range) gets the log end offset for latest and timestamp lookups not
+//     bounded by the high watermark, as Kafka answers isolation "none".
 //   - A timestamp >= 0 answers the first record, in offset order, whose
 //     timestamp is at or after it, with that record's timestamp; -3 (max
 //     timestamp, v7+) the record with the largest timestamp (the earliest
@@ -14,11 +17,14 @@ package broker
 //     offset -1, timestamp -1, as is a timestamp newer than every record.
 //     -4/-5 (tiered storage) are earliest and latest. Other negative
 //     timestamps get INVALID_REQUEST.
-//   - Unknown topics and partitions get UNKNOWN_TOPIC_OR_PARTITION; a
-//     current leader epoch other than 0 FENCED/UNKNOWN_LEADER_EPOCH.
+//   - Only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere); unknown
+//     topics and partitions get UNKNOWN_TOPIC_OR_PARTITION; a current
+//     leader epoch older than the partition's FENCED_LEADER_EPOCH, a newer
+//     one UNKNOWN_LEADER_EPOCH.
 //
 // Version notes: v0 answers in OldStyleOffsets (one offset); v1+ in Offset
-// with Timestamp -1; v4+ carries the leader epoch (0).
+// with Timestamp -1; v4+ carries the leader epoch (the partition's
+// current one).
 
 import (
 	"errors"
@@ -44,6 +50,7 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p, code := c.b.leaderPartition(rt.Topic, rp.Partition)
 			var off, ts int64 = -1, -1
+			replica := req.ReplicaID != -1
 			switch {
 			case p == nil:
 				sp.ErrorCode = code
@@ -51,10 +58,12 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
 			case rp.Timestamp == -2 || rp.Timestamp == -4:
 				off = p.log.StartOffset()
+			case (rp.Timestamp == -1 || rp.Timestamp == -5) && replica:
+				off = p.log.EndOffset()
 			case rp.Timestamp == -1 || rp.Timestamp == -5:
 				off = p.highWatermark()
 			case rp.Timestamp >= 0 || rp.Timestamp == -3 && req.Version >= 7:
-				off, ts, sp.ErrorCode = lookupTimestamp(c.b, p, rp.Timestamp)
+				off, ts, sp.ErrorCode = lookupTimestamp(c.b, p, rp.Timestamp, replica)
 			default:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			}
@@ -72,8 +81,8 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 }
 
 // lookupTimestamp answers a timestamp or max-timestamp (-3) lookup, bounded
-// by the high watermark.
-func lookupTimestamp(b *Broker, p *partition, target int64) (offset, timestamp int64, code int16) {
+// by the high watermark unless a replica asks.
+func lookupTimestamp(b *Broker, p *partition, target int64, replica bool) (offset, timestamp int64, code int16) {
 	var err error
 	if target == -3 {
 		offset, timestamp, err = p.log.MaxTimestampOffset()
@@ -86,7 +95,7 @@ func lookupTimestamp(b *Broker, p *partition, target int64) (offset, timestamp i
 	case err != nil:
 		b.log.Error("timestamp lookup failed", "topic", p.topic, "partition", p.index, "err", err)
 		return -1, -1, kerr.KafkaStorageError.Code
-	case offset < 0 || offset >= p.highWatermark():
+	case offset < 0 || !replica && offset >= p.highWatermark():
 		return -1, -1, 0
 	}
 	return offset, timestamp, 0

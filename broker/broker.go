@@ -60,6 +60,9 @@ func New(cfg Config) (*Broker, error) {
 	if err := cfg.Network.validate(); err != nil {
 		return nil, err
 	}
+	if err := cfg.Cluster.validate(); err != nil {
+		return nil, err
+	}
 	pool, err := newRequestPool(cfg.Network.QueuedMaxRequestBytes, cfg.SocketRequestMaxBytes)
 	if err != nil {
 		return nil, err
@@ -83,7 +86,9 @@ func New(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
-		cl.fetchers = newFetchers(b, zk.NewNetSender(cl.zk, cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout}))
+		cl.fetchers = newFetchers(b, cfg.Cluster.Fetch.withDefaults(), cl.zk)
+		cl.isrSend = zk.NewNetSender(cl.zk, cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"})
 		if cfg.ControlPlane == nil {
 			b.ctl.plane = cl
 		}

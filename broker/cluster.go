@@ -53,8 +53,9 @@ type cluster struct {
 	// the first.
 	epoch    atomic.Int64
 	loop     atomic.Pointer[zk.ControllerLoop]
-	fetchers *fetchers   // the followers' fetchers (fetcher.go)
-	started  atomic.Bool // start was called: run closes done
+	fetchers *fetchers     // the followers' fetchers (fetcher.go)
+	isrSend  *zk.NetSender // AlterPartition to the controller (isrchange.go)
+	started  atomic.Bool   // start was called: run closes done
 
 	mu struct {
 		sync.Mutex
@@ -151,6 +152,9 @@ func (c *cluster) close() {
 	c.zk.Close()
 	if c.started.Load() {
 		<-c.done
+	}
+	if c.isrSend != nil {
+		c.isrSend.Close()
 	}
 	c.backend.Close()
 }

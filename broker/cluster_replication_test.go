@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -42,9 +43,18 @@ func logBytes(t testing.TB, tb *testBroker, topic string, partition int32) []byt
 }
 
 // Followers copy their leaders: every replica of an RF 3 topic ends with
-// the leader's log, byte for byte (offsets, epochs and all).
+// the leader's log, byte for byte (offsets, epochs and all); with Kafka's
+// fetcher settings and with several fetchers per leader asking for less
+// than a batch (each fetch still brings one whole batch, KIP-74).
 func TestClusterFollowersCopyTheLeader(t *testing.T) {
-	c := startCluster(t, 3, nil)
+	t.Run("defaults", func(t *testing.T) { testFollowersCopy(t, FetcherConfig{}) })
+	t.Run("3 fetchers, 100 bytes", func(t *testing.T) {
+		testFollowersCopy(t, FetcherConfig{Fetchers: 3, MaxBytes: 100, ResponseMaxBytes: 150, WaitMax: 50 * time.Millisecond})
+	})
+}
+
+func testFollowersCopy(t *testing.T, fc FetcherConfig) {
+	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Fetch = fc })
 	ctx := ctxTimeout(t, 60*time.Second)
 	c.createTopic(ctx, "copied", 3, 3)
 	prod := clusterClient(t, c.bootstrap())
@@ -132,5 +142,52 @@ func TestClusterISRFollowsTheFollowers(t *testing.T) {
 			t.Fatal("the returned follower's log is not the leader's")
 		}
 		time.Sleep(50 * time.Millisecond) // it fetches on its own schedule
+	}
+}
+
+// A follower that was down while the leader's log start moved past its
+// log end (DeleteRecords here; retention alike) fetches out of range when
+// it returns: it asks the leader's log start and end, drops its log,
+// starts it at the leader's start and copies the rest, and rejoins the
+// ISR.
+func TestClusterFollowerBehindTheLeadersLogStart(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Fetch.Backoff = 50 * time.Millisecond })
+	ctx := ctxTimeout(t, 90*time.Second)
+	c.createTopic(ctx, "behind", 1, 3)
+	prod := clusterClient(t, c.bootstrap(), kgo.RequiredAcks(kgo.AllISRAcks()))
+	produce := func(n int) {
+		t.Helper()
+		for i := 0; i < n; i++ {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "behind", Value: []byte(strconv.Itoa(i))}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	produce(1)
+	all := []int32{0, 1, 2}
+	c.waitAgree("every replica in the ISR", func(md *kmsg.MetadataResponse) bool { return slices.Equal(isrOf(md, "behind", 0), all) })
+	leader := topicOf(metadataOf(t, c.broker(0)), "behind").Partitions[0].Leader
+	victim := (leader + 1) % 3
+	c.stopBroker(victim)
+	c.waitAgree("the stopped follower out of the ISR", func(md *kmsg.MetadataResponse) bool { return len(isrOf(md, "behind", 0)) == 2 })
+	produce(9)
+	del, err := c.broker(leader).admin(t).DeleteRecords(ctx, kadm.Offsets{"behind": {0: kadm.Offset{Topic: "behind", Partition: 0, At: 8}}})
+	if err != nil || del.Error() != nil {
+		t.Fatalf("DeleteRecords: %v %v", err, del.Error())
+	}
+	produce(2)
+	back := c.start(victim)
+	c.waitAgree("the follower back in the ISR", func(md *kmsg.MetadataResponse) bool {
+		return len(md.Brokers) == 3 && slices.Equal(isrOf(md, "behind", 0), all)
+	})
+	p := back.partition("behind", 0)
+	if p == nil || p.log.StartOffset() != 8 || p.log.EndOffset() != 12 {
+		if p != nil {
+			t.Fatalf("the returned follower's log: [%d, %d), want [8, 12) as the leader's", p.log.StartOffset(), p.log.EndOffset())
+		}
+		t.Fatal("the returned follower hosts no replica")
+	}
+	if !bytes.Equal(logBytes(t, back, "behind", 0), logBytes(t, c.broker(leader), "behind", 0)) {
+		t.Fatal("the returned follower's log is not the leader's")
 	}
 }

@@ -25,6 +25,9 @@ type ClusterConfig struct {
 	// follower that has not caught up with its leader for this long leaves
 	// the ISR.
 	ReplicaLagTimeMax time.Duration
+	// Fetch is how this broker's followers fetch (replica.fetch.*,
+	// num.replica.fetchers).
+	Fetch FetcherConfig
 }
 
 // replicaLagTimeMax is replica.lag.time.max.ms, with its default.
@@ -59,7 +62,15 @@ func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
 	case "replica.lag.time.max.ms":
 		c.ReplicaLagTimeMax, err = ms()
 	default:
-		return false, nil
+		return c.Fetch.apply(k, v)
 	}
 	return true, err
+}
+
+// validate checks what Kafka checks across the cluster keys.
+func (c ClusterConfig) validate() error {
+	if w, lag := c.Fetch.withDefaults().WaitMax, c.replicaLagTimeMax(); w > lag {
+		return fmt.Errorf("broker: config replica.fetch.wait.max.ms (%d) must be at most replica.lag.time.max.ms (%d)", w.Milliseconds(), lag.Milliseconds())
+	}
+	return nil
 }

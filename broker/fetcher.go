@@ -1,22 +1,29 @@
 package broker
 
-// Followers' fetchers (Kafka's ReplicaFetcherThread): one goroutine per
-// source broker (the leader followed), multiplexing every partition this
-// broker follows from it into one Fetch (replica id set, v12: epochs and
-// DivergingEpoch), as replica.fetch.* configure (Kafka's defaults here:
-// wait 500 ms, min 1 byte, 1 MiB per partition, 10 MiB per request,
-// backoff 1 s). What to fetch is each partition's core's decision
-// (Ready.Fetch, kept in replicaDriver.fetch); the answer is stepped into
-// the core as a FetchResult, whose Ready the partition performs: truncate,
-// append the leader's batches as they are (engine.AppendReplicated), the
-// high watermark and log start learnt from the leader.
+// Followers' fetchers (Kafka's ReplicaFetcherThread): per source broker
+// (the leader followed) num.replica.fetchers goroutines, each with its own
+// connection, a partition going to one by the hash of its name and index
+// (as Kafka's AbstractFetcherManager spreads them); each multiplexes the
+// partitions it has into one Fetch (replica id set, v12: epochs and
+// DivergingEpoch), sized and timed by replica.fetch.* (fetcherconfig.go).
+// What to fetch is each partition's core's decision (Ready.Fetch, kept in
+// replicaDriver.fetch); the answer is stepped into the core as a
+// FetchResult, whose Ready the partition performs: truncate, append the
+// leader's batches as they are (engine.AppendReplicated), the high
+// watermark and log start learnt from the leader. An OFFSET_OUT_OF_RANGE
+// answer is followed by a ListOffsets of the leader's log end and start
+// (as a replica asks: its log end, not the high watermark), which the core
+// needs to decide where the follower's log goes.
 //
 // Only ZooKeeper mode has followers (the single node leads every
-// partition): requests go through a zk.NetSender, which finds a broker's
+// partition): requests go through zk.NetSenders, which find a broker's
 // address from its registration.
 
 import (
+	"context"
 	"errors"
+	"hash/fnv"
+	"strconv"
 	"sync"
 	"time"
 
@@ -29,29 +36,36 @@ import (
 )
 
 const (
-	replicaFetchWaitMax     = 500 * time.Millisecond // replica.fetch.wait.max.ms
-	replicaFetchMaxBytes    = 1 << 20                // replica.fetch.max.bytes
-	replicaFetchRespMax     = 10 << 20               // replica.fetch.response.max.bytes
-	replicaFetchBackoff     = time.Second            // replica.fetch.backoff.ms
-	replicaFetchVersion     = 12
-	replicaFetchSendTimeout = 30 * time.Second
+	replicaFetchVersion       = 12
+	replicaListOffsetsVersion = 4 // carries CurrentLeaderEpoch
+	replicaFetchSendTimeout   = 30 * time.Second
 )
 
-// fetchers are a broker's fetchers, by source broker.
+// fetchers are a broker's fetchers, by source broker and fetcher id.
 type fetchers struct {
-	b    *Broker
-	send *zk.NetSender
+	b   *Broker
+	cfg FetcherConfig
+	zk  *zk.Client
 
 	mu struct {
 		sync.Mutex
-		bySource map[int32]*fetcher
+		bySource map[fetcherKey]*fetcher
 	}
 }
 
-// fetcher fetches for the partitions following one leader.
+// fetcherKey names a fetcher: the leader it fetches from and its index
+// among that leader's num.replica.fetchers.
+type fetcherKey struct {
+	leader int32
+	id     int
+}
+
+// fetcher fetches for the partitions following one leader that hash to
+// its id.
 type fetcher struct {
 	f      *fetchers
 	leader int32
+	send   *zk.NetSender // this fetcher's own connection
 	wake   chan struct{} // capacity 1
 
 	mu struct {
@@ -60,21 +74,35 @@ type fetcher struct {
 	}
 }
 
-func newFetchers(b *Broker, send *zk.NetSender) *fetchers {
-	fs := &fetchers{b: b, send: send}
-	fs.mu.bySource = map[int32]*fetcher{}
+func newFetchers(b *Broker, cfg FetcherConfig, c *zk.Client) *fetchers {
+	fs := &fetchers{b: b, cfg: cfg, zk: c}
+	fs.mu.bySource = map[fetcherKey]*fetcher{}
 	return fs
+}
+
+// fetcherID is the fetcher of p among n per leader.
+func fetcherID(p *partition, n int) int {
+	if n <= 1 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(p.topic))
+	h.Write([]byte{byte(p.index >> 24), byte(p.index >> 16), byte(p.index >> 8), byte(p.index)})
+	return int(h.Sum32() % uint32(n))
 }
 
 // want registers p with its leader's fetcher (starting it), to send the
 // fetch p's core decided. Called under p's replica lock.
 func (fs *fetchers) want(leader int32, p *partition) {
+	key := fetcherKey{leader, fetcherID(p, fs.cfg.Fetchers)}
 	fs.mu.Lock()
-	f := fs.mu.bySource[leader]
+	f := fs.mu.bySource[key]
 	if f == nil {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
+		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
 		f.mu.parts = map[*partition]struct{}{}
-		fs.mu.bySource[leader] = f
+		fs.mu.bySource[key] = f
 		go f.run()
 	}
 	fs.mu.Unlock()
@@ -129,6 +157,7 @@ func (f *fetcher) take() []pending {
 
 func (f *fetcher) run() {
 	b := f.f.b
+	defer f.send.Close()
 	for {
 		ps := f.take()
 		if len(ps) == 0 {
@@ -141,7 +170,7 @@ func (f *fetcher) run() {
 		}
 		if err := f.fetch(ps); err != nil {
 			select {
-			case <-time.After(replicaFetchBackoff):
+			case <-time.After(f.f.cfg.Backoff):
 			case <-b.closing:
 				return
 			}
@@ -151,13 +180,13 @@ func (f *fetcher) run() {
 
 // fetch sends one Fetch for ps and steps each partition's answer.
 func (f *fetcher) fetch(ps []pending) error {
-	b := f.f.b
+	b, cfg := f.f.b, f.f.cfg
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(replicaFetchVersion)
 	req.ReplicaID = b.cfg.ID
-	req.MaxWaitMillis = int32(replicaFetchWaitMax.Milliseconds())
-	req.MinBytes = 1
-	req.MaxBytes = replicaFetchRespMax
+	req.MaxWaitMillis = int32(cfg.WaitMax.Milliseconds())
+	req.MinBytes = cfg.MinBytes
+	req.MaxBytes = cfg.ResponseMaxBytes
 	req.SessionEpoch = -1
 	byTopic := map[string]int{}
 	for _, pd := range ps {
@@ -170,13 +199,13 @@ func (f *fetcher) fetch(ps []pending) error {
 			req.Topics = append(req.Topics, rt)
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = pd.p.index, pd.req.Offset, replicaFetchMaxBytes
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = pd.p.index, pd.req.Offset, cfg.MaxBytes
 		rp.LastFetchedEpoch, rp.CurrentLeaderEpoch, rp.LogStartOffset = pd.req.LastFetchedEpoch, pd.req.CurrentLeaderEpoch, -1
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
 	ctx, cancel := b.closingContext(replicaFetchSendTimeout)
 	defer cancel()
-	raw, err := f.f.send.Send(ctx, f.leader, req)
+	raw, err := f.send.Send(ctx, f.leader, req)
 	if err != nil {
 		for _, pd := range ps {
 			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
@@ -185,15 +214,24 @@ func (f *fetcher) fetch(ps []pending) error {
 	}
 	resp := raw.(*kmsg.FetchResponse)
 	answered := map[*partition]bool{}
+	var outOfRange []pending
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
 			for _, pd := range ps {
-				if pd.p.topic == rt.Topic && pd.p.index == rp.Partition && !answered[pd.p] {
-					answered[pd.p] = true
-					pd.p.fetched(pd.req.Seq, &rp)
+				if pd.p.topic != rt.Topic || pd.p.index != rp.Partition || answered[pd.p] {
+					continue
 				}
+				answered[pd.p] = true
+				if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
+					outOfRange = append(outOfRange, pd)
+					continue
+				}
+				pd.p.fetched(pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end
 			}
 		}
+	}
+	if len(outOfRange) > 0 {
+		f.outOfRange(ctx, outOfRange)
 	}
 	for _, pd := range ps {
 		if !answered[pd.p] {
@@ -206,10 +244,60 @@ func (f *fetcher) fetch(ps []pending) error {
 	return nil
 }
 
+// outOfRange asks the leader for the log end and start of the partitions
+// whose fetch was OFFSET_OUT_OF_RANGE (Kafka's fetchLatestOffsetFromLeader
+// and fetchEarliestOffsetFromLeader: ListOffsets as replica, so the log
+// end is not capped at the high watermark) and steps the answers. A
+// partition without an answer is stepped as unreachable: fetched again
+// after the backoff.
+func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
+	ends := map[*partition][2]int64{}
+	for _, ts := range [2]int64{-1, -2} { // latest, earliest
+		req := kmsg.NewPtrListOffsetsRequest()
+		req.SetVersion(replicaListOffsetsVersion)
+		req.ReplicaID = f.f.b.cfg.ID
+		for _, pd := range ps {
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = pd.p.topic
+			rp := kmsg.NewListOffsetsRequestTopicPartition()
+			rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = pd.p.index, pd.req.CurrentLeaderEpoch, ts
+			rt.Partitions = append(rt.Partitions, rp)
+			req.Topics = append(req.Topics, rt)
+		}
+		raw, err := f.send.Send(ctx, f.leader, req)
+		if err != nil {
+			break
+		}
+		for _, rt := range raw.(*kmsg.ListOffsetsResponse).Topics {
+			for _, rp := range rt.Partitions {
+				for _, pd := range ps {
+					if pd.p.topic == rt.Topic && pd.p.index == rp.Partition && rp.ErrorCode == 0 {
+						e := ends[pd.p]
+						if ts == -1 {
+							e[0] = rp.Offset
+						} else {
+							e[1] = rp.Offset
+						}
+						ends[pd.p] = e
+					}
+				}
+			}
+		}
+	}
+	for _, pd := range ps {
+		e, ok := ends[pd.p]
+		if !ok || e[0] < e[1] {
+			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
+			continue
+		}
+		pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: kerr.OffsetOutOfRange, LeaderLogEnd: e[0], LeaderLogStart: e[1]})
+	}
+}
+
 // fetched steps a fetch answer into p's core, with the batches it carried.
-func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition) {
+func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition, leaderEnd int64) {
 	ev := replication.FetchResult{Seq: seq, HighWatermark: rp.HighWatermark, LeaderLogStart: max(rp.LogStartOffset, 0),
-		LeaderLogEnd: 1<<63 - 1} // unknown: a fetch answers no log end
+		LeaderLogEnd: leaderEnd}
 	if rp.ErrorCode != 0 {
 		ev.Err = kerr.ErrorForCode(rp.ErrorCode)
 	}

@@ -82,7 +82,7 @@ func (b *Broker) alterPartition(p *partition, ap replication.AlterPartition) rep
 		resp, err = loop.AlterPartition(ctx, req)
 	default:
 		var raw kmsg.Response
-		raw, err = cl.fetchers.send.Send(ctx, controller, req)
+		raw, err = cl.isrSend.Send(ctx, controller, req)
 		if err == nil {
 			resp = raw.(*kmsg.AlterPartitionResponse)
 		}

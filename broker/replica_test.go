@@ -33,9 +33,10 @@ func TestHighWatermarkFollowsTheISR(t *testing.T) {
 		resp := rc.roundTrip(req, 9).(*kmsg.ProduceResponse)
 		return resp.Topics[0].Partitions[0].ErrorCode
 	}
-	latest := func() int64 {
+	latestAs := func(replica int32) int64 {
 		t.Helper()
 		req := kmsg.NewPtrListOffsetsRequest()
+		req.ReplicaID = replica
 		rt := kmsg.NewListOffsetsRequestTopic()
 		rt.Topic = "t"
 		rp := kmsg.NewListOffsetsRequestTopicPartition()
@@ -47,6 +48,7 @@ func TestHighWatermarkFollowsTheISR(t *testing.T) {
 		wantCode(t, "ListOffsets", p.ErrorCode, nil)
 		return p.Offset
 	}
+	latest := func() int64 { t.Helper(); return latestAs(-1) }
 	wantCode(t, "acks=all with a follower that fetches nothing", produce(-1, 300), kerr.RequestTimedOut)
 	wantCode(t, "acks=1", produce(1, 300), nil)
 	if got := latest(); got != 0 {
@@ -59,6 +61,11 @@ func TestHighWatermarkFollowsTheISR(t *testing.T) {
 	}
 	if end := tb.partition("t", 0).log.EndOffset(); end != 2 {
 		t.Fatalf("log end %d, want 2 (both batches written)", end)
+	}
+	// A replica asking (as a follower whose fetch was out of range does)
+	// learns the log end, not the high watermark.
+	if got := latestAs(1); got != 2 {
+		t.Fatalf("ListOffsets latest as replica 1: %d, want the log end 2", got)
 	}
 	lead(6, 0)
 	if got := latest(); got != 2 {

@@ -7,7 +7,8 @@ package zk
 // the next ones; the registration is read again at every (re)connect, so a
 // broker that restarted at a new address is found. Requests are framed as
 // any Kafka client frames them (wire.AppendRequest: header v1, v2 for
-// flexible versions), with the client id "sluice-controller-<id>" and
+// flexible versions), with the client id "sluice-controller-<id>" (or the
+// one NetSenderOptions names) and
 // correlation ids increasing per broker; the response is read with its
 // header and decoded at the request's version.
 //
@@ -52,6 +53,9 @@ type NetSenderOptions struct {
 	RequestTimeout time.Duration
 	// MaxResponse bounds a response frame (default wire.DefaultMaxFrame).
 	MaxResponse int32
+	// ClientID is the requests' client id (default
+	// "sluice-controller-<self>").
+	ClientID string
 }
 
 // Errors of NetSender.Send, wrapped with the request and broker.
@@ -100,7 +104,10 @@ func NewNetSender(c *Client, self int32, o NetSenderOptions) *NetSender {
 	if o.MaxResponse <= 0 {
 		o.MaxResponse = wire.DefaultMaxFrame
 	}
-	s := &NetSender{c: c, clientID: "sluice-controller-" + strconv.Itoa(int(self)), o: o}
+	if o.ClientID == "" {
+		o.ClientID = "sluice-controller-" + strconv.Itoa(int(self))
+	}
+	s := &NetSender{c: c, clientID: o.ClientID, o: o}
 	s.mu.links = map[int32]*brokerLink{}
 	return s
 }
