@@ -320,3 +320,28 @@ func TestHighWatermarkStaysInsideTheLog(t *testing.T) {
 		t.Fatalf("after TruncateTo(0): high watermark %d, end %d, %v", l.HighWatermark(), l.EndOffset(), err)
 	}
 }
+
+// A former leader that recorded its epoch at its log end and wrote nothing
+// in it loses that epoch when it truncates there as a follower, though no
+// record goes: its new leader never had the epoch, and a restart must not
+// bring it back.
+func TestTruncateAtTheEndDropsAnEmptyEpoch(t *testing.T) {
+	dir := t.TempDir()
+	l := mustOpen(t, dir, Options{Logger: discardLogger})
+	appendEpoch(t, l, 3, 3) // epoch 3 wrote [0, 30)
+	if err := l.BecomeLeader(5); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TruncateTo(30); err != nil {
+		t.Fatal(err)
+	}
+	if got := l.LatestEpoch(); got != 3 || l.EndOffset() != 30 {
+		t.Fatalf("after truncating at the end: latest epoch %d, end %d; want 3, 30", got, l.EndOffset())
+	}
+	if got := epochFile(t, dir); got != "0\n1\n3 0\n" {
+		t.Fatalf("leader-epoch-checkpoint holds %q", got)
+	}
+	if err := l.TruncateTo(40); err != nil || l.LatestEpoch() != 3 {
+		t.Fatalf("truncating past the end: %v, latest epoch %d", err, l.LatestEpoch())
+	}
+}

@@ -72,12 +72,17 @@ func (l *Log) loadStateLocked() error {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
 	}
 	l.producers = ps
+	l.cacheLastEpochLocked()
+	return nil
+}
+
+// cacheLastEpochLocked sets lastEpoch from the epoch cache.
+func (l *Log) cacheLastEpochLocked() {
 	if e, _, ok := l.epochs.latest(); ok {
 		l.lastEpoch = e
 	} else {
 		l.lastEpoch = -1
 	}
-	return nil
 }
 
 // scanHeaders calls fn with the header of every batch whose last offset is

@@ -12,7 +12,10 @@ import (
 // or the base offset of the batch holding offset when a batch straddles it
 // (batches are kept or removed whole). Truncating at or below the log start
 // offset empties the log and restarts it at offset. A high watermark above
-// the new log end comes down to it (Kafka's truncateTo).
+// the new log end comes down to it (Kafka's truncateTo). The leader epoch
+// cache loses the entries starting at or after offset even when no record
+// goes (offset at or past the log end): an epoch a former leader recorded
+// at its log end without writing in it, which its new leader never had.
 //
 // Views already handed out keep reading the bytes they covered: a segment a
 // reader holds is not cut in place; its kept prefix is copied to a new file
@@ -25,7 +28,9 @@ func (l *Log) TruncateTo(offset int64) error {
 		return err
 	}
 	if offset >= l.nextOffset.Load() {
-		return nil
+		err := l.epochs.truncateFromEnd(offset)
+		l.cacheLastEpochLocked()
+		return err
 	}
 	if offset <= l.startOffset.Load() {
 		return l.truncateFullyLocked(offset)
