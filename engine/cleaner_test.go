@@ -513,6 +513,7 @@ func TestCompactPolicyRetention(t *testing.T) {
 				}
 			}
 			clock.t = clock.t.Add(2 * time.Hour)
+			replicatedAll(l)
 			n, err := l.ApplyRetention()
 			if err != nil {
 				t.Fatal(err)

@@ -6,8 +6,10 @@ package engine
 // rest exceed RetentionBytes), and below the log start offset that
 // DeleteRecordsBefore advances. Whole segments are deleted, never parts; an
 // expired active segment is rolled first, so an idle partition's data does
-// expire, as in Kafka. Deleted segments stay readable by views that hold
-// them until released.
+// expire, as in Kafka. Only segments wholly below the high watermark go
+// (Kafka's deletableSegments), so retention never moves the log start past
+// records not yet replicated: a follower could not fetch them. Deleted
+// segments stay readable by views that hold them until released.
 //
 // The log start offset is checkpointed in the log directory, in the format
 // of checkpoint.go, as log-start-offset-checkpoint:
@@ -144,9 +146,10 @@ func (l *Log) sizeLocked() int64 {
 func (l *Log) deleteSegmentsLocked(del func(s, next *segment) bool, reason string) (int, error) {
 	var doomed []*segment
 	var prev *segment
+	hw := l.highWatermark.Load()
 	l.mu.tree.Ascend(func(e segEntry) bool {
 		if prev != nil {
-			if !del(prev, e.seg) {
+			if e.seg.base > hw || !del(prev, e.seg) {
 				prev = nil
 				return false
 			}
@@ -155,7 +158,7 @@ func (l *Log) deleteSegmentsLocked(del func(s, next *segment) bool, reason strin
 		prev = e.seg
 		return true
 	})
-	if prev != nil && prev == l.mu.active && del(prev, nil) {
+	if prev != nil && prev == l.mu.active && l.nextOffset.Load() <= hw && del(prev, nil) {
 		if err := l.rollLocked(l.nextOffset.Load(), "expired by "+reason); err != nil {
 			return 0, err
 		}

@@ -43,6 +43,7 @@ func TestRetentionByTime(t *testing.T) {
 
 	// 65 minutes after the first batch: the first five minutes expire.
 	clock.t = time.UnixMilli(1_700_000_000_000).Add(65*time.Minute + time.Second)
+	replicatedAll(l)
 	n, err := l.ApplyRetention()
 	if err != nil || n == 0 {
 		t.Fatalf("retention deleted %d segments: %v", n, err)
@@ -90,6 +91,7 @@ func TestRetentionExpiresIdleActiveSegment(t *testing.T) {
 	}
 	end := l.EndOffset()
 	clock.t = clock.t.Add(2 * time.Hour)
+	replicatedAll(l)
 	n, err := l.ApplyRetention()
 	if err != nil || n != 1 {
 		t.Fatalf("idle expired segment: deleted %d, %v", n, err)
@@ -112,6 +114,7 @@ func TestRetentionBySize(t *testing.T) {
 		}
 	}
 	before := l.Size()
+	replicatedAll(l)
 	if _, err := l.ApplyRetention(); err != nil {
 		t.Fatal(err)
 	}
@@ -171,8 +174,40 @@ func TestRetentionWithRebuiltIndexes(t *testing.T) {
 	l := mustOpen(t, dir, Options{Retention: time.Hour, Now: clock.now})
 	defer l.Close()
 	end := l.EndOffset()
+	replicatedAll(l)
 	n, err := l.ApplyRetention()
 	if err != nil || n != 20 || l.StartOffset() != end {
 		t.Fatalf("deleted %d of 20 expired segments (%v); start %d, end %d", n, err, l.StartOffset(), end)
+	}
+}
+
+// replicatedAll moves l's high watermark to its log end, as a leader alone
+// in its ISR does: retention deletes only below it.
+func replicatedAll(l *Log) { l.SetHighWatermark(l.EndOffset()) }
+
+// Retention deletes only segments wholly below the high watermark (Kafka's
+// deletableSegments): records not yet replicated stay, however old, and go
+// once the high watermark passes them.
+func TestRetentionKeepsWhatIsAboveTheHighWatermark(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Unix(1_700_000_000, 0)
+	l := mustOpen(t, dir, Options{Logger: discardLogger, SegmentBytes: 2048, Retention: time.Hour, Now: func() time.Time { return now }})
+	for i := 0; i < 6; i++ {
+		if _, err := l.Append(testBatch(t, 10, 100, now.Add(-2*time.Hour).UnixMilli())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	segs := len(l.SegmentBases())
+	if segs < 3 {
+		t.Fatalf("%d segments, want at least 3", segs)
+	}
+	second := l.SegmentBases()[1]
+	l.SetHighWatermark(second) // the first segment replicated, the rest not
+	if n, err := l.ApplyRetention(); err != nil || n != 1 || l.StartOffset() != second {
+		t.Fatalf("high watermark at the second segment: deleted %d (%v), start %d; want 1 segment, start %d", n, err, l.StartOffset(), second)
+	}
+	replicatedAll(l)
+	if n, err := l.ApplyRetention(); err != nil || n != segs-1 || l.StartOffset() != l.EndOffset() {
+		t.Fatalf("everything replicated: deleted %d (%v), start %d end %d; want %d segments, start at the end", n, err, l.StartOffset(), l.EndOffset(), segs-1)
 	}
 }

@@ -69,6 +69,7 @@ func TestSetOptionsRetention(t *testing.T) {
 	if err := l.SetOptions(Options{SegmentBytes: 1 << 10, Retention: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
+	replicatedAll(l)
 	n, err := l.ApplyRetention()
 	if err != nil {
 		t.Fatal(err)
@@ -85,6 +86,7 @@ func TestSetOptionsRetention(t *testing.T) {
 	if err := l.SetOptions(Options{SegmentBytes: 1 << 10, Retention: -1, RetentionBytes: 1 << 10}); err != nil {
 		t.Fatal(err)
 	}
+	replicatedAll(l)
 	if _, err := l.ApplyRetention(); err != nil {
 		t.Fatal(err)
 	}
