@@ -209,13 +209,18 @@ func (s *offsetsStore) Append(partition int32, records []group.Record) error {
 	return err
 }
 
-// Read calls fn for every record of a partition up to the high watermark.
+// Read calls fn for every record of a partition up to its log end, not
+// the high watermark, as Kafka's group coordinator loads (FetchLogEnd): a
+// new leader's high watermark is the one it learnt as a follower, which
+// lags the old leader's by a fetch, so the last commits acknowledged
+// before a failover sit above it; a leader's log is never truncated under
+// it, so what it holds becomes committed once its followers fetch it.
 func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error {
 	p, err := s.partition(partition)
 	if err != nil {
 		return err
 	}
-	hw := p.highWatermark()
+	hw := p.log.EndOffset()
 	var buf []byte
 	it := engine.NewRecordIterator(nil)
 	for off := p.log.StartOffset(); off < hw; {
