@@ -17,6 +17,9 @@ package broker
 //     offset -1, timestamp -1, as is a timestamp newer than every record.
 //     -4/-5 (tiered storage) are earliest and latest. Other negative
 //     timestamps get INVALID_REQUEST.
+//   - A new leader whose high watermark has not reached the start of its
+//     epoch yet answers clients OFFSET_NOT_AVAILABLE (retriable; KIP-207):
+//     its high watermark is still the one it learnt as a follower.
 //   - Only the leader answers (NOT_LEADER_OR_FOLLOWER elsewhere); unknown
 //     topics and partitions get UNKNOWN_TOPIC_OR_PARTITION; a current
 //     leader epoch older than the partition's FENCED_LEADER_EPOCH, a newer
@@ -56,6 +59,8 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 				sp.ErrorCode = code
 			case req.Version >= 4 && p.checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
 				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+			case !replica && !p.offsetsAvailable():
+				sp.ErrorCode = kerr.OffsetNotAvailable.Code
 			case rp.Timestamp == -2 || rp.Timestamp == -4:
 				off = p.log.StartOffset()
 			case (rp.Timestamp == -1 || rp.Timestamp == -5) && replica:

@@ -69,8 +69,10 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 				failed[s.partition] = err
 				continue
 			}
+			p.epochStart.Store(epochStartOffset(p.log, s.role.leaderEpoch))
 			p.becomeLeader(s.role.leaderEpoch, s.role.zkVersion, s.role.isr, s.role.replicas)
 		} else {
+			p.epochStart.Store(-1)
 			p.becomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)
 		}
 		if p.leader.Swap(lead) && !lead {

@@ -23,6 +23,11 @@ type partition struct {
 	// epoch is the leader epoch clients' CurrentLeaderEpoch is checked
 	// against (0 on the single node); the log stamps it into batches.
 	epoch atomic.Int32
+	// epochStart is where the log's current leader epoch starts while
+	// this broker leads (-1 otherwise): until the high watermark reaches it
+	// the leader is new and its high watermark still the one it learnt as
+	// a follower, so clients' ListOffsets get OFFSET_NOT_AVAILABLE (KIP-207).
+	epochStart atomic.Int64
 	// rep drives the partition's replication core (replica.go): its high
 	// watermark, acks=all waits.
 	rep replicaDriver
@@ -44,6 +49,24 @@ type partition struct {
 		sync.Mutex
 		waiters []chan struct{} // fetches waiting for data; each buffered 1
 	}
+}
+
+// offsetsAvailable reports whether the high watermark has reached the
+// start of the leader's epoch (KIP-207): before, a client's ListOffsets
+// could be answered offsets the previous leader already passed.
+func (p *partition) offsetsAvailable() bool {
+	return p.epochStart.Load() <= p.highWatermark()
+}
+
+// epochStartOffset is where epoch starts in l's epoch cache, -1 if l has
+// no such epoch.
+func epochStartOffset(l *engine.Log, epoch int32) int64 {
+	for _, e := range l.Epochs() {
+		if e.Epoch == epoch {
+			return e.StartOffset
+		}
+	}
+	return -1
 }
 
 // checkLeaderEpoch checks a request's CurrentLeaderEpoch (-1: none) as

@@ -14,39 +14,14 @@ import (
 // the ISR to the leader, the high watermark moves to the log end and
 // acks=all produces are acknowledged.
 func TestHighWatermarkFollowsTheISR(t *testing.T) {
-	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
-	rc := dialRaw(t, tb.addr)
-	lead := func(epoch int32, isr ...int32) {
-		t.Helper()
-		req := leaderAndIsr(2, 3, 100, []int32{0, 0, epoch, 0, 1})
-		req.TopicStates[0].PartitionStates[0].ISR = isr
-		top, codes := lisrCodes(rc, req, 7)
-		wantCode(t, "LeaderAndIsr", top, nil)
-		wantCodes(t, "LeaderAndIsr", codes, nil)
-	}
+	tb, f := startFakeLeader(t)
+	rc, lead, produce := f.rc, f.lead, f.produce
 	lead(5, 0, 1)
-	produce := func(acks int16, timeoutMs int32) int16 {
-		t.Helper()
-		req := produceReq("t", 0, acks, batch("v"))
-		req.TimeoutMillis = timeoutMs
-		resp := rc.roundTrip(req, 9).(*kmsg.ProduceResponse)
-		return resp.Topics[0].Partitions[0].ErrorCode
-	}
 	latestAs := func(replica int32) int64 {
 		t.Helper()
-		req := kmsg.NewPtrListOffsetsRequest()
-		req.ReplicaID = replica
-		rt := kmsg.NewListOffsetsRequestTopic()
-		rt.Topic = "t"
-		rp := kmsg.NewListOffsetsRequestTopicPartition()
-		rp.Partition, rp.Timestamp = 0, -1
-		rt.Partitions = append(rt.Partitions, rp)
-		req.Topics = append(req.Topics, rt)
-		resp := rc.roundTrip(req, 7).(*kmsg.ListOffsetsResponse)
-		p := resp.Topics[0].Partitions[0]
-		wantCode(t, "ListOffsets", p.ErrorCode, nil)
-		return p.Offset
+		off, code := f.latest(replica, -1)
+		wantCode(t, "ListOffsets", code, nil)
+		return off
 	}
 	latest := func() int64 { t.Helper(); return latestAs(-1) }
 	wantCode(t, "acks=all with a follower that fetches nothing", produce(-1, 300), kerr.RequestTimedOut)
@@ -129,5 +104,76 @@ func TestLeaderServesFollowerFetches(t *testing.T) {
 	p = followerFetch(4, 5)
 	if p.DivergingEpoch.Epoch != 5 || p.DivergingEpoch.EndOffset != 3 || len(p.RecordBatches) != 0 {
 		t.Fatalf("a diverged follower: diverging epoch %+v, %d bytes; want epoch 5 ending at 3 and no records", p.DivergingEpoch, len(p.RecordBatches))
+	}
+}
+
+// fakeLeader is a broker leading partition 0 of topic "t" for a fake
+// controller, over one raw connection.
+type fakeLeader struct {
+	t  *testing.T
+	rc *rawConn
+}
+
+func startFakeLeader(t *testing.T) (*testBroker, fakeLeader) {
+	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
+	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
+	return tb, fakeLeader{t, dialRaw(t, tb.addr)}
+}
+
+// lead makes the broker leader of t-0 at epoch with isr (replicas 0, 1).
+func (f fakeLeader) lead(epoch int32, isr ...int32) {
+	f.t.Helper()
+	req := leaderAndIsr(2, 3, 100, []int32{0, 0, epoch, 0, 1})
+	req.TopicStates[0].PartitionStates[0].ISR = isr
+	top, codes := lisrCodes(f.rc, req, 7)
+	wantCode(f.t, "LeaderAndIsr", top, nil)
+	wantCodes(f.t, "LeaderAndIsr", codes, nil)
+}
+
+// produce writes one record to t-0 and returns the partition's error.
+func (f fakeLeader) produce(acks int16, timeoutMs int32) int16 {
+	f.t.Helper()
+	req := produceReq("t", 0, acks, batch("v"))
+	req.TimeoutMillis = timeoutMs
+	resp := f.rc.roundTrip(req, 9).(*kmsg.ProduceResponse)
+	return resp.Topics[0].Partitions[0].ErrorCode
+}
+
+// latest asks ListOffsets (v7) of t-0 at timestamp as replica.
+func (f fakeLeader) latest(replica int32, timestamp int64) (int64, int16) {
+	f.t.Helper()
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.ReplicaID = replica
+	rt := kmsg.NewListOffsetsRequestTopic()
+	rt.Topic = "t"
+	rp := kmsg.NewListOffsetsRequestTopicPartition()
+	rp.Partition, rp.Timestamp = 0, timestamp
+	rt.Partitions = append(rt.Partitions, rp)
+	req.Topics = append(req.Topics, rt)
+	p := f.rc.roundTrip(req, 7).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+	return p.Offset, p.ErrorCode
+}
+
+// A new leader whose high watermark (learnt as a follower) is below the
+// start of its epoch answers clients' ListOffsets OFFSET_NOT_AVAILABLE
+// (KIP-207), for every timestamp, until its high watermark reaches the
+// epoch; a replica's ListOffsets is answered meanwhile.
+func TestNewLeaderOffsetsNotAvailable(t *testing.T) {
+	_, f := startFakeLeader(t)
+	f.lead(5, 0, 1)
+	wantCode(t, "acks=1", f.produce(1, 300), nil)
+	wantCode(t, "acks=1", f.produce(1, 300), nil)
+	f.lead(6, 0, 1) // epoch 6 starts at 2; the high watermark is 0
+	for _, ts := range []int64{-1, -2, 0} {
+		if _, code := f.latest(-1, ts); code != kerr.OffsetNotAvailable.Code {
+			t.Fatalf("ListOffsets at %d from a new leader below its epoch start: error %d, want OFFSET_NOT_AVAILABLE", ts, code)
+		}
+	}
+	if off, code := f.latest(1, -1); code != 0 || off != 2 {
+		t.Fatalf("ListOffsets latest as replica 1: %d (error %d), want the log end 2", off, code)
+	}
+	f.lead(7, 0) // alone in the ISR: the high watermark is the log end
+	if off, code := f.latest(-1, -1); code != 0 || off != 2 {
+		t.Fatalf("ListOffsets latest once the high watermark reached the epoch: %d (error %d), want 2", off, code)
 	}
 }
