@@ -4,9 +4,10 @@ package broker
 // v2 only).
 //
 // Behavior:
-//   - acks must be 0, 1 or -1, else INVALID_REQUIRED_ACKS. On a single node
-//     the in-sync replica set is the leader alone, so -1 waits for nothing
-//     more than 1.
+//   - acks must be 0, 1 or -1, else INVALID_REQUIRED_ACKS. acks=-1 waits
+//     until the high watermark passes the batch: every in-sync replica has
+//     it (replica.go; on a single node the leader alone, so nothing more
+//     than 1).
 //   - Each partition's records must be exactly one RecordBatch v2
 //     (INVALID_RECORD otherwise); the engine validates it: a damaged batch
 //     (length, magic, CRC) is CORRUPT_MESSAGE, a malformed one
@@ -14,9 +15,11 @@ package broker
 //     topics and partitions get UNKNOWN_TOPIC_OR_PARTITION (Produce does not
 //     create topics; Metadata does). Internal topics (__consumer_offsets)
 //     get INVALID_TOPIC_EXCEPTION: only the broker writes them, as in Kafka.
-//   - acks=-1 on a topic whose min.insync.replicas is above 1 gets
-//     NOT_ENOUGH_REPLICAS: the in-sync replica set of a single node is
-//     itself alone.
+//   - acks=-1 with fewer in-sync replicas than the topic's
+//     min.insync.replicas gets NOT_ENOUGH_REPLICAS before the append (on a
+//     single node whenever the minimum is above 1), and
+//     NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR fell below it while the
+//     produce waited; REQUEST_TIMED_OUT at the request's timeout.
 //   - A topic whose cleanup.policy includes compact refuses a batch holding
 //     any record without a key (a null key), as Kafka's LogValidator does:
 //     INVALID_RECORD, one error record per keyless record ("Compacted topic

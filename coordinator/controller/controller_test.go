@@ -41,8 +41,8 @@ func TestNewTopic(t *testing.T) {
 		t.Fatalf("writes %+v", rd.Writes)
 	}
 	for i, w := range creates {
-		leader := []int32{1, 2, 3}[i]
-		want := PartitionState{Leader: leader, LeaderEpoch: 0, ISR: []int32{leader}, ControllerEpoch: 5}
+		isr := [][]int32{{1, 2}, {2, 3}, {3, 1}}[i] // every live replica: the logs are empty
+		want := PartitionState{Leader: isr[0], LeaderEpoch: 0, ISR: isr, ControllerEpoch: 5}
 		if w.Partition != int32(i) || !reflect.DeepEqual(w.State, want) {
 			t.Errorf("create %d: %+v", i, w)
 		}
@@ -58,8 +58,8 @@ func TestNewTopic(t *testing.T) {
 	want := &kmsg.LeaderAndISRRequest{
 		Version: 7, ControllerID: 1, ControllerEpoch: 5, BrokerEpoch: 101,
 		TopicStates: []kmsg.LeaderAndISRRequestTopicState{{Topic: "a", TopicID: tid(1), PartitionStates: []kmsg.LeaderAndISRRequestTopicPartition{
-			{Partition: 0, ControllerEpoch: 5, Leader: 1, LeaderEpoch: 0, ISR: []int32{1}, ZKVersion: 0, Replicas: []int32{1, 2}, IsNew: true},
-			{Partition: 2, ControllerEpoch: 5, Leader: 3, LeaderEpoch: 0, ISR: []int32{3}, ZKVersion: 0, Replicas: []int32{3, 1}, IsNew: true},
+			{Partition: 0, ControllerEpoch: 5, Leader: 1, LeaderEpoch: 0, ISR: []int32{1, 2}, ZKVersion: 0, Replicas: []int32{1, 2}, IsNew: true},
+			{Partition: 2, ControllerEpoch: 5, Leader: 3, LeaderEpoch: 0, ISR: []int32{3, 1}, ZKVersion: 0, Replicas: []int32{3, 1}, IsNew: true},
 		}}},
 		LiveLeaders: []kmsg.LeaderAndISRRequestLiveLeader{{BrokerID: 1, Host: "b1", Port: 9092}, {BrokerID: 3, Host: "b3", Port: 9092}},
 	}
@@ -71,7 +71,7 @@ func TestNewTopic(t *testing.T) {
 		if um == nil || len(umStates(um)) != 3 || len(um.LiveBrokers) != 3 {
 			t.Fatalf("UpdateMetadata to %d: %+v", b, um)
 		}
-		if ps := umStates(um)[tp("a", 1)]; ps.Leader != 2 || !slices.Equal(ps.ISR, []int32{2}) || len(ps.OfflineReplicas) != 0 {
+		if ps := umStates(um)[tp("a", 1)]; ps.Leader != 2 || !slices.Equal(ps.ISR, []int32{2, 3}) || len(ps.OfflineReplicas) != 0 {
 			t.Errorf("UpdateMetadata a-1 to %d: %+v", b, ps)
 		}
 	}

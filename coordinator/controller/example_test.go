@@ -45,8 +45,8 @@ func Example() {
 		c.Advance(rd)
 	}
 	// Output:
-	// write CreateState orders-0 leader 1 epoch 0 isr [1]
-	// write CreateState orders-1 leader 2 epoch 0 isr [2]
+	// write CreateState orders-0 leader 1 epoch 0 isr [1 2]
+	// write CreateState orders-1 leader 2 epoch 0 isr [2 1]
 	// UpdateMetadata to 1: 2 live brokers, 0 topic(s)
 	// UpdateMetadata to 2: 2 live brokers, 0 topic(s)
 	// LeaderAndIsr to 1: 2 partition(s), controller epoch 7

@@ -45,12 +45,12 @@ type ElectionInput struct {
 // invariant checker holds every rule to that.
 type ElectionRule func(in ElectionInput) (leader int32, isr []int32)
 
-// Elect is the rule of this stage of sluice, which has no replication: a
-// partition's ISR is its leader alone.
+// Elect is Kafka's rule with unclean election disabled:
 //
 //   - A new partition's leader is its first live replica in assignment
-//     order, with ISR [leader] (Kafka puts every live replica in the ISR of
-//     a new partition; without replication only the leader is in sync).
+//     order, and its ISR every live replica in assignment order, as Kafka's
+//     initializeLeaderAndIsrForPartitions: the logs are all empty, so all
+//     are in sync (an acks=all produce waits for each of them).
 //   - A partition keeps a live leader; dead replicas leave its ISR.
 //   - Otherwise the leader is the first replica in assignment order that is
 //     live and in the ISR (Kafka's offlinePartitionLeaderElection with
@@ -60,12 +60,16 @@ type ElectionRule func(in ElectionInput) (leader int32, isr []int32)
 //     keeps the last ISR (it never empties the ISR of its last member).
 func Elect(in ElectionInput) (int32, []int32) {
 	if in.State == nil {
+		var isr []int32
 		for _, r := range in.Replicas {
 			if in.Live(r) {
-				return r, []int32{r}
+				isr = append(isr, r)
 			}
 		}
-		return NoLeader, nil
+		if len(isr) == 0 {
+			return NoLeader, nil
+		}
+		return isr[0], isr
 	}
 	s := in.State
 	isr := make([]int32, 0, len(s.ISR))
@@ -211,8 +215,8 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 // tellReplicas queues LeaderAndIsr with p's committed state for its live
 // replicas and UpdateMetadata for every live broker, as Kafka's
 // addLeaderAndIsrRequestForBrokers does after a state change. Kafka sends
-// a new partition's LeaderAndIsr to its ISR (every live replica there);
-// here every live replica gets it too, though the ISR is the leader alone.
+// a new partition's LeaderAndIsr to its ISR, which is every live replica,
+// as here.
 func (c *Controller) tellReplicas(t *topic, p *partition, isNew bool) {
 	if t.deletion != nil || p.state == nil {
 		return

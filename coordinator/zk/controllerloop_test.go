@@ -335,7 +335,7 @@ func TestControllerLoopCluster(t *testing.T) {
 	states := readTopicStates(t, ctl.client, "orders", 12)
 	leads := map[int32]int{}
 	for p, s := range states {
-		if s.Leader != a.Replicas[p][0] || !slices.Equal(s.ISR, []int32{s.Leader}) || s.ControllerEpoch != epoch || s.LeaderEpoch != 0 {
+		if s.Leader != a.Replicas[p][0] || !slices.Equal(s.ISR, a.Replicas[p]) || s.ControllerEpoch != epoch || s.LeaderEpoch != 0 {
 			t.Errorf("orders-%d: state %+v, replicas %v, controller epoch %d", p, s, a.Replicas[p], epoch)
 		}
 		leads[s.Leader]++
@@ -416,20 +416,27 @@ func TestControllerLoopCluster(t *testing.T) {
 		liveIDs = append(liveIDs, b.id)
 	}
 	slices.Sort(liveIDs)
-	offline := func(dead ...int32) func([]delivered) bool {
+	// Every replica was in the ISR (a new partition's ISR is all of them):
+	// the dead brokers' partitions are led by their next live replica in
+	// assignment order, and the dead leave the ISRs.
+	wantLeader := func(p int, dead []int32) int32 {
+		for _, r := range a.Replicas[p] {
+			if !slices.Contains(dead, r) {
+				return r
+			}
+		}
+		return NoLeader
+	}
+	reelected := func(dead ...int32) func([]delivered) bool {
 		return func(got []delivered) bool {
 			for _, b := range liveIDs {
-				if slices.Contains(dead, b) {
-					continue
-				}
 				um, _, live := views(got, b, nextEpoch)
 				if slices.ContainsFunc(dead, func(d int32) bool { return slices.Contains(live, d) }) {
 					return false
 				}
 				for p := range n {
 					v, ok := um[engine.Partition{Topic: "events", Partition: int32(p)}]
-					wantOffline := slices.Contains(dead, a.Replicas[p][0])
-					if !ok || (v.leader == NoLeader) != wantOffline {
+					if !ok || v.leader != wantLeader(p, dead) || slices.ContainsFunc(dead, func(d int32) bool { return slices.Contains(v.isr, d) }) {
 						return false
 					}
 				}
@@ -437,20 +444,22 @@ func TestControllerLoopCluster(t *testing.T) {
 			return true
 		}
 	}
-	f.waitFor(t, "UpdateMetadata of the next controller with the dead one's partitions offline", offline(ctl.id))
-	checkOffline := func(dead ...int32) {
+	f.waitFor(t, "UpdateMetadata of the next controller with the dead one's partitions led by their next replica", reelected(ctl.id))
+	checkLeaders := func(dead ...int32) {
 		t.Helper()
 		for p, s := range readTopicStates(t, next.client, "events", n) {
-			first := a.Replicas[p][0]
+			want := wantLeader(p, dead)
 			switch {
-			case slices.Contains(dead, first) && (s.Leader != NoLeader || s.ControllerEpoch != nextEpoch):
-				t.Errorf("events-%d, led by dead broker %d: %+v", p, first, s)
-			case !slices.Contains(dead, first) && s.Leader != first:
-				t.Errorf("events-%d: leader %d, want %d", p, s.Leader, first)
+			case s.Leader != want:
+				t.Errorf("events-%d: leader %d, want %d (replicas %v, dead %v)", p, s.Leader, want, a.Replicas[p], dead)
+			case slices.Contains(dead, a.Replicas[p][0]) && s.ControllerEpoch != nextEpoch:
+				t.Errorf("events-%d, led by dead broker %d: not elected by the next controller: %+v", p, a.Replicas[p][0], s)
+			case slices.ContainsFunc(dead, func(d int32) bool { return slices.Contains(s.ISR, d) }):
+				t.Errorf("events-%d: a dead broker in the ISR %v", p, s.ISR)
 			}
 		}
 	}
-	checkOffline(ctl.id)
+	checkLeaders(ctl.id)
 
 	// A broker other than the controller deregisters.
 	gone := rest[0]
@@ -461,8 +470,8 @@ func TestControllerLoopCluster(t *testing.T) {
 	gone.loop.Close()
 	gone.client.Close()
 	liveIDs = []int32{next.id}
-	f.waitFor(t, "UpdateMetadata with the deregistered broker's partitions offline", offline(ctl.id, gone.id))
-	checkOffline(ctl.id, gone.id)
+	f.waitFor(t, "UpdateMetadata with the deregistered broker's partitions led by the last one", reelected(ctl.id, gone.id))
+	checkLeaders(ctl.id, gone.id)
 
 	next.loop.Close()
 	if g := loopGoroutines(); len(g) > 0 {
