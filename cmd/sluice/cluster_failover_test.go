@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -100,7 +101,8 @@ func TestClusterLeaderKilledLosesNothingAcknowledged(t *testing.T) {
 // Both followers of an RF 3 partition (min.insync.replicas 2) down: acks=all
 // produces are refused NOT_ENOUGH_REPLICAS; acks=1 ones are acknowledged
 // but stay invisible to consumers (the high watermark holds while the ISR
-// is below the minimum) until a follower is back in the ISR.
+// is below the minimum), franz-go's ListOffsets and kcat's (librdkafka's)
+// reading to the end alike, until a follower is back in the ISR.
 func TestClusterBothFollowersDown(t *testing.T) {
 	c := startCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testWait)
@@ -157,6 +159,27 @@ func TestClusterBothFollowersDown(t *testing.T) {
 	if o, _ := end.Lookup("guarded", 0); o.Offset != 0 {
 		t.Fatalf("the high watermark is %d with one replica in sync of a minimum of 2, want 0", o.Offset)
 	}
+	// kcat (librdkafka) reads the partition from the beginning while the
+	// record is held: it has sent four Fetches at offset 0, so had three
+	// answers that would have carried the record had the broker sent it
+	// above the high watermark, and has printed nothing nor asked for
+	// offset 1. (kcat -e would not tell: librdkafka reaches the end at
+	// the high watermark an answer names, and exits before printing
+	// records a broker sent above it.)
+	var kc *kcatConsumer
+	if haveKcat(t) {
+		kc = startKcatConsumer(t, c.addrs(c.live()...), "guarded", 0, 1)
+		poll(t, "kcat has fetched at offset 0 four times", func() error {
+			out, n := kc.state(0)
+			if _, past := kc.state(1); out != "" || past > 0 {
+				t.Fatalf("kcat read %q and fetched at offset 1 %d times with the high watermark at 0", out, past)
+			}
+			if n < 4 {
+				return fmt.Errorf("%d fetches at offset 0", n)
+			}
+			return nil
+		})
+	}
 	c.restart(followers[0])
 	poll(t, "the acks=1 record visible once a follower is back", func() error {
 		end, err := kadm.NewClient(c.client()).ListEndOffsets(ctx, "guarded")
@@ -168,4 +191,14 @@ func TestClusterBothFollowersDown(t *testing.T) {
 		}
 		return nil
 	})
+	if kc != nil {
+		select {
+		case <-kc.exited:
+		case <-time.After(testWait):
+			t.Fatalf("kcat has not read the record %v after the high watermark passed it", testWait)
+		}
+		if out, _ := kc.state(0); kc.err != nil || out != "held\n" {
+			t.Fatalf("kcat read %q and exited with %v once the high watermark passed the record, want \"held\\n\" and success", out, kc.err)
+		}
+	}
 }

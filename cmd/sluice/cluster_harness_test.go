@@ -6,6 +6,7 @@ package main
 // them as an operator or a crash would. Every wait polls with a deadline.
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -102,6 +103,14 @@ var unsafeChroot = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 // knows all of them and the same live controller.
 func startCluster(t *testing.T, n int) *testCluster {
 	t.Helper()
+	return startClusterWith(t, n, "")
+}
+
+// startClusterWith is startCluster with extra lines of server.properties
+// for every broker, after the harness's own (a key given again there
+// overrides the harness's: the last value of a key wins).
+func startClusterWith(t *testing.T, n int, extra string) *testCluster {
+	t.Helper()
 	zkAddr := clusterZK(t)
 	c := &testCluster{
 		t:       t,
@@ -114,7 +123,7 @@ func startCluster(t *testing.T, n int) *testCluster {
 	c.props = filepath.Join(c.dir, "server.properties")
 	props := fmt.Sprintf("zookeeper.session.timeout.ms=%d\noffsets.topic.num.partitions=6\noffsets.topic.replication.factor=%d\n",
 		testSessionTimeout.Milliseconds(), min(3, n))
-	if err := os.WriteFile(c.props, []byte(props), 0o644); err != nil {
+	if err := os.WriteFile(c.props, []byte(props+extra), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.cleanup)
@@ -188,8 +197,38 @@ func (c *testCluster) kill(id int32) {
 	<-b.proc.exited
 }
 
-// pause SIGSTOPs broker id; resume SIGCONTs it.
-func (c *testCluster) pause(id int32) { c.signal(id, syscall.SIGSTOP, true) }
+// pause SIGSTOPs broker id and waits until the kernel shows every thread
+// of it stopped (state T in /proc/<pid>/task/<tid>/stat: kill(2) returns
+// before the signal is acted on), so that it sends nothing more; resume
+// SIGCONTs it.
+func (c *testCluster) pause(id int32) {
+	c.t.Helper()
+	c.signal(id, syscall.SIGSTOP, true)
+	tasks := fmt.Sprintf("/proc/%d/task", c.brokers[id].proc.pid())
+	poll(c.t, fmt.Sprintf("broker %d stopped", id), func() error {
+		entries, err := os.ReadDir(tasks)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			stat := filepath.Join(tasks, e.Name(), "stat")
+			b, err := os.ReadFile(stat)
+			if err != nil {
+				return err
+			}
+			// "tid (comm) state ...": comm may hold spaces and
+			// parentheses, so the state follows the last ")".
+			i := bytes.LastIndexByte(b, ')')
+			if i < 0 || i+2 >= len(b) {
+				return fmt.Errorf("%s: %q", stat, b)
+			}
+			if st := b[i+2]; st != 'T' {
+				return fmt.Errorf("%s: state %c", stat, st)
+			}
+		}
+		return nil
+	})
+}
 
 func (c *testCluster) resume(id int32) { c.signal(id, syscall.SIGCONT, false) }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -92,16 +91,12 @@ func TestClusterSpreadProcesses(t *testing.T) {
 		t.Fatalf("read %v, want %d per topic", got, n)
 	}
 
-	if _, err := exec.LookPath("kcat"); err != nil {
-		t.Logf("kcat not installed: its part skipped (%v)", err) // broker/cluster_more_test.go fails without it under CI
+	if !haveKcat(t) {
 		return
 	}
-	out, err := exec.CommandContext(ctx, "kcat", "-b", c.addrs(ids[1])[0], "-L").CombinedOutput()
-	if err != nil {
-		t.Fatalf("kcat -L: %v\n%s", err, out)
-	}
+	out := kcat(t, "-b", c.addrs(ids[1])[0], "-L")
 	for _, want := range []string{" 3 brokers:", `topic "rf1" with 12 partitions:`, `topic "rf3" with 12 partitions:`} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("kcat -L lacks %q:\n%s", want, out)
 		}
 	}
