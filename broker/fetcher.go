@@ -335,6 +335,8 @@ func (p *partition) performFollower(rd *replication.Ready) error {
 	}
 	if rd.Truncated {
 		off := rd.Truncate.Offset
+		p.rep.log.Info("truncating to follow the leader", "topic", p.topic, "partition", p.index,
+			"offset", off, "fully", rd.Truncate.Fully, "log_end", p.log.EndOffset())
 		switch {
 		case rd.Truncate.Fully && off >= p.log.EndOffset():
 			start(off)

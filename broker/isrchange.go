@@ -26,8 +26,16 @@ const alterPartitionRetry = 200 * time.Millisecond
 
 // proposeISR sends the core's ISR change for p, in its own goroutine.
 func (p *partition) proposeISR(b *Broker, ap replication.AlterPartition) {
+	b.log.Info("asking the controller to change the ISR", "topic", p.topic, "partition", p.index,
+		"leader_epoch", ap.LeaderEpoch, "partition_epoch", ap.PartitionEpoch, "isr", ap.ISR)
 	go func() {
 		res := b.alterPartition(p, ap)
+		switch {
+		case res.Err == nil:
+			b.log.Info("ISR changed", "topic", p.topic, "partition", p.index, "isr", res.ISR, "partition_epoch", res.PartitionEpoch)
+		case res.Err != replication.ErrUnreachable:
+			b.log.Info("ISR change refused", "topic", p.topic, "partition", p.index, "isr", ap.ISR, "err", res.Err)
+		}
 		if res.Err == replication.ErrUnreachable {
 			select {
 			case <-time.After(alterPartitionRetry):

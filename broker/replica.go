@@ -29,6 +29,7 @@ package broker
 // waits.
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"sync"
@@ -153,12 +154,26 @@ func (p *partition) followerFetch(ev replication.FollowerFetch) replication.Fetc
 
 // becomeLeader makes p's core the leader at epoch with isr.
 func (p *partition) becomeLeader(epoch, partitionEpoch int32, isr, replicas []int32) {
+	p.rep.log.Log(context.Background(), p.roleLogLevel(), "leading", "topic", p.topic, "partition", p.index, "leader_epoch", epoch, "isr", isr,
+		"log_end", p.log.EndOffset(), "high_watermark", p.log.HighWatermark())
 	p.step(replication.BecomeLeader{Epoch: epoch, PartitionEpoch: partitionEpoch, ISR: isr, Replicas: replicas,
 		Log: logState(p.log), Now: now()})
 }
 
+// roleLogLevel is the level of leadership changes in the log: info in a
+// cluster, as Kafka logs them, debug on the single node, which leads
+// every partition from the start.
+func (p *partition) roleLogLevel() slog.Level {
+	if p.rep.fetchers == nil {
+		return slog.LevelDebug
+	}
+	return slog.LevelInfo
+}
+
 // becomeFollower makes p's core a follower of leader at epoch.
 func (p *partition) becomeFollower(leader, epoch, partitionEpoch int32, replicas []int32) {
+	p.rep.log.Log(context.Background(), p.roleLogLevel(), "following", "topic", p.topic, "partition", p.index, "leader", leader, "leader_epoch", epoch,
+		"log_end", p.log.EndOffset(), "high_watermark", p.log.HighWatermark())
 	p.step(replication.BecomeFollower{Leader: leader, Epoch: epoch, PartitionEpoch: partitionEpoch, Replicas: replicas,
 		Log: logState(p.log)})
 }
