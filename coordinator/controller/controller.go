@@ -33,7 +33,8 @@ type Options struct {
 }
 
 // Event is an input of Step: Load, BrokersChanged, TopicsChanged,
-// DeleteTopics, WriteResult, Response or AlterPartition (alter.go).
+// DeleteTopics, WriteResult, Response, AlterPartition (alter.go) or
+// ControlledShutdown (shutdown.go).
 type Event interface{ event() }
 
 // Load is the cluster as read from ZooKeeper after the election, before
@@ -201,6 +202,9 @@ type Ready struct {
 	// once Advance is called (after the requests of this Ready are
 	// queued, as Kafka queues UpdateMetadata before answering).
 	Answers []Answer
+	// ShutdownAnswers are responses to ControlledShutdown requests
+	// (shutdown.go), sent back as Answers are.
+	ShutdownAnswers []ShutdownAnswer
 	// Resigned says the controller was deposed (a write failed on the
 	// controller epoch, or another controller wrote a partition's state):
 	// it asks for nothing more and ignores every later event.
@@ -209,7 +213,7 @@ type Ready struct {
 
 // Empty reports whether rd asks for nothing.
 func (rd Ready) Empty() bool {
-	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && !rd.Resigned
+	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && len(rd.ShutdownAnswers) == 0 && !rd.Resigned
 }
 
 // Controller is the decision core of the controller elected at one epoch.
@@ -239,6 +243,12 @@ type Controller struct {
 	alters map[engine.Partition][]*alterItem
 	// answers are AlterPartition responses not yet handed out.
 	answers []Answer
+	// shutting are the brokers in controlled shutdown; shutdowns their
+	// requests not yet answered, shutdownAnswers the answers not yet
+	// handed out (shutdown.go).
+	shutting        map[int32]bool
+	shutdowns       []*shutdownCall
+	shutdownAnswers []ShutdownAnswer
 
 	batch batch
 
@@ -275,6 +285,7 @@ func New(self, epoch int32, opts Options) *Controller {
 		topicWrites: map[string][]Write{},
 		inflight:    map[writeKey]*flight{},
 		alters:      map[engine.Partition][]*alterItem{},
+		shutting:    map[int32]bool{},
 		batch:       newBatch(),
 	}
 }
@@ -297,6 +308,10 @@ func (c *Controller) Step(ev Event) {
 	}
 	if a, ok := ev.(AlterPartition); ok && (c.resigned || !c.loaded) {
 		c.answers = append(c.answers, Answer{a.ID, &kmsg.AlterPartitionResponse{Version: a.Request.Version, ErrorCode: kerr.NotController.Code}})
+		return
+	}
+	if a, ok := ev.(ControlledShutdown); ok && (c.resigned || !c.loaded) {
+		c.shutdownAnswers = append(c.shutdownAnswers, ShutdownAnswer{a.ID, &kmsg.ControlledShutdownResponse{Version: a.Request.Version, ErrorCode: kerr.NotController.Code}})
 		return
 	}
 	if c.resigned {
@@ -326,6 +341,8 @@ func (c *Controller) Step(ev Event) {
 		c.response(ev)
 	case AlterPartition:
 		c.alterPartition(ev)
+	case ControlledShutdown:
+		c.controlledShutdown(ev)
 	default:
 		panic("controller: unknown event")
 	}
@@ -340,13 +357,15 @@ func (c *Controller) Ready() Ready {
 		return *c.handed
 	}
 	if c.resigned {
-		rd := Ready{Resigned: !c.told, Answers: c.answers}
-		if len(rd.Answers) > 0 {
+		c.notControllerShutdowns()
+		rd := Ready{Resigned: !c.told, Answers: c.answers, ShutdownAnswers: c.shutdownAnswers}
+		if len(rd.Answers) > 0 || len(rd.ShutdownAnswers) > 0 {
 			c.handed = &rd
 		}
 		return rd
 	}
-	rd := Ready{Answers: c.answers}
+	c.answerShutdowns()
+	rd := Ready{Answers: c.answers, ShutdownAnswers: c.shutdownAnswers}
 	for _, f := range c.pending {
 		rd.Writes = append(rd.Writes, f.w)
 	}
@@ -379,11 +398,13 @@ func (c *Controller) Advance(rd Ready) {
 	if c.handed == nil {
 		return
 	}
-	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) || len(rd.Answers) != len(c.handed.Answers) {
+	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) || len(rd.Answers) != len(c.handed.Answers) ||
+		len(rd.ShutdownAnswers) != len(c.handed.ShutdownAnswers) {
 		panic("controller: Advance with another Ready")
 	}
 	c.handed = nil
 	c.answers = nil
+	c.shutdownAnswers = nil
 	c.clearSent()
 	for _, w := range rd.Writes {
 		k := w.key()

@@ -119,7 +119,7 @@ func (c *Controller) reconcile(t *topic, p *partition) {
 // decide applies the election rule to p: the write it calls for, if any.
 func (c *Controller) decide(p *partition) (Write, bool) {
 	live := func(b int32) bool {
-		if _, ok := p.fenced[b]; ok {
+		if _, ok := p.fenced[b]; ok || c.shuttingDown(b) {
 			return false
 		}
 		return c.online(b, p.tp)
@@ -133,6 +133,10 @@ func (c *Controller) decide(p *partition) (Write, bool) {
 	w := Write{Topic: p.tp.Topic, Partition: p.tp.Partition}
 	switch {
 	case p.state == nil && leader == NoLeader:
+		return w, false
+	case leader == NoLeader && p.state.Leader != NoLeader && c.shuttingDown(p.state.Leader) && c.online(p.state.Leader, p.tp):
+		// A broker in controlled shutdown keeps a partition no one else
+		// can take until it is gone (shutdown.go).
 		return w, false
 	case p.state == nil:
 		w.Op = CreateState
