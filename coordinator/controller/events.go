@@ -392,7 +392,7 @@ func (c *Controller) resync(b int32) {
 				if t.deletion.replicas[replicaKey{p.tp.Partition, b}] == deletionStarted {
 					c.batch.addStopReplica(b, p.tp, true)
 				}
-			case p.state != nil:
+			case p.state != nil && !c.shuttingDown(b):
 				c.batch.addLeaderAndISR(b, p.tp, false)
 			}
 		}

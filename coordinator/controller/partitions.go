@@ -220,13 +220,17 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 // replicas and UpdateMetadata for every live broker, as Kafka's
 // addLeaderAndIsrRequestForBrokers does after a state change. Kafka sends
 // a new partition's LeaderAndIsr to its ISR, which is every live replica,
-// as here.
+// as here. A broker in controlled shutdown is told nothing more: it gets
+// StopReplica once its partitions are quiet (shutdown.go), and until then
+// its fetches carry its old leader epoch, which the new leader refuses
+// (FENCED_LEADER_EPOCH), so a broker that stops fetching never counts as
+// a caught-up follower holding back the high watermark.
 func (c *Controller) tellReplicas(t *topic, p *partition, isNew bool) {
 	if t.deletion != nil || p.state == nil {
 		return
 	}
 	for _, r := range p.replicas {
-		if c.live(r) {
+		if c.live(r) && !c.shuttingDown(r) {
 			c.batch.addLeaderAndISR(r, p.tp, isNew)
 		}
 	}

@@ -17,20 +17,20 @@ package controller
 //     ControlledShutdownPartitionLeaderElectionStrategy), and every
 //     partition it follows loses it from the ISR: writes decided by the
 //     election rule, which sees the broker as dead (partitions.go), told to
-//     the replicas as any state change. A partition it leads with no other
-//     live ISR member keeps it as leader until it is gone (the election
-//     would take the partition offline at once).
+//     the other replicas as any state change. The broker itself gets no
+//     more LeaderAndIsr (its fetches keep its old leader epochs, which the
+//     new leaders refuse). A partition it leads with no other live ISR
+//     member keeps it as leader until it is gone (the election would take
+//     the partition offline at once).
 //   - The answer waits until no state write of its partitions is decided
-//     or in flight; it lists the partitions the broker still leads
-//     (PartitionsRemaining), and the broker gets StopReplica, without
-//     deletion, for every partition it hosts and does not lead, so it
-//     fetches no more (Kafka's OfflineReplica transition).
-//
-// Difference from Kafka: Kafka lists every partition the broker still leads,
-// and its broker retries (controlled.shutdown.max.retries) while any
-// remains; here the partitions with no other live ISR member are listed
-// only while a write that could move them is outstanding, so a broker
-// with replication factor 1 partitions is not held for its retries.
+//     or in flight; it lists the partitions with more than one replica the
+//     broker still leads (PartitionsRemaining, Kafka's
+//     replicatedPartitionsBrokerLeads: a replication factor 1 partition
+//     cannot move and does not hold the shutdown up), and the broker gets
+//     StopReplica, without deletion, for every partition it hosts and does
+//     not lead, so it neither leads nor fetches them (Kafka's
+//     OfflineReplica transition). The broker asks again while partitions
+//     remain (controlled.shutdown.max.retries).
 
 import (
 	"slices"
@@ -145,6 +145,9 @@ func (c *Controller) shutdownState(call *shutdownCall) (*kmsg.ControlledShutdown
 				continue // new: no replica hosts it yet
 			}
 			if p.state.Leader == call.broker {
+				if len(p.replicas) == 1 {
+					continue
+				}
 				resp.PartitionsRemaining = append(resp.PartitionsRemaining, kmsg.ControlledShutdownResponsePartitionsRemaining{
 					Topic: p.tp.Topic, Partition: p.tp.Partition,
 				})

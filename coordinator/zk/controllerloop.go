@@ -18,8 +18,9 @@ package zk
 // resigns), a read fails for good, or on Close; every goroutine of the
 // term has ended before the next campaign starts.
 //
-// A leader's AlterPartition reaches the loop through AlterPartition, which
-// any goroutine may call: the loop Steps it and sends the core's Answer
+// A leader's AlterPartition reaches the loop through AlterPartition (a
+// broker's ControlledShutdown through ControlledShutdown), which any
+// goroutine may call: the loop Steps it and sends the core's Answer
 // back once it comes; a term that ends answers what it holds
 // NOT_CONTROLLER, so a caller never waits past the term.
 //
@@ -67,8 +68,9 @@ type ControllerLoop struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	// alters are AlterPartition requests for the loop, taken while it
-	// leads.
-	alters chan alterCall
+	// leads; shutdowns ControlledShutdown requests (controlledshutdown.go).
+	alters    chan alterCall
+	shutdowns chan shutdownCall
 
 	// epoch is the controller epoch of the current term, 0 when this
 	// broker is not the controller.
@@ -94,7 +96,7 @@ func StartControllerLoop(ctx context.Context, client *Client, id int32, s Sender
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &ControllerLoop{client: client, id: id, send: s, opts: o, cancel: cancel, done: make(chan struct{}),
-		alters: make(chan alterCall), log: o.Logger.With("broker", id)}
+		alters: make(chan alterCall), shutdowns: make(chan shutdownCall), log: o.Logger.With("broker", id)}
 	l.active.Store(-1)
 	l.mu.changed = make(chan struct{})
 	go l.run(ctx)
@@ -139,25 +141,33 @@ type alterCall struct {
 // A broker that is not the controller, or stops being it meanwhile,
 // answers NOT_CONTROLLER, as Kafka's.
 func (l *ControllerLoop) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	call := alterCall{req: req, reply: make(chan *kmsg.AlterPartitionResponse, 1)}
+	return ask(l, ctx, l.alters, call, call.reply, func() *kmsg.AlterPartitionResponse { return notController(req) })
+}
+
+// ask hands call to the loop through ch and waits for its reply, or for
+// ctx; refused answers when this broker is not, or stops being, the
+// controller.
+func ask[C, R any](l *ControllerLoop, ctx context.Context, ch chan<- C, call C, reply <-chan R, refused func() R) (R, error) {
+	var zero R
 	changed := l.Changed()
 	if !l.IsController() {
-		return notController(req), nil
+		return refused(), nil
 	}
-	call := alterCall{req: req, reply: make(chan *kmsg.AlterPartitionResponse, 1)}
 	select {
-	case l.alters <- call:
+	case ch <- call:
 	case <-changed:
-		return notController(req), nil
+		return refused(), nil
 	case <-l.done:
-		return notController(req), nil
+		return refused(), nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return zero, ctx.Err()
 	}
 	select {
-	case resp := <-call.reply:
+	case resp := <-reply:
 		return resp, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return zero, ctx.Err()
 	}
 }
 
@@ -296,6 +306,9 @@ type term struct {
 	// by the id the core answers them with.
 	replies map[uint64]alterCall
 	alterID uint64
+	// shutdownReplies are the ControlledShutdown requests Stepped and not
+	// answered, numbered from alterID too.
+	shutdownReplies map[uint64]shutdownCall
 }
 
 // alter Steps an AlterPartition into the core.
@@ -342,9 +355,10 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		events:  make(chan controller.Event, 1024),
 		fired:   make(chan fire, 64),
 		watched: map[string]bool{},
-		replies: map[uint64]alterCall{},
+		replies: map[uint64]alterCall{}, shutdownReplies: map[uint64]shutdownCall{},
 	}
 	defer t.endAlters()
+	defer t.endShutdowns()
 	t.ch = newChannels(ctx, l.send, &wg, func(r controller.Response) { t.post(r) })
 	t.core.Step(ld)
 	if err := t.stillController(); err != nil {
@@ -369,12 +383,14 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		if rd.Resigned {
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
+			t.answerShutdowns(rd.ShutdownAnswers)
 			return errResigned
 		}
 		if !rd.Empty() {
 			t.perform(rd)
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
+			t.answerShutdowns(rd.ShutdownAnswers)
 		}
 		// Wait for an event, then take every one already come before the
 		// next Ready, so that their consequences are batched. (Only this
@@ -386,6 +402,8 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 				t.core.Step(ev)
 			case a := <-l.alters:
 				t.alter(a)
+			case sd := <-l.shutdowns:
+				t.shutdown(sd)
 			case f := <-t.fired:
 				if err := t.handle(f); err != nil {
 					return err
