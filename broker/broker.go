@@ -83,7 +83,7 @@ func New(cfg Config) (*Broker, error) {
 			return nil, err
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
-		cl.fetchers = newFetchers(b, zk.NewNetSender(cl.zk, cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout}))
+		cl.fetchers = newFetchers(b, zk.NewNetSender(cl.zk, cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true}))
 		if cfg.ControlPlane == nil {
 			b.ctl.plane = cl
 		}

@@ -13,7 +13,10 @@ package broker
 //
 // Only ZooKeeper mode has followers (the single node leads every
 // partition): requests go through a zk.NetSender, which finds a broker's
-// address from its registration.
+// address from its registration. The fetchers have one of their own, which
+// reads every answer from a leader into one buffer (ReuseResponses): a
+// fetcher is done with an answer before it sends the next fetch, so
+// replication allocates nothing the size of the records it copies.
 
 import (
 	"errors"
@@ -58,6 +61,11 @@ type fetcher struct {
 		sync.Mutex
 		parts map[*partition]struct{}
 	}
+
+	// The fetcher goroutine's, reused for every partition of every answer:
+	// the batches of the answer being stepped and their spans (fetched).
+	batches []replication.Batch
+	spans   [][2]int
 }
 
 func newFetchers(b *Broker, send *zk.NetSender) *fetchers {
@@ -190,7 +198,7 @@ func (f *fetcher) fetch(ps []pending) error {
 			for _, pd := range ps {
 				if pd.p.topic == rt.Topic && pd.p.index == rp.Partition && !answered[pd.p] {
 					answered[pd.p] = true
-					pd.p.fetched(pd.req.Seq, &rp)
+					f.fetched(pd.p, pd.req.Seq, &rp)
 				}
 			}
 		}
@@ -207,7 +215,9 @@ func (f *fetcher) fetch(ps []pending) error {
 }
 
 // fetched steps a fetch answer into p's core, with the batches it carried.
-func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition) {
+// The core keeps none of them past the step (Advance drops its Ready), so
+// their index is built in the fetcher's reused slices.
+func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicPartition) {
 	ev := replication.FetchResult{Seq: seq, HighWatermark: rp.HighWatermark, LeaderLogStart: max(rp.LogStartOffset, 0),
 		LeaderLogEnd: 1<<63 - 1} // unknown: a fetch answers no log end
 	if rp.ErrorCode != 0 {
@@ -219,19 +229,20 @@ func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition) {
 	// Whole batches only: a fetch cut at its byte limit ends in a partial
 	// one, fetched again next time.
 	data := rp.RecordBatches
-	var spans [][2]int
+	f.batches, f.spans = f.batches[:0], f.spans[:0]
 	for pos := 0; pos < len(data); {
 		h, err := engine.ParseBatchHeader(data[pos:])
 		if err != nil || int64(len(data)-pos) < h.Size() {
 			break
 		}
-		ev.Batches = append(ev.Batches, replication.Batch{Base: h.BaseOffset, End: h.LastOffset() + 1, Epoch: h.LeaderEpoch})
-		spans = append(spans, [2]int{pos, pos + int(h.Size())})
+		f.batches = append(f.batches, replication.Batch{Base: h.BaseOffset, End: h.LastOffset() + 1, Epoch: h.LeaderEpoch})
+		f.spans = append(f.spans, [2]int{pos, pos + int(h.Size())})
 		pos += int(h.Size())
 	}
+	ev.Batches = f.batches
 	p.rep.mu.Lock()
 	defer p.rep.mu.Unlock()
-	p.rep.mu.batches, p.rep.mu.spans = data, spans
+	p.rep.mu.batches, p.rep.mu.spans = data, f.spans
 	p.rep.mu.batchIndex = ev.Batches
 	p.stepLocked(ev)
 	p.rep.mu.batches, p.rep.mu.spans, p.rep.mu.batchIndex = nil, nil, nil
