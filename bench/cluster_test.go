@@ -196,12 +196,6 @@ func (c *cluster) createTopic(ctx context.Context, name string, partitions int32
 	c.waitMetadata(name+" led, ISR whole", inSync(name, int(partitions), int(rf), -1))
 }
 
-// deleteTopic deletes a topic (its logs go with it).
-func (c *cluster) deleteTopic(ctx context.Context, name string) {
-	c.tb.Helper()
-	deleteTopicAt(c.tb, ctx, c.addrs(), name)
-}
-
 // logSize is the bytes broker id holds of the topic's partitions.
 func (c *cluster) logSize(ctx context.Context, id int32, topic string) (int64, error) {
 	req := kmsg.NewPtrDescribeLogDirsRequest()

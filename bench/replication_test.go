@@ -28,6 +28,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -40,6 +41,7 @@ import (
 var (
 	flagCatchupRecords = flag.Int64("sluice.catchup-records", 2_000_000, "records an RF 3 topic takes while a follower is down, per catch-up round")
 	flagCatchupRate    = flag.Float64("sluice.catchup-rate", 10_000, "records/s of the producer that runs while the follower catches up")
+	flagReplicated     = flag.String("sluice.replicated", "single,rf1,rf3", "cases of the replicated produce benchmark (all three for its ratios; one to profile it)")
 )
 
 // The goals of issue 15.
@@ -72,12 +74,18 @@ var produceRotation int
 func benchReplicatedProduce(b *testing.B) {
 	ctx := benchCtx(b)
 	c, single := clusterAndSingle(b)
+	var cases []replicated
+	for _, k := range replicatedCases {
+		if slices.Contains(strings.Split(*flagReplicated, ","), k.name) {
+			cases = append(cases, k)
+		}
+	}
 	rounds := map[string][]round{}
 	for r := range *flagRounds {
-		for i := range replicatedCases {
+		for i := range cases {
 			// Each round starts with the next case (and so does the next
 			// invocation's first): no case always runs first or last.
-			k := replicatedCases[(i+produceRotation)%len(replicatedCases)]
+			k := cases[(i+produceRotation)%len(cases)]
 			topic := fmt.Sprintf("%s-%d", k.name, r)
 			addrs := []string{single}
 			if k.rf == 0 {
@@ -93,14 +101,16 @@ func benchReplicatedProduce(b *testing.B) {
 			cfg := Config{Brokers: addrs, Mode: Produce, Topic: topic, Records: *flagProduceRecords, RecordBytes: benchRecordBytes,
 				Partitions: 8, Acks: k.acks, AcksSet: true}
 			rounds[k.name] = append(rounds[k.name], measure(func() *Result { return runAt(b, ctx, cfg) }, c.zk.Pid()))
-			// The round's logs go, and what is dirty is written back,
-			// outside every measured window.
-			deleteTopicAt(b, ctx, addrs, topic)
+			// What is dirty is written back outside every measured window.
+			// The round's topic stays (until the benchmark's end): a
+			// deleted replicated topic's followers go on fetching it, from
+			// a leader that answers UNKNOWN_TOPIC_OR_PARTITION, without
+			// backoff, taking a core away from every later round.
 			syscall.Sync()
 		}
 		produceRotation++
 	}
-	reportReplicated(b, rounds)
+	reportReplicated(b, cases, rounds)
 }
 
 // clusterAndSingle starts a 3-broker cluster and a single node, stopped
@@ -115,13 +125,14 @@ func clusterAndSingle(b *testing.B) (*cluster, string) {
 	return c, single
 }
 
-// reportReplicated logs and reports each case's medians and the per-round
-// ratios of RF 3's CPU per record to the others'.
-func reportReplicated(b *testing.B, rounds map[string][]round) {
+// reportReplicated logs and reports each case's medians and, when every
+// case ran, the per-round ratios of RF 3's CPU per record to the others'.
+func reportReplicated(b *testing.B, cases []replicated, rounds map[string][]round) {
 	var sb strings.Builder
-	n := len(rounds["single"])
+	n := *flagRounds
 	fmt.Fprintf(&sb, "medians of %d interleaved rounds; CPU of the process (client + brokers) and ZooKeeper:", n)
-	for _, k := range replicatedCases {
+	defer func() { b.Log(sb.String()) }()
+	for _, k := range cases {
 		rs := rounds[k.name]
 		rates, cpus, allocs := make([]float64, n), make([]float64, n), make([]float64, n)
 		for i, r := range rs {
@@ -132,6 +143,9 @@ func reportReplicated(b *testing.B, rounds map[string][]round) {
 		b.ReportMetric(median(rates), k.name+"-rec/s")
 		b.ReportMetric(median(cpus), k.name+"-cpu-ns/rec")
 		b.ReportMetric(median(allocs), k.name+"-allocs/rec")
+	}
+	if len(cases) < len(replicatedCases) {
+		return // no ratios
 	}
 	perRound := func(f func(i int) float64) float64 {
 		xs := make([]float64, n)
@@ -154,7 +168,6 @@ func reportReplicated(b *testing.B, rounds map[string][]round) {
 	b.ReportMetric(cpuVsRF1, "rf3/rf1-cpu")
 	b.ReportMetric(rateVsSingle, "rf3/single-rate")
 	b.ReportMetric(1e9/median(rates(rf3)), "ns/op")
-	b.Log(sb.String())
 }
 
 func rates(rs []round) []float64 {
@@ -233,8 +246,7 @@ func benchCatchup(b *testing.B) {
 		startup = append(startup, float64(first.Sub(t0))/1e6)
 		b.Logf("round %d: follower %d copied %s records (%s before its start) in %.2f s, the first byte %.0f ms after its start",
 			r+1, f, Count(copied), Count(backlog), t1.Sub(t0).Seconds(), startup[len(startup)-1])
-		c.deleteTopic(ctx, topic)
-		syscall.Sync()
+		syscall.Sync() // the topic stays: see benchReplicatedProduce
 	}
 	b.Logf("catch-up, medians of %d rounds, a producer at %s records/s meanwhile: %s records/s from the follower's start, %s from its first copied byte (%.0f ms after its start)",
 		len(fromStart), Count(int64(*flagCatchupRate)), Count(int64(median(fromStart))), Count(int64(median(fromFirst))), median(startup))

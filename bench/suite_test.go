@@ -101,20 +101,6 @@ func createTopicAt(tb testing.TB, ctx context.Context, addrs []string, name stri
 	})
 }
 
-// deleteTopicAt deletes a topic through the brokers at addrs.
-func deleteTopicAt(tb testing.TB, ctx context.Context, addrs []string, name string) {
-	tb.Helper()
-	withAdmin(tb, addrs, func(adm *kadm.Client) {
-		resp, err := adm.DeleteTopics(ctx, name)
-		if err == nil {
-			err = resp.Error()
-		}
-		if err != nil {
-			tb.Fatalf("delete topic %s: %v", name, err)
-		}
-	})
-}
-
 func median(xs []float64) float64 {
 	s := slices.Clone(xs)
 	slices.Sort(s)
