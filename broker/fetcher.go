@@ -17,7 +17,10 @@ package broker
 //
 // Only ZooKeeper mode has followers (the single node leads every
 // partition): requests go through zk.NetSenders, which find a broker's
-// address from its registration.
+// address from its registration. Each fetcher has one of its own, which
+// reads every answer from its leader into one buffer (ReuseResponses): a
+// fetcher is done with an answer before it sends its next request, so
+// replication allocates nothing the size of the records it copies.
 
 import (
 	"context"
@@ -72,6 +75,11 @@ type fetcher struct {
 		sync.Mutex
 		parts map[*partition]struct{}
 	}
+
+	// The fetcher goroutine's, reused for every partition of every answer:
+	// the batches of the answer being stepped and their spans (fetched).
+	batches []replication.Batch
+	spans   [][2]int
 }
 
 func newFetchers(b *Broker, cfg FetcherConfig, c *zk.Client) *fetchers {
@@ -99,7 +107,7 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	f := fs.mu.bySource[key]
 	if f == nil {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
-		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout,
+		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
 			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
 		f.mu.parts = map[*partition]struct{}{}
 		fs.mu.bySource[key] = f
@@ -226,7 +234,7 @@ func (f *fetcher) fetch(ps []pending) error {
 					outOfRange = append(outOfRange, pd)
 					continue
 				}
-				pd.p.fetched(pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end
+				f.fetched(pd.p, pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end
 			}
 		}
 	}
@@ -295,7 +303,9 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 }
 
 // fetched steps a fetch answer into p's core, with the batches it carried.
-func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition, leaderEnd int64) {
+// The core keeps none of them past the step (Advance drops its Ready), so
+// their index is built in the fetcher's reused slices.
+func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicPartition, leaderEnd int64) {
 	ev := replication.FetchResult{Seq: seq, HighWatermark: rp.HighWatermark, LeaderLogStart: max(rp.LogStartOffset, 0),
 		LeaderLogEnd: leaderEnd}
 	if rp.ErrorCode != 0 {
@@ -307,19 +317,20 @@ func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition, le
 	// Whole batches only: a fetch cut at its byte limit ends in a partial
 	// one, fetched again next time.
 	data := rp.RecordBatches
-	var spans [][2]int
+	f.batches, f.spans = f.batches[:0], f.spans[:0]
 	for pos := 0; pos < len(data); {
 		h, err := engine.ParseBatchHeader(data[pos:])
 		if err != nil || int64(len(data)-pos) < h.Size() {
 			break
 		}
-		ev.Batches = append(ev.Batches, replication.Batch{Base: h.BaseOffset, End: h.LastOffset() + 1, Epoch: h.LeaderEpoch})
-		spans = append(spans, [2]int{pos, pos + int(h.Size())})
+		f.batches = append(f.batches, replication.Batch{Base: h.BaseOffset, End: h.LastOffset() + 1, Epoch: h.LeaderEpoch})
+		f.spans = append(f.spans, [2]int{pos, pos + int(h.Size())})
 		pos += int(h.Size())
 	}
+	ev.Batches = f.batches
 	p.rep.mu.Lock()
 	defer p.rep.mu.Unlock()
-	p.rep.mu.batches, p.rep.mu.spans = data, spans
+	p.rep.mu.batches, p.rep.mu.spans = data, f.spans
 	p.rep.mu.batchIndex = ev.Batches
 	p.stepLocked(ev)
 	p.rep.mu.batches, p.rep.mu.spans, p.rep.mu.batchIndex = nil, nil, nil
