@@ -74,6 +74,11 @@ type fetcher struct {
 	mu struct {
 		sync.Mutex
 		parts map[*partition]struct{}
+		// delayed are partitions whose last answer was an error, not
+		// fetched before the time given (replica.fetch.backoff.ms, as
+		// Kafka's fetcher delays a partition in error): a leader that
+		// refuses a partition is not asked again at once, in a loop.
+		delayed map[*partition]time.Time
 	}
 
 	// The fetcher goroutine's, reused for every partition of every answer:
@@ -109,7 +114,7 @@ func (fs *fetchers) want(leader int32, p *partition) {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
 		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
 			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
-		f.mu.parts = map[*partition]struct{}{}
+		f.mu.parts, f.mu.delayed = map[*partition]struct{}{}, map[*partition]time.Time{}
 		fs.mu.bySource[key] = f
 		go f.run()
 	}
@@ -123,6 +128,19 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	}
 }
 
+// delay holds ps back for the backoff.
+func (f *fetcher) delay(ps []*partition) {
+	if len(ps) == 0 {
+		return
+	}
+	until := time.Now().Add(f.f.cfg.Backoff)
+	f.mu.Lock()
+	for _, p := range ps {
+		f.mu.delayed[p] = until
+	}
+	f.mu.Unlock()
+}
+
 // pending is a partition's fetch to send.
 type pending struct {
 	p   *partition
@@ -130,14 +148,26 @@ type pending struct {
 }
 
 // take returns the fetches the fetcher's partitions want now (their
-// core's pending fetch of this leader), dropping partitions that follow
-// another leader or none.
+// core's pending fetch of this leader, unless delayed), dropping
+// partitions that follow another leader or none, and when the first
+// delayed partition is due (zero if none is).
 // Lock order: a partition's replica lock before fetcher.mu (want is
 // called under it), so the partitions are read with fetcher.mu released.
-func (f *fetcher) take() []pending {
+func (f *fetcher) take() ([]pending, time.Time) {
+	now := time.Now()
+	var due time.Time
 	f.mu.Lock()
 	parts := make([]*partition, 0, len(f.mu.parts))
 	for p := range f.mu.parts {
+		if until, ok := f.mu.delayed[p]; ok {
+			if now.Before(until) {
+				if due.IsZero() || until.Before(due) {
+					due = until
+				}
+				continue
+			}
+			delete(f.mu.delayed, p)
+		}
 		parts = append(parts, p)
 	}
 	f.mu.Unlock()
@@ -160,21 +190,26 @@ func (f *fetcher) take() []pending {
 		}
 		out = append(out, pending{p, req})
 	}
-	return out
+	return out, due
 }
 
 func (f *fetcher) run() {
 	b := f.f.b
 	defer f.send.Close()
 	for {
-		ps := f.take()
+		ps, due := f.take()
 		if len(ps) == 0 {
+			var later <-chan time.Time
+			if !due.IsZero() {
+				later = time.After(time.Until(due))
+			}
 			select {
 			case <-f.wake:
-				continue
+			case <-later:
 			case <-b.closing:
 				return
 			}
+			continue
 		}
 		if err := f.fetch(ps); err != nil {
 			select {
@@ -223,6 +258,8 @@ func (f *fetcher) fetch(ps []pending) error {
 	resp := raw.(*kmsg.FetchResponse)
 	answered := map[*partition]bool{}
 	var outOfRange []pending
+	var errored []*partition
+	defer func() { f.delay(errored) }()
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
 			for _, pd := range ps {
@@ -233,6 +270,9 @@ func (f *fetcher) fetch(ps []pending) error {
 				if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
 					outOfRange = append(outOfRange, pd)
 					continue
+				}
+				if rp.ErrorCode != 0 {
+					errored = append(errored, pd.p)
 				}
 				f.fetched(pd.p, pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end
 			}
@@ -296,6 +336,7 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 		e, ok := ends[pd.p]
 		if !ok || e[0] < e[1] {
 			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
+			f.delay([]*partition{pd.p})
 			continue
 		}
 		pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: kerr.OffsetOutOfRange, LeaderLogEnd: e[0], LeaderLogStart: e[1]})
