@@ -204,7 +204,7 @@ func TestClusterFetchErrorsBackOff(t *testing.T) {
 	c.createTopic(ctx, "gone", 1, 2)
 	c.waitAgree("both replicas in sync", func(md *kmsg.MetadataResponse) bool { return len(isrOf(md, "gone", 0)) == 2 })
 	leader := topicOf(metadataOf(t, c.broker(0)), "gone").Partitions[0].Leader
-	p := c.broker(1 - leader).partition("gone", 0)
+	p := c.broker(1-leader).partition("gone", 0)
 	// The leader drops its replica as StopReplica with deletion would,
 	// while the follower still follows it.
 	if err := c.broker(leader).unhost(topicPartition{"gone", 0}, 1<<30, true); err != nil {
