@@ -50,6 +50,15 @@ func TestCheckerFindsEachAnomaly(t *testing.T) {
 		t.Fatalf("the valid history's report: %s", rep)
 	}
 
+	// A record that failed retriably, or was never answered, may be in
+	// the log: no anomaly.
+	rep = build(func(h *history, final []read) []read {
+		return append(final, read{position{0, 3}, workValue("p", 6)}, read{position{1, 3}, workValue("p", 7)})
+	})
+	if a := rep.anomalies(); len(a) > 0 || rep.failedRead != 2 {
+		t.Fatalf("the valid history with its unacknowledged records in the log: %v; %s", a, rep)
+	}
+
 	drop := func(final []read, v string) []read {
 		return slices.DeleteFunc(final, func(r read) bool { return r.value == v })
 	}

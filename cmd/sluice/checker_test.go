@@ -155,6 +155,7 @@ func parseWorkValue(v string) (producer string, seq int64, ok bool) {
 // anomaly of its kind, sorted.
 type report struct {
 	acked, failed, indeterminate, read, groupReads int
+	failedRead                                     int // failed retriably, yet in the log (allowed)
 	errs                                           map[string]int
 	lost, duplicated, inconsistent, misplaced      []string
 	disordered, groupMissed, unknown, nonRetriable []string
@@ -234,6 +235,13 @@ func analyze(h *history, final []read) report {
 	for _, r := range h.mu.group {
 		grouped[r.value] = true
 	}
+	for v := range h.mu.sent {
+		if _, acked := h.mu.acked[v]; !acked {
+			if _, ok := inFinal[v]; ok {
+				rep.failedRead++
+			}
+		}
+	}
 	for v, p := range h.mu.acked {
 		got, ok := inFinal[v]
 		switch {
@@ -292,8 +300,8 @@ func (r report) String() string {
 		errs = append(errs, fmt.Sprintf("%dx %s", n, e))
 	}
 	slices.Sort(errs)
-	return fmt.Sprintf("%d acknowledged, %d failed retriably %v, %d indeterminate; %d read at the end, %d group deliveries",
-		r.acked, r.failed, errs, r.indeterminate, r.read, r.groupReads)
+	return fmt.Sprintf("%d acknowledged, %d failed retriably %v, %d never answered, %d unacknowledged in the log; %d read at the end, %d group deliveries",
+		r.acked, r.failed, errs, r.indeterminate, r.failedRead, r.read, r.groupReads)
 }
 
 // workload is a faults test's clients on one topic: producers writing
