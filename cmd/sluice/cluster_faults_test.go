@@ -10,9 +10,11 @@ package main
 // broker leaves within about 2 s.
 //
 // CI runs each mode once per target. The long tier runs each 5 times and
-// then random faults for as long as asked:
+// then random faults for as long as asked (BENCHMARKS.md, "Failover: fault
+// injection", has its result; -faults.seed replays a random run's
+// choices, not its timing):
 //
-//	go test -count=1 -timeout 60m -run 'TestFaults' ./cmd/sluice -faults.rounds=5 -faults.chaos=12m
+//	go test -count=1 -timeout 60m -run 'TestFaults' -v ./cmd/sluice -faults.rounds=5 -faults.chaos=10m
 
 import (
 	"context"
