@@ -130,7 +130,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			if sp.ErrorCode != 0 {
 				continue
 			}
-			if err := a.p.awaitReplicated(a.res.LastOffset+1, timeout); err != nil {
+			if err := a.p.awaitReplicated(a.res.LastOffset+1, timeout, c.b.closing); err != nil {
 				failed = true
 				sp.BaseOffset = -1
 				setProduceError(req, sp, errorCode(err), err.Error())

@@ -204,7 +204,7 @@ func (s *offsetsStore) Append(partition int32, records []group.Record) error {
 	p.notify()
 	if err == nil {
 		// acks=all, as Kafka's group coordinator writes (offsets.commit.timeout.ms).
-		err = p.awaitReplicated(res.LastOffset+1, offsetsCommitTimeout)
+		err = p.awaitReplicated(res.LastOffset+1, offsetsCommitTimeout, s.b.closing)
 	}
 	return err
 }

@@ -31,6 +31,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
@@ -220,9 +221,15 @@ func (p *partition) checkAcksAll() error {
 
 // awaitReplicated waits until the high watermark passes end (the offset
 // after an acks=all produce's last record), the request's timeout passes
-// (REQUEST_TIMED_OUT) or the core fails it (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-// NOT_LEADER_OR_FOLLOWER). It does not poll: the core completes it.
-func (p *partition) awaitReplicated(end int64, timeout time.Duration) error {
+// (REQUEST_TIMED_OUT), the core fails it (NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+// NOT_LEADER_OR_FOLLOWER) or closing closes (NOT_LEADER_OR_FOLLOWER): a
+// broker shutting down reads no more follower fetches, so the high
+// watermark cannot move, and the wait would hold the shutdown, and the
+// broker's registration with the partition's leadership, until the
+// timeout. The client retries on the next leader; an idempotent producer's
+// retry is deduplicated there if a follower had the batch. It does not
+// poll: the core completes it.
+func (p *partition) awaitReplicated(end int64, timeout time.Duration, closing <-chan struct{}) error {
 	if p.rep.hw.Load() >= end {
 		return nil
 	}
@@ -236,7 +243,14 @@ func (p *partition) awaitReplicated(end int64, timeout time.Duration) error {
 	p.rep.mu.Unlock()
 	t := time.AfterFunc(timeout, func() { p.step(replication.Tick{Now: now()}) })
 	defer t.Stop()
-	return <-ch
+	select {
+	case err := <-ch:
+		return err
+	case <-closing:
+		// The core completes the waiter later, into its buffered channel,
+		// or never: the broker is closing.
+		return fmt.Errorf("%w: the broker is shutting down", kerr.NotLeaderForPartition)
+	}
 }
 
 // tickReplicas steps the clock into every hosted partition's core: ISR
