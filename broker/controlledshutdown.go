@@ -73,7 +73,17 @@ func (b *Broker) askControlledShutdown() ([]kmsg.ControlledShutdownResponseParti
 	req := kmsg.NewPtrControlledShutdownRequest()
 	req.SetVersion(3)
 	req.BrokerID, req.BrokerEpoch = b.cfg.ID, cl.BrokerEpoch()
-	ctx, cancel := context.WithTimeout(context.Background(), alterPartitionTimeout)
+	// An attempt waits at most a session timeout (Kafka:
+	// controller.socket.timeout.ms, 30 s): a controller silent that long
+	// has lost its session if it is gone, and the next attempt asks the
+	// one after it.
+	wait := alterPartitionTimeout
+	if st := b.cfg.Cluster.SessionTimeout; st > 0 && st < wait {
+		wait = st
+	} else if st <= 0 {
+		wait = 18 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	var resp *kmsg.ControlledShutdownResponse
 	switch controller := b.ctl.cache.load().controllerID; {

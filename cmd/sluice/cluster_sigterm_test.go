@@ -23,8 +23,11 @@ import (
 // once: a follower may hold the batch already (a fetch it sent before it
 // stopped was answered with it, and it appends that answer once
 // continued), and the new leader then knows the batch's sequence.
+// Controlled shutdown is off: with both followers stopped (one of them may
+// be the controller) it could only wait; this is the shutdown without it,
+// or after it gave up.
 func TestClusterCleanShutdownAnswersParkedProduce(t *testing.T) {
-	c := startClusterWith(t, 3, "zookeeper.session.timeout.ms=4000\n")
+	c := startClusterWith(t, 3, "zookeeper.session.timeout.ms=4000\ncontrolled.shutdown.enable=false\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*testWait)
 	defer cancel()
 	const topic = "parked"
