@@ -33,7 +33,8 @@ type Options struct {
 }
 
 // Event is an input of Step: Load, BrokersChanged, TopicsChanged,
-// DeleteTopics, WriteResult, Response or AlterPartition (alter.go).
+// DeleteTopics, WriteResult, Response, AlterPartition (alter.go),
+// ElectLeaders, TopicConfigs (elect.go) or ImbalanceCheck (rebalance.go).
 type Event interface{ event() }
 
 // Load is the cluster as read from ZooKeeper after the election, before
@@ -159,6 +160,11 @@ type Write struct {
 	// ISRChange says an UpdateState is a leader's AlterPartition: the
 	// leader and its epoch stay, the ISR changes (alter.go).
 	ISRChange bool
+	// Unclean says an UpdateState elects a leader from outside the
+	// committed ISR (an unclean election): records acknowledged by the old
+	// ISR and not replicated to the new leader are lost. The driver logs
+	// it as Kafka does, at WARN.
+	Unclean bool
 }
 
 func (w Write) key() writeKey {
@@ -201,6 +207,9 @@ type Ready struct {
 	// once Advance is called (after the requests of this Ready are
 	// queued, as Kafka queues UpdateMetadata before answering).
 	Answers []Answer
+	// Elections are the results of ElectLeaders requests, sent back
+	// likewise (elect.go).
+	Elections []ElectionAnswer
 	// Resigned says the controller was deposed (a write failed on the
 	// controller epoch, or another controller wrote a partition's state):
 	// it asks for nothing more and ignores every later event.
@@ -209,7 +218,7 @@ type Ready struct {
 
 // Empty reports whether rd asks for nothing.
 func (rd Ready) Empty() bool {
-	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && !rd.Resigned
+	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && len(rd.Elections) == 0 && !rd.Resigned
 }
 
 // Controller is the decision core of the controller elected at one epoch.
@@ -239,6 +248,11 @@ type Controller struct {
 	alters map[engine.Partition][]*alterItem
 	// answers are AlterPartition responses not yet handed out.
 	answers []Answer
+	// elections are elections' partitions waiting for their partition's
+	// write to be done, in arrival order, and elected the ElectLeaders
+	// results not yet handed out (elect.go).
+	elections map[engine.Partition][]*electItem
+	elected   []ElectionAnswer
 
 	batch batch
 
@@ -252,6 +266,8 @@ type flight struct {
 	fences map[int32]uint64
 	// alter is the request partition an ISRChange write answers.
 	alter *alterItem
+	// elect is the election a write performs.
+	elect *electItem
 }
 
 // New returns the controller of broker self, elected at controller epoch
@@ -275,6 +291,7 @@ func New(self, epoch int32, opts Options) *Controller {
 		topicWrites: map[string][]Write{},
 		inflight:    map[writeKey]*flight{},
 		alters:      map[engine.Partition][]*alterItem{},
+		elections:   map[engine.Partition][]*electItem{},
 		batch:       newBatch(),
 	}
 }
@@ -297,6 +314,10 @@ func (c *Controller) Step(ev Event) {
 	}
 	if a, ok := ev.(AlterPartition); ok && (c.resigned || !c.loaded) {
 		c.answers = append(c.answers, Answer{a.ID, &kmsg.AlterPartitionResponse{Version: a.Request.Version, ErrorCode: kerr.NotController.Code}})
+		return
+	}
+	if e, ok := ev.(ElectLeaders); ok && (c.resigned || !c.loaded) {
+		c.elected = append(c.elected, notControllerElection(e))
 		return
 	}
 	if c.resigned {
@@ -326,6 +347,12 @@ func (c *Controller) Step(ev Event) {
 		c.response(ev)
 	case AlterPartition:
 		c.alterPartition(ev)
+	case ElectLeaders:
+		c.electLeaders(ev)
+	case TopicConfigs:
+		c.topicConfigs(ev)
+	case ImbalanceCheck:
+		c.imbalanceCheck(ev)
 	default:
 		panic("controller: unknown event")
 	}
@@ -340,13 +367,13 @@ func (c *Controller) Ready() Ready {
 		return *c.handed
 	}
 	if c.resigned {
-		rd := Ready{Resigned: !c.told, Answers: c.answers}
-		if len(rd.Answers) > 0 {
+		rd := Ready{Resigned: !c.told, Answers: c.answers, Elections: c.elected}
+		if len(rd.Answers) > 0 || len(rd.Elections) > 0 {
 			c.handed = &rd
 		}
 		return rd
 	}
-	rd := Ready{Answers: c.answers}
+	rd := Ready{Answers: c.answers, Elections: c.elected}
 	for _, f := range c.pending {
 		rd.Writes = append(rd.Writes, f.w)
 	}
@@ -379,11 +406,13 @@ func (c *Controller) Advance(rd Ready) {
 	if c.handed == nil {
 		return
 	}
-	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) || len(rd.Answers) != len(c.handed.Answers) {
+	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) ||
+		len(rd.Answers) != len(c.handed.Answers) || len(rd.Elections) != len(c.handed.Elections) {
 		panic("controller: Advance with another Ready")
 	}
 	c.handed = nil
 	c.answers = nil
+	c.elected = nil
 	c.clearSent()
 	for _, w := range rd.Writes {
 		k := w.key()
@@ -406,7 +435,7 @@ func (c *Controller) Topic(name string) (TopicAssignment, bool) {
 	if t == nil {
 		return TopicAssignment{}, false
 	}
-	a := TopicAssignment{Name: name, ID: t.id, Replicas: make([][]int32, len(t.parts))}
+	a := TopicAssignment{Name: name, ID: t.id, Replicas: make([][]int32, len(t.parts)), UncleanLeaderElection: t.unclean}
 	for i, p := range t.parts {
 		a.Replicas[i] = slices.Clone(p.replicas)
 	}
