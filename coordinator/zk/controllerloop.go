@@ -12,7 +12,8 @@ package zk
 // Goroutines: the loop's own, which alone touches the core (Step, Ready,
 // Advance) and reads ZooKeeper again when a watch fires; and, during a
 // term as controller, one per watch armed (it forwards the watch's event
-// to the loop), one per batch of writes, one per broker's queue. Their
+// to the loop), one per batch of writes, one per broker's queue, and the
+// automatic rebalance's ticker. Their
 // results come back to the loop through channels. A term ends when the
 // session expires, a write finds another controller elected (the core
 // resigns), a read fails for good, or on Close; every goroutine of the
@@ -21,7 +22,9 @@ package zk
 // A leader's AlterPartition reaches the loop through AlterPartition, which
 // any goroutine may call: the loop Steps it and sends the core's Answer
 // back once it comes; a term that ends answers what it holds
-// NOT_CONTROLLER, so a caller never waits past the term.
+// NOT_CONTROLLER, so a caller never waits past the term. ElectLeaders and
+// config change notices come the same way; a term also steps the automatic
+// rebalance's checks (elections.go).
 //
 // Watches are one-shot: each is armed again, with the data re-read, when
 // its event is handled. The core is given whole sets (all registrations,
@@ -52,6 +55,17 @@ type LoopOptions struct {
 	RetryBackoff time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// Unclean is a topic's effective unclean.leader.election.enable given
+	// its /config/topics overrides: the broker's layers of defaults below
+	// the override (default: the override, else false).
+	Unclean func(topicConfigs map[string]string) bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable (nil: true),
+	// ImbalanceCheckInterval leader.imbalance.check.interval.seconds (0:
+	// 300 s) and ImbalancePercentage
+	// leader.imbalance.per.broker.percentage (nil: 10): elections.go.
+	AutoLeaderRebalance    *bool
+	ImbalanceCheckInterval time.Duration
+	ImbalancePercentage    *int
 }
 
 // ControllerLoop is a broker's controller driver: it competes for the
@@ -67,8 +81,11 @@ type ControllerLoop struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	// alters are AlterPartition requests for the loop, taken while it
-	// leads.
-	alters chan alterCall
+	// leads; elects ElectLeaders requests, and notices config change
+	// notifications (elections.go).
+	alters  chan alterCall
+	elects  chan electCall
+	notices *configNotices
 
 	// epoch is the controller epoch of the current term, 0 when this
 	// broker is not the controller.
@@ -94,7 +111,7 @@ func StartControllerLoop(ctx context.Context, client *Client, id int32, s Sender
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &ControllerLoop{client: client, id: id, send: s, opts: o, cancel: cancel, done: make(chan struct{}),
-		alters: make(chan alterCall), log: o.Logger.With("broker", id)}
+		alters: make(chan alterCall), elects: make(chan electCall), notices: newConfigNotices(), log: o.Logger.With("broker", id)}
 	l.active.Store(-1)
 	l.mu.changed = make(chan struct{})
 	go l.run(ctx)
@@ -139,25 +156,33 @@ type alterCall struct {
 // A broker that is not the controller, or stops being it meanwhile,
 // answers NOT_CONTROLLER, as Kafka's.
 func (l *ControllerLoop) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	call := alterCall{req: req, reply: make(chan *kmsg.AlterPartitionResponse, 1)}
+	return callLoop(ctx, l, l.alters, call, call.reply, func() *kmsg.AlterPartitionResponse { return notController(req) })
+}
+
+// callLoop hands call to the loop on ch and returns its reply, or
+// refused() when this broker is not the controller or stops being it
+// before the loop takes the call, or ctx's error when ctx ends first.
+func callLoop[C, R any](ctx context.Context, l *ControllerLoop, ch chan<- C, call C, reply <-chan R, refused func() R) (R, error) {
+	var none R
 	changed := l.Changed()
 	if !l.IsController() {
-		return notController(req), nil
+		return refused(), nil
 	}
-	call := alterCall{req: req, reply: make(chan *kmsg.AlterPartitionResponse, 1)}
 	select {
-	case l.alters <- call:
+	case ch <- call:
 	case <-changed:
-		return notController(req), nil
+		return refused(), nil
 	case <-l.done:
-		return notController(req), nil
+		return refused(), nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return none, ctx.Err()
 	}
 	select {
-	case resp := <-call.reply:
-		return resp, nil
+	case r := <-reply:
+		return r, nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return none, ctx.Err()
 	}
 }
 
@@ -296,6 +321,7 @@ type term struct {
 	// by the id the core answers them with.
 	replies map[uint64]alterCall
 	alterID uint64
+	el      termElections
 }
 
 // alter Steps an AlterPartition into the core.
@@ -332,7 +358,11 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 	defer cancel()
 
 	start := time.Now()
+	l.notices.take() // the load reads every topic's config afresh
 	ld, w, err := l.client.load()
+	if err == nil {
+		err = l.withUnclean(ld.Topics)
+	}
 	if err != nil {
 		l.log.Warn("controller failed to load the cluster", "epoch", e.Epoch, "err", err)
 		return errors.Join(errReadFailed, err)
@@ -345,6 +375,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		replies: map[uint64]alterCall{},
 	}
 	defer t.endAlters()
+	defer t.endElections()
 	t.ch = newChannels(ctx, l.send, &wg, func(r controller.Response) { t.post(r) })
 	t.core.Step(ld)
 	if err := t.stillController(); err != nil {
@@ -360,6 +391,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		t.watched[name] = true
 		t.forward(ch, watchTopic, name)
 	}
+	t.startImbalanceChecks()
 	l.setRole(e.Epoch, l.id)
 	l.log.Info("elected controller", "epoch", e.Epoch, "brokers", len(ld.Brokers),
 		"topics", len(ld.Topics), "partitions", len(ld.States), "load", time.Since(start))
@@ -369,12 +401,14 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		if rd.Resigned {
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
+			t.answerElections(rd.Elections)
 			return errResigned
 		}
 		if !rd.Empty() {
 			t.perform(rd)
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
+			t.answerElections(rd.Elections)
 		}
 		// Wait for an event, then take every one already come before the
 		// next Ready, so that their consequences are batched. (Only this
@@ -386,6 +420,10 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 				t.core.Step(ev)
 			case a := <-l.alters:
 				t.alter(a)
+			case e := <-l.elects:
+				t.elect(e)
+			case <-l.notices.wake:
+				t.configsChanged()
 			case f := <-t.fired:
 				if err := t.handle(f); err != nil {
 					return err
@@ -530,12 +568,17 @@ func (t *term) topicsChanged() error {
 	if err != nil {
 		return err
 	}
-	t.forward(ch, watchTopicList, "")
 	as := make([]controller.TopicAssignment, 0, len(ws))
+	for _, w := range ws {
+		as = append(as, w.assignment)
+	}
+	if err := t.l.withUnclean(as); err != nil {
+		return err // read again, watches and all
+	}
+	t.forward(ch, watchTopicList, "")
 	for _, w := range ws {
 		t.watched[w.assignment.Name] = true
 		t.forward(w.watch, watchTopic, w.assignment.Name)
-		as = append(as, w.assignment)
 	}
 	if len(as) > 0 {
 		t.core.Step(controller.TopicsChanged{Topics: as})
@@ -552,13 +595,18 @@ func (t *term) topicChanged(name string) error {
 		delete(t.watched, name)
 		return nil
 	}
+	as := []controller.TopicAssignment{w.assignment}
+	if err := t.l.withUnclean(as); err != nil {
+		return err // read again, watch and all
+	}
 	t.forward(w.watch, watchTopic, name)
-	t.core.Step(controller.TopicsChanged{Topics: []controller.TopicAssignment{w.assignment}})
+	t.core.Step(controller.TopicsChanged{Topics: as})
 	return nil
 }
 
 // perform issues rd's writes and queues its requests.
 func (t *term) perform(rd controller.Ready) {
+	t.warnUnclean(rd.Writes)
 	var states []controller.Write
 	for _, w := range rd.Writes {
 		switch w.Op {
