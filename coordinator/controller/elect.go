@@ -141,11 +141,19 @@ func str(s string) *string { return &s }
 
 // notControllerElection answers every partition of ev NOT_CONTROLLER.
 func notControllerElection(ev ElectLeaders) ElectionAnswer {
-	a := ElectionAnswer{ID: ev.ID}
-	for _, tp := range dedupe(ev.Partitions) {
-		a.Results = append(a.Results, ElectionResult{Partition: tp, ErrorCode: kerr.NotController.Code, Leader: NoLeader})
+	return ElectionAnswer{ID: ev.ID, Results: RefuseElection(ev.Partitions, kerr.NotController.Code)}
+}
+
+// RefuseElection returns results answering each of partitions (once)
+// with code: for drivers that answer without asking the core (not the
+// controller, NOT_CONTROLLER).
+func RefuseElection(partitions []engine.Partition, code int16) []ElectionResult {
+	tps := dedupe(partitions)
+	out := make([]ElectionResult, len(tps))
+	for i, tp := range tps {
+		out[i] = ElectionResult{Partition: tp, ErrorCode: code, Leader: NoLeader}
 	}
-	return a
+	return out
 }
 
 func dedupe(tps []engine.Partition) []engine.Partition {

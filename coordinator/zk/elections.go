@@ -84,15 +84,7 @@ func (l *ControllerLoop) ElectLeaders(ctx context.Context, typ controller.Electi
 }
 
 func notControllerResults(ev controller.ElectLeaders) []controller.ElectionResult {
-	seen := map[engine.Partition]bool{}
-	var out []controller.ElectionResult
-	for _, tp := range ev.Partitions {
-		if !seen[tp] {
-			seen[tp] = true
-			out = append(out, controller.ElectionResult{Partition: tp, ErrorCode: kerr.NotController.Code, Leader: controller.NoLeader})
-		}
-	}
-	return out
+	return controller.RefuseElection(ev.Partitions, kerr.NotController.Code)
 }
 
 // configNotices are config change notifications for the loop: the topics
