@@ -28,6 +28,10 @@ type ClusterConfig struct {
 	// Fetch is how this broker's followers fetch (replica.fetch.*,
 	// num.replica.fetchers).
 	Fetch FetcherConfig
+	// Election is how this broker's controller elects leaders
+	// (unclean.leader.election.enable, auto.leader.rebalance.enable,
+	// leader.imbalance.*: electionconfig.go).
+	Election ElectionConfig
 }
 
 // replicaLagTimeMax is replica.lag.time.max.ms, with its default.
@@ -62,6 +66,9 @@ func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
 	case "replica.lag.time.max.ms":
 		c.ReplicaLagTimeMax, err = ms()
 	default:
+		if ok, err := c.Election.apply(k, v); ok {
+			return ok, err
+		}
 		return c.Fetch.apply(k, v)
 	}
 	return true, err
