@@ -203,6 +203,9 @@ func (c *Controller) electLeaders(ev ElectLeaders) {
 // those after it wait for its result. Those of a topic being deleted are
 // answered INVALID_TOPIC_EXCEPTION.
 func (c *Controller) serveElections(t *topic, p *partition) {
+	if len(c.elections) == 0 {
+		return // the common case: no partition's lookup
+	}
 	for len(c.elections[p.tp]) > 0 {
 		if t.deletion == nil && !c.sendable(p.tp) {
 			return
@@ -262,7 +265,7 @@ func (c *Controller) decideElection(p *partition, it *electItem) {
 			}
 		}
 		var ok bool
-		w, ok = c.decideWith(p, true)
+		w, ok = c.decide(p, true)
 		if !ok || w.State.Leader == NoLeader {
 			failed()
 			return

@@ -123,7 +123,7 @@ func (c *Controller) reconcile(t *topic, p *partition) {
 		return
 	}
 	for {
-		w, ok := c.decide(p)
+		w, ok := c.decide(p, t.unclean)
 		if ok {
 			c.pending[p.tp] = &flight{w: w, fences: maps.Clone(p.fenced)}
 			return
@@ -133,12 +133,6 @@ func (c *Controller) reconcile(t *topic, p *partition) {
 		}
 		p.fenced = nil
 	}
-}
-
-// decide applies the election rule to p, with unclean election as its
-// topic has it: the write it calls for, if any.
-func (c *Controller) decide(p *partition) (Write, bool) {
-	return c.decideWith(p, c.topics[p.tp.Topic].unclean)
 }
 
 // liveFor is the election rule's Live for p: the replica is online and
@@ -152,11 +146,13 @@ func (c *Controller) liveFor(p *partition) func(int32) bool {
 	}
 }
 
-// decideWith is decide with unclean election allowed or not. A leader
-// from outside the committed ISR (an unclean election) marks the state
-// RECOVERING (KIP-704), as Kafka's newRecoveringLeaderAndIsr, and the
-// write Unclean; any other election keeps the recovery state.
-func (c *Controller) decideWith(p *partition, unclean bool) (Write, bool) {
+// decide applies the election rule to p, unclean election allowed or not
+// (its topic's setting, or an ElectLeaders UNCLEAN): the write it calls
+// for, if any. A leader from outside the committed ISR (an unclean
+// election) marks the state RECOVERING (KIP-704), as Kafka's
+// newRecoveringLeaderAndIsr, and the write Unclean; any other election
+// keeps the recovery state.
+func (c *Controller) decide(p *partition, unclean bool) (Write, bool) {
 	var cur *PartitionState
 	if p.state != nil {
 		s := p.state.clone()
