@@ -48,6 +48,11 @@ func appendRequest(b []byte, req kmsg.Request, corr int32) []byte {
 // rawProduceRequest is a Produce v9 request, acks=1, of one batch of n
 // records of 100 B for each of partitions partitions.
 func rawProduceRequest(topic string, partitions int32, n int) []byte {
+	return produceRequestOf(topic, partitions, recordBatch(n))
+}
+
+// recordBatch is an uncompressed batch of n records of 100 B.
+func recordBatch(n int) []byte {
 	var bb engine.BatchBuilder
 	value := make([]byte, benchRecordBytes)
 	for i := range value {
@@ -57,15 +62,20 @@ func rawProduceRequest(topic string, partitions int32, n int) []byte {
 	for range n {
 		bb.Add(engine.Record{Timestamp: ts, Value: value})
 	}
-	return produceRequestOf(topic, partitions, bb.Build())
+	return bb.Build()
 }
 
 // produceRequestOf is a Produce v9 request, acks=1, of batch for each of
 // partitions partitions.
 func produceRequestOf(topic string, partitions int32, batch []byte) []byte {
+	return produceRequestAcks(topic, partitions, batch, 1)
+}
+
+// produceRequestAcks is produceRequestOf with the given acks.
+func produceRequestAcks(topic string, partitions int32, batch []byte, acks int16) []byte {
 	req := kmsg.NewPtrProduceRequest()
 	req.SetVersion(9)
-	req.Acks = 1
+	req.Acks = acks
 	req.TimeoutMillis = 10_000
 	rt := kmsg.NewProduceRequestTopic()
 	rt.Topic = topic
@@ -156,6 +166,11 @@ func sluiceWithTopics(b *testing.B, partitions int32, topics map[string]map[stri
 			b.Fatal(err)
 		}
 	}
+	return dialRaw(b, addr)
+}
+
+// dialRaw opens a raw connection to addr, closed at cleanup.
+func dialRaw(b *testing.B, addr string) *rawConn {
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		b.Fatal(err)

@@ -51,37 +51,64 @@ func startSluice(tb testing.TB) (string, func(), error) {
 	if err != nil {
 		return "", nil, err
 	}
-	var b *broker.Broker
-	var ln net.Listener
-	done := make(chan error, 1)
-	labeled("sluice", func() {
-		b, err = broker.New(broker.Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			return
-		}
-		ln, err = net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			b.Close()
-			return
-		}
-		go func() { done <- b.Serve(ln) }()
-	})
+	s, err := serveSluice("sluice", dir, nil)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err
 	}
 	stop := func() {
-		if err := b.Close(); err != nil {
+		if err := s.close(); err != nil {
 			tb.Errorf("sluice broker close: %v", err)
 		}
-		<-done
 		// Removing the data and writing back what is dirty now, outside
 		// every measured window, keeps this run's disk work out of the
 		// next run's (of whichever broker).
 		os.RemoveAll(dir)
 		syscall.Sync()
 	}
-	return ln.Addr().String(), stop, nil
+	return s.addr, stop, nil
+}
+
+// inProcess is a sluice broker serving in this process.
+type inProcess struct {
+	b    *broker.Broker
+	addr string
+	done chan error // Serve's result
+}
+
+// serveSluice starts a sluice broker on a free loopback port with its data
+// in dir, its goroutines labeled broker=label; mod, if set, adjusts the
+// configuration (the default otherwise, logs discarded).
+func serveSluice(label, dir string, mod func(*broker.Config)) (*inProcess, error) {
+	s := &inProcess{done: make(chan error, 1)}
+	var err error
+	labeled(label, func() {
+		var ln net.Listener
+		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
+			return
+		}
+		cfg := broker.Config{DataDir: dir, Listen: ln.Addr().String(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		if mod != nil {
+			mod(&cfg)
+		}
+		if s.b, err = broker.New(cfg); err != nil {
+			ln.Close()
+			return
+		}
+		s.addr = ln.Addr().String()
+		go func() { s.done <- s.b.Serve(ln) }()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// close closes the broker and waits for Serve to return.
+func (s *inProcess) close() error {
+	err := s.b.Close()
+	<-s.done
+	return err
 }
 
 // startKfake starts franz-go's in-memory fake cluster with one broker.

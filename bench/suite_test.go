@@ -18,11 +18,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 var (
@@ -55,11 +59,46 @@ func benchCtx(b *testing.B) context.Context {
 func runOn(b *testing.B, ctx context.Context, addr string, cfg Config) *Result {
 	b.Helper()
 	cfg.Brokers = []string{addr}
+	return runAt(b, ctx, cfg)
+}
+
+// runAt runs cfg against its brokers, failing the benchmark on error.
+func runAt(b *testing.B, ctx context.Context, cfg Config) *Result {
+	b.Helper()
 	res, err := Run(ctx, cfg)
 	if err != nil {
-		b.Fatalf("%s against %s: %v", cfg.Mode, addr, err)
+		b.Fatalf("%s against %s: %v", cfg.Mode, strings.Join(cfg.Brokers, ","), err)
 	}
 	return res
+}
+
+// withAdmin runs fn with an admin client of the brokers at addrs.
+func withAdmin(tb testing.TB, addrs []string, fn func(*kadm.Client)) {
+	tb.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(addrs...))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer cl.Close()
+	fn(kadm.NewClient(cl))
+}
+
+// createTopicAt creates a topic through the brokers at addrs.
+func createTopicAt(tb testing.TB, ctx context.Context, addrs []string, name string, partitions int32, rf int16, configs map[string]string) {
+	tb.Helper()
+	cfg := map[string]*string{}
+	for k, v := range configs {
+		cfg[k] = kadm.StringPtr(v)
+	}
+	withAdmin(tb, addrs, func(adm *kadm.Client) {
+		resp, err := adm.CreateTopic(ctx, partitions, rf, cfg, name)
+		if err == nil {
+			err = resp.Err
+		}
+		if err != nil {
+			tb.Fatalf("create topic %s: %v", name, err)
+		}
+	})
 }
 
 func median(xs []float64) float64 {
@@ -91,19 +130,43 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// cost is what has been spent so far: the CPU time of this process (the
+// client and every in-process broker) and of the other processes named
+// (ZooKeeper), and this process's heap allocations.
+type cost struct {
+	cpu     time.Duration
+	mallocs uint64
+}
+
+func costNow(pids ...int) cost {
+	c := cost{cpu: cpuTime()}
+	for _, pid := range pids {
+		if d, err := procCPU(pid); err == nil {
+			c.cpu += d
+		}
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	c.mallocs = ms.Mallocs
+	return c
+}
+
 // round is one run's figures.
 type round struct {
-	rate float64 // records/s
-	cpu  float64 // process CPU ns per record (client + broker)
+	rate   float64 // records/s
+	cpu    float64 // CPU ns per record (client + brokers + other processes measured)
+	allocs float64 // heap allocations per record (client + in-process brokers)
 }
 
 // measure runs fn (one run returning its record count) and returns its
-// records/s and CPU per record.
-func measure(fn func() *Result) round {
-	c0 := cpuTime()
+// records/s, CPU per record (this process's and pids') and allocations per
+// record.
+func measure(fn func() *Result, pids ...int) round {
+	c0 := costNow(pids...)
 	res := fn()
-	cpu := cpuTime() - c0
-	return round{rate: res.RecordsPerSec(), cpu: float64(cpu) / float64(max(res.Records, 1))}
+	c1 := costNow(pids...)
+	n := float64(max(res.Records, 1))
+	return round{rate: res.RecordsPerSec(), cpu: float64(c1.cpu-c0.cpu) / n, allocs: float64(c1.mallocs-c0.mallocs) / n}
 }
 
 // report logs a throughput comparison (at most ten lines: go test trims
@@ -230,10 +293,8 @@ func BenchmarkConsume(b *testing.B) {
 
 // BenchmarkE2E: produce and consume at once at a fixed 50,000 records/s,
 // acks=all, 8 partitions, linger 0; latency from handing a record to the
-// producer to the consumer seeing it. A failed round is reported and
-// counted, not fatal, so the other rounds and brokers still report. Beside
-// each round runs a gauge of the machine's own noise: how much a 1 ms
-// sleep oversleeps (p99), which bounds what any broker's tail can show.
+// producer to the consumer seeing it (latencies.run: a failed round is
+// counted, not fatal; the machine's scheduling noise is gauged beside).
 func BenchmarkE2E(b *testing.B) {
 	targets := selectTargets(b, *flagBrokers, true)
 	ctx := benchCtx(b)
@@ -248,59 +309,81 @@ func BenchmarkE2E(b *testing.B) {
 	}
 	cfg := Config{Mode: E2E, Topic: "e2e", Records: *flagE2ERecords, RecordBytes: benchRecordBytes, Partitions: 8,
 		Acks: -1, AcksSet: true, Rate: e2eRate}
-	type quantiles struct {
-		p50, p99, p999, max, noise []float64
-		failed                     []string
-	}
-	lat := map[string]*quantiles{}
-	ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+	lat := map[string]*latencies{}
 	for round := range *flagRounds {
 		for _, t := range targets {
-			l := lat[t.name]
-			if l == nil {
-				l = &quantiles{}
-				lat[t.name] = l
+			if lat[t.name] == nil {
+				lat[t.name] = &latencies{}
 			}
-			stopGauge := sleepGauge()
 			c := cfg
 			c.Brokers = []string{addrs[t.name]}
-			res, err := Run(ctx, c)
-			noise := stopGauge()
-			if err != nil {
-				l.failed = append(l.failed, fmt.Sprintf("round %d: %v", round+1, err))
-				continue
-			}
-			l.p50 = append(l.p50, ms(res.Latency.Quantile(0.5)))
-			l.p99 = append(l.p99, ms(res.Latency.Quantile(0.99)))
-			l.p999 = append(l.p999, ms(res.Latency.Quantile(0.999)))
-			l.max = append(l.max, ms(res.Latency.Max()))
-			l.noise = append(l.noise, ms(noise))
+			lat[t.name].run(ctx, round, c)
 		}
 	}
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "produce → consume at %s records/s, acks=all, ms, median of %d rounds (each round's p99 in brackets):", Count(e2eRate), *flagRounds)
 	for _, t := range targets {
-		l := lat[t.name]
-		p99s := make([]string, len(l.p99))
-		for i, v := range l.p99 {
-			p99s[i] = fmt.Sprintf("%.1f", v)
-		}
-		if len(l.p99) > 0 {
-			fmt.Fprintf(&sb, "\n  %-7s p50 %.2f  p99 %.1f  p99.9 %.1f  max %.1f  [%s]; 1 ms sleep oversleeps p99 %.1f",
-				t.name, median(l.p50), median(l.p99), median(l.p999), median(l.max), strings.Join(p99s, " "), median(l.noise))
-		}
-		if len(l.failed) > 0 {
-			fmt.Fprintf(&sb, "\n  %-7s %d of %d rounds FAILED; %s", t.name, len(l.failed), *flagRounds, l.failed[0])
-		}
-		if len(l.p99) > 0 {
-			b.ReportMetric(median(l.p99), t.name+"-p99-ms")
-		}
+		lat[t.name].write(&sb, t.name)
+		lat[t.name].report(b, t.name)
 	}
 	if l, ok := lat["sluice"]; ok {
 		met := len(l.p99) > 0 && len(l.failed) == 0 && median(l.p99) <= ms(goalE2EP99)
 		fmt.Fprintf(&sb, "\ngoal: sluice p99 (median of rounds) <= %v, no failed round: %s", goalE2EP99, verdict(met))
 	}
 	b.Log(sb.String())
+}
+
+// latencies are the quantiles of a broker's e2e rounds, in ms, and the
+// rounds that failed.
+type latencies struct {
+	p50, p99, p999, max, noise []float64
+	failed                     []string
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// run runs one e2e round of cfg and adds its quantiles, or its failure
+// (not fatal: the other rounds and brokers still report). Beside it runs
+// a gauge of the machine's own noise: how much a 1 ms sleep oversleeps
+// (p99), which bounds what any broker's tail can show.
+func (l *latencies) run(ctx context.Context, round int, cfg Config) {
+	stopGauge := sleepGauge()
+	res, err := Run(ctx, cfg)
+	noise := stopGauge()
+	if err != nil {
+		l.failed = append(l.failed, fmt.Sprintf("round %d: %v", round+1, err))
+		return
+	}
+	l.p50 = append(l.p50, ms(res.Latency.Quantile(0.5)))
+	l.p99 = append(l.p99, ms(res.Latency.Quantile(0.99)))
+	l.p999 = append(l.p999, ms(res.Latency.Quantile(0.999)))
+	l.max = append(l.max, ms(res.Latency.Max()))
+	l.noise = append(l.noise, ms(noise))
+}
+
+// write writes a line of the medians and of each round's p99.
+func (l *latencies) write(sb *strings.Builder, name string) {
+	p99s := make([]string, len(l.p99))
+	for i, v := range l.p99 {
+		p99s[i] = fmt.Sprintf("%.1f", v)
+	}
+	if len(l.p99) > 0 {
+		fmt.Fprintf(sb, "\n  %-7s p50 %.2f  p99 %.1f  p99.9 %.1f  max %.1f  [%s]; 1 ms sleep oversleeps p99 %.1f",
+			name, median(l.p50), median(l.p99), median(l.p999), median(l.max), strings.Join(p99s, " "), median(l.noise))
+	}
+	if len(l.failed) > 0 {
+		fmt.Fprintf(sb, "\n  %-7s %d of %d rounds FAILED; %s", name, len(l.failed), len(l.failed)+len(l.p99), l.failed[0])
+	}
+}
+
+// report reports the medians of the quantiles as name-p50-ms and so on.
+func (l *latencies) report(b *testing.B, name string) {
+	if len(l.p99) == 0 {
+		return
+	}
+	b.ReportMetric(median(l.p50), name+"-p50-ms")
+	b.ReportMetric(median(l.p99), name+"-p99-ms")
+	b.ReportMetric(median(l.p999), name+"-p999-ms")
 }
 
 // sleepGauge measures, until the returned function is called, how much a

@@ -26,6 +26,7 @@ var served = map[int16][2]int16{
 	4:  {0, 7},  // LeaderAndIsr
 	5:  {0, 4},  // StopReplica
 	6:  {0, 8},  // UpdateMetadata
+	7:  {1, 3},  // ControlledShutdown
 	8:  {0, 9},  // OffsetCommit
 	9:  {0, 9},  // OffsetFetch
 	10: {0, 5},  // FindCoordinator

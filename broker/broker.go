@@ -348,7 +348,12 @@ func (b *Broker) Close() error {
 
 // Shutdown is Close with a deadline for in-flight requests; connections
 // still busy when ctx ends are closed.
+//
+// In a cluster it first runs the controlled shutdown while still serving
+// (controlledshutdown.go): the controller moves this broker's leadership
+// away, then the broker stops.
 func (b *Broker) Shutdown(ctx context.Context) error {
+	b.controlledShutdown()
 	b.mu.Lock()
 	if b.mu.closing {
 		b.mu.Unlock()

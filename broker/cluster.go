@@ -54,8 +54,10 @@ type cluster struct {
 	epoch    atomic.Int64
 	loop     atomic.Pointer[zk.ControllerLoop]
 	fetchers *fetchers     // the followers' fetchers (fetcher.go)
-	isrSend  *zk.NetSender // AlterPartition to the controller (isrchange.go)
-	started  atomic.Bool   // start was called: run closes done
+	isrSend  *zk.NetSender // AlterPartition and ControlledShutdown to the controller
+	// shutdownAsked: the controlled shutdown ran (controlledshutdown.go).
+	shutdownAsked atomic.Bool
+	started       atomic.Bool // start was called: run closes done
 
 	mu struct {
 		sync.Mutex

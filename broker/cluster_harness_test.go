@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -25,41 +24,11 @@ import (
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 )
 
-var (
-	zkOnce     sync.Once
-	zkServer   *zktest.Server
-	zkStartErr error
-	zkDir      string
-)
-
-// packageZK starts the package's ZooKeeper on first use; a test without
-// ZooKeeper fails under CI and is skipped elsewhere.
-func packageZK(t testing.TB) *zktest.Server {
-	t.Helper()
-	zkOnce.Do(func() {
-		zkDir, zkStartErr = os.MkdirTemp("", "sluice-broker-zk-")
-		if zkStartErr == nil {
-			zkServer, zkStartErr = zktest.Start(zkDir, zktest.Options{})
-		}
-	})
-	if zkServer == nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("ZooKeeper: %v", zkStartErr)
-		}
-		t.Skipf("ZooKeeper: %v", zkStartErr)
-	}
-	return zkServer
-}
+// packageZ is the package's ZooKeeper, started on first use.
+var packageZ zktest.Lazy
 
 // stopPackageZK stops the package's ZooKeeper if it was started.
-func stopPackageZK() {
-	if zkServer != nil {
-		zkServer.Stop()
-	}
-	if zkDir != "" {
-		os.RemoveAll(zkDir)
-	}
-}
+func stopPackageZK() { packageZ.Stop() }
 
 // testCluster is brokers 0..n-1 of one cluster.
 type testCluster struct {
@@ -78,7 +47,7 @@ type testCluster struct {
 // startCluster starts n brokers; mod adjusts every broker's configuration.
 func startCluster(t testing.TB, n int, mod func(*Config)) *testCluster {
 	t.Helper()
-	zs := packageZK(t)
+	zs := packageZ.Server(t)
 	chroot := "/" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + fmt.Sprintf("-%d", time.Now().UnixNano())
 	c := &testCluster{t: t, zkAddr: zs.Addr, chroot: chroot, mod: mod, via: map[int32]string{}, brokers: map[int32]*testBroker{}, dirs: map[int32]string{}, addrs: map[int32]string{}}
 	for i := range n {

@@ -191,3 +191,41 @@ func TestClusterFollowerBehindTheLeadersLogStart(t *testing.T) {
 		t.Fatal("the returned follower's log is not the leader's")
 	}
 }
+
+// A follower whose leader answers its partition with an error waits
+// replica.fetch.backoff.ms before asking again, as Kafka's fetcher delays
+// a partition in error, instead of asking in a loop: here a follower whose
+// leader dropped the partition takes at least two backoffs for three more
+// fetches (without the backoff, microseconds).
+func TestClusterFetchErrorsBackOff(t *testing.T) {
+	const backoff = 200 * time.Millisecond
+	c := startCluster(t, 2, func(cfg *Config) { cfg.Cluster.Fetch.Backoff = backoff })
+	ctx := ctxTimeout(t, 60*time.Second)
+	c.createTopic(ctx, "gone", 1, 2)
+	c.waitAgree("both replicas in sync", func(md *kmsg.MetadataResponse) bool { return len(isrOf(md, "gone", 0)) == 2 })
+	leader := topicOf(metadataOf(t, c.broker(0)), "gone").Partitions[0].Leader
+	p := c.broker(1-leader).partition("gone", 0)
+	// The leader drops its replica as StopReplica with deletion would,
+	// while the follower still follows it.
+	if err := c.broker(leader).unhost(topicPartition{"gone", 0}, 1<<30, true); err != nil {
+		t.Fatal(err)
+	}
+	seq := func() uint64 {
+		p.rep.mu.Lock()
+		defer p.rep.mu.Unlock()
+		return p.rep.mu.fetch.Seq
+	}
+	first := seq() + 1 // the first fetch answered with the error
+	for seq() < first {
+		time.Sleep(time.Millisecond)
+	}
+	start := time.Now()
+	for deadline := start.Add(30 * time.Second); seq() < first+3; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the follower stopped fetching")
+		}
+	}
+	if took := time.Since(start); took < 2*backoff {
+		t.Fatalf("three fetches refused by the leader in %v, want at least %v (a %v backoff each)", took, 2*backoff, backoff)
+	}
+}

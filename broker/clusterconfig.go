@@ -32,6 +32,34 @@ type ClusterConfig struct {
 	// (unclean.leader.election.enable, auto.leader.rebalance.enable,
 	// leader.imbalance.*: electionconfig.go).
 	Election ElectionConfig
+	// ControlledShutdown is controlled.shutdown.enable (default true: a
+	// stopping broker first asks the controller to move its leadership,
+	// controlledshutdown.go); ShutdownRetries controlled.shutdown.max.retries
+	// (3) and ShutdownRetryBackoff controlled.shutdown.retry.backoff.ms (5 s).
+	ControlledShutdown   *bool
+	ShutdownRetries      int
+	ShutdownRetryBackoff time.Duration
+}
+
+// shutdownConfig is the controlled shutdown's settings with defaults.
+type shutdownConfig struct {
+	enabled    bool
+	maxRetries int
+	backoff    time.Duration
+}
+
+func (c ClusterConfig) shutdown() shutdownConfig {
+	s := shutdownConfig{enabled: true, maxRetries: 3, backoff: 5 * time.Second}
+	if c.ControlledShutdown != nil {
+		s.enabled = *c.ControlledShutdown
+	}
+	if c.ShutdownRetries != 0 {
+		s.maxRetries = max(c.ShutdownRetries, 0) // -1: no retry
+	}
+	if c.ShutdownRetryBackoff > 0 {
+		s.backoff = c.ShutdownRetryBackoff
+	}
+	return s
 }
 
 // replicaLagTimeMax is replica.lag.time.max.ms, with its default.
@@ -65,6 +93,24 @@ func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
 		c.Rack = v
 	case "replica.lag.time.max.ms":
 		c.ReplicaLagTimeMax, err = ms()
+	case "controlled.shutdown.enable":
+		var on bool
+		on, err = strconv.ParseBool(v)
+		if err != nil {
+			err = fmt.Errorf("broker: config %s=%q: not true or false", k, v)
+		}
+		c.ControlledShutdown = &on
+	case "controlled.shutdown.max.retries":
+		var n int64
+		if n, err = strconv.ParseInt(v, 10, 32); err != nil || n < 0 {
+			err = fmt.Errorf("broker: config %s=%q: not a number of at least 0", k, v)
+		}
+		c.ShutdownRetries = int(n)
+		if n == 0 {
+			c.ShutdownRetries = -1 // no retry; the zero value means the default
+		}
+	case "controlled.shutdown.retry.backoff.ms":
+		c.ShutdownRetryBackoff, err = ms()
 	default:
 		if ok, err := c.Election.apply(k, v); ok {
 			return ok, err

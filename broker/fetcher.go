@@ -17,7 +17,10 @@ package broker
 //
 // Only ZooKeeper mode has followers (the single node leads every
 // partition): requests go through zk.NetSenders, which find a broker's
-// address from its registration.
+// address from its registration. Each fetcher has one of its own, which
+// reads every answer from its leader into one buffer (ReuseResponses): a
+// fetcher is done with an answer before it sends its next request, so
+// replication allocates nothing the size of the records it copies.
 
 import (
 	"context"
@@ -71,7 +74,17 @@ type fetcher struct {
 	mu struct {
 		sync.Mutex
 		parts map[*partition]struct{}
+		// delayed are partitions whose last answer was an error, not
+		// fetched before the time given (replica.fetch.backoff.ms, as
+		// Kafka's fetcher delays a partition in error): a leader that
+		// refuses a partition is not asked again at once, in a loop.
+		delayed map[*partition]time.Time
 	}
+
+	// The fetcher goroutine's, reused for every partition of every answer:
+	// the batches of the answer being stepped and their spans (fetched).
+	batches []replication.Batch
+	spans   [][2]int
 }
 
 func newFetchers(b *Broker, cfg FetcherConfig, c *zk.Client) *fetchers {
@@ -99,9 +112,9 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	f := fs.mu.bySource[key]
 	if f == nil {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
-		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout,
+		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
 			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
-		f.mu.parts = map[*partition]struct{}{}
+		f.mu.parts, f.mu.delayed = map[*partition]struct{}{}, map[*partition]time.Time{}
 		fs.mu.bySource[key] = f
 		go f.run()
 	}
@@ -115,6 +128,19 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	}
 }
 
+// delay holds ps back for the backoff.
+func (f *fetcher) delay(ps []*partition) {
+	if len(ps) == 0 {
+		return
+	}
+	until := time.Now().Add(f.f.cfg.Backoff)
+	f.mu.Lock()
+	for _, p := range ps {
+		f.mu.delayed[p] = until
+	}
+	f.mu.Unlock()
+}
+
 // pending is a partition's fetch to send.
 type pending struct {
 	p   *partition
@@ -122,14 +148,26 @@ type pending struct {
 }
 
 // take returns the fetches the fetcher's partitions want now (their
-// core's pending fetch of this leader), dropping partitions that follow
-// another leader or none.
+// core's pending fetch of this leader, unless delayed), dropping
+// partitions that follow another leader or none, and when the first
+// delayed partition is due (zero if none is).
 // Lock order: a partition's replica lock before fetcher.mu (want is
 // called under it), so the partitions are read with fetcher.mu released.
-func (f *fetcher) take() []pending {
+func (f *fetcher) take() ([]pending, time.Time) {
+	now := time.Now()
+	var due time.Time
 	f.mu.Lock()
 	parts := make([]*partition, 0, len(f.mu.parts))
 	for p := range f.mu.parts {
+		if until, ok := f.mu.delayed[p]; ok {
+			if now.Before(until) {
+				if due.IsZero() || until.Before(due) {
+					due = until
+				}
+				continue
+			}
+			delete(f.mu.delayed, p)
+		}
 		parts = append(parts, p)
 	}
 	f.mu.Unlock()
@@ -152,21 +190,26 @@ func (f *fetcher) take() []pending {
 		}
 		out = append(out, pending{p, req})
 	}
-	return out
+	return out, due
 }
 
 func (f *fetcher) run() {
 	b := f.f.b
 	defer f.send.Close()
 	for {
-		ps := f.take()
+		ps, due := f.take()
 		if len(ps) == 0 {
+			var later <-chan time.Time
+			if !due.IsZero() {
+				later = time.After(time.Until(due))
+			}
 			select {
 			case <-f.wake:
-				continue
+			case <-later:
 			case <-b.closing:
 				return
 			}
+			continue
 		}
 		if err := f.fetch(ps); err != nil {
 			select {
@@ -215,6 +258,8 @@ func (f *fetcher) fetch(ps []pending) error {
 	resp := raw.(*kmsg.FetchResponse)
 	answered := map[*partition]bool{}
 	var outOfRange []pending
+	var errored []*partition
+	defer func() { f.delay(errored) }()
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
 			for _, pd := range ps {
@@ -226,7 +271,10 @@ func (f *fetcher) fetch(ps []pending) error {
 					outOfRange = append(outOfRange, pd)
 					continue
 				}
-				pd.p.fetched(pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end
+				if rp.ErrorCode != 0 {
+					errored = append(errored, pd.p)
+				}
+				f.fetched(pd.p, pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end
 			}
 		}
 	}
@@ -288,6 +336,7 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 		e, ok := ends[pd.p]
 		if !ok || e[0] < e[1] {
 			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
+			f.delay([]*partition{pd.p})
 			continue
 		}
 		pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: kerr.OffsetOutOfRange, LeaderLogEnd: e[0], LeaderLogStart: e[1]})
@@ -295,7 +344,9 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 }
 
 // fetched steps a fetch answer into p's core, with the batches it carried.
-func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition, leaderEnd int64) {
+// The core keeps none of them past the step (Advance drops its Ready), so
+// their index is built in the fetcher's reused slices.
+func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicPartition, leaderEnd int64) {
 	ev := replication.FetchResult{Seq: seq, HighWatermark: rp.HighWatermark, LeaderLogStart: max(rp.LogStartOffset, 0),
 		LeaderLogEnd: leaderEnd}
 	if rp.ErrorCode != 0 {
@@ -307,19 +358,20 @@ func (p *partition) fetched(seq uint64, rp *kmsg.FetchResponseTopicPartition, le
 	// Whole batches only: a fetch cut at its byte limit ends in a partial
 	// one, fetched again next time.
 	data := rp.RecordBatches
-	var spans [][2]int
+	f.batches, f.spans = f.batches[:0], f.spans[:0]
 	for pos := 0; pos < len(data); {
 		h, err := engine.ParseBatchHeader(data[pos:])
 		if err != nil || int64(len(data)-pos) < h.Size() {
 			break
 		}
-		ev.Batches = append(ev.Batches, replication.Batch{Base: h.BaseOffset, End: h.LastOffset() + 1, Epoch: h.LeaderEpoch})
-		spans = append(spans, [2]int{pos, pos + int(h.Size())})
+		f.batches = append(f.batches, replication.Batch{Base: h.BaseOffset, End: h.LastOffset() + 1, Epoch: h.LeaderEpoch})
+		f.spans = append(f.spans, [2]int{pos, pos + int(h.Size())})
 		pos += int(h.Size())
 	}
+	ev.Batches = f.batches
 	p.rep.mu.Lock()
 	defer p.rep.mu.Unlock()
-	p.rep.mu.batches, p.rep.mu.spans = data, spans
+	p.rep.mu.batches, p.rep.mu.spans = data, f.spans
 	p.rep.mu.batchIndex = ev.Batches
 	p.stepLocked(ev)
 	p.rep.mu.batches, p.rep.mu.spans, p.rep.mu.batchIndex = nil, nil, nil

@@ -33,6 +33,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication"
 )
 
 // hostedState is one partition a LeaderAndIsr made this broker a replica
@@ -172,6 +173,8 @@ func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error
 	}
 	if p != nil {
 		p.leader.Store(false)
+		p.epochStart.Store(-1)
+		p.step(replication.Stop{}) // no more fetching, waiting produces fail
 		p.notify()
 		if tp.topic == offsetsTopic {
 			b.moveGroups(tp.partition, false, leaderEpoch)

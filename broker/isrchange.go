@@ -36,7 +36,10 @@ func (p *partition) proposeISR(b *Broker, ap replication.AlterPartition) {
 		case res.Err != replication.ErrUnreachable:
 			b.log.Info("ISR change refused", "topic", p.topic, "partition", p.index, "isr", ap.ISR, "err", res.Err)
 		}
-		if res.Err == replication.ErrUnreachable {
+		if res.Err != nil {
+			// Unreachable: asked again; refused (an ineligible replica, a
+			// stale epoch): not at once, so a follower the controller will
+			// not take does not make the leader ask at every fetch.
 			select {
 			case <-time.After(alterPartitionRetry):
 			case <-b.closing:

@@ -123,6 +123,10 @@ func (p *partition) stepLocked(ev replication.Event) {
 		if rd.HighWatermarkChanged {
 			p.log.SetHighWatermark(rd.HighWatermark)
 			p.rep.hw.Store(rd.HighWatermark)
+			// Consumers' fetches waiting for records the high watermark
+			// now passes (appended before they waited) read them now,
+			// not at their MaxWaitMs or the next append.
+			p.notify()
 		}
 		for _, c := range rd.Completed {
 			if ch := p.rep.mu.waiters[c.Ref]; ch != nil {

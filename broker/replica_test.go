@@ -2,6 +2,7 @@ package broker
 
 import (
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -175,5 +176,58 @@ func TestNewLeaderOffsetsNotAvailable(t *testing.T) {
 	f.lead(7, 0) // alone in the ISR: the high watermark is the log end
 	if off, code := f.latest(-1, -1); code != 0 || off != 2 {
 		t.Fatalf("ListOffsets latest once the high watermark reached the epoch: %d (error %d), want 2", off, code)
+	}
+}
+
+// A consumer's fetch waiting for records is woken when the high watermark
+// moves past them, not only by appends: here the records were appended
+// before it waited and the high watermark moves when the follower's fetch
+// reports having them, with no append after. (Kafka completes delayed
+// fetches when the leader's high watermark increases.)
+func TestHighWatermarkWakesWaitingFetches(t *testing.T) {
+	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
+	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
+	rc := dialRaw(t, tb.addr)
+	req := leaderAndIsr(2, 3, 100, []int32{0, 0, 5, 0, 1})
+	req.TopicStates[0].PartitionStates[0].ISR = []int32{0, 1}
+	top, codes := lisrCodes(rc, req, 7)
+	wantCode(t, "LeaderAndIsr", top, nil)
+	wantCodes(t, "LeaderAndIsr", codes, nil)
+	resp := rc.roundTrip(produceReq("t", 0, 1, batch("v")), 9).(*kmsg.ProduceResponse)
+	wantCode(t, "acks=1", resp.Topics[0].Partitions[0].ErrorCode, nil)
+	follower := dialRaw(t, tb.addr)
+	followerFetch := func(offset int64, lastEpoch int32) {
+		t.Helper()
+		req := fetchReq("t", topicA, 0, offset, 1<<20)
+		req.ReplicaID = 1
+		req.Topics[0].Partitions[0].LastFetchedEpoch = lastEpoch
+		fr := follower.roundTrip(req, 12).(*kmsg.FetchResponse)
+		wantCode(t, "follower fetch", fr.Topics[0].Partitions[0].ErrorCode, nil)
+	}
+	followerFetch(0, -1) // gets the batch; the high watermark stays 0
+
+	consumer := dialRaw(t, tb.addr)
+	creq := fetchReq("t", topicA, 0, 0, 1<<20)
+	creq.MaxWaitMillis, creq.MinBytes = 60_000, 1
+	creq.SetVersion(12)
+	corr := consumer.send(creq)
+	p := tb.partition("t", 0)
+	deadline := time.Now().Add(10 * time.Second)
+	for waiting := false; !waiting; {
+		p.mu.Lock()
+		waiting = len(p.mu.waiters) > 0
+		p.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("the consumer's fetch is not waiting after 10 s")
+		}
+		time.Sleep(time.Millisecond) // the fetch's registration: state inside the broker
+	}
+	followerFetch(1, 5) // the follower has the batch: the high watermark moves to 1
+	fresp := kmsg.NewPtrFetchResponse()
+	fresp.SetVersion(12)
+	consumer.readResponse(corr, fresp, 20*time.Second) // well before its 60 s wait
+	fp := fresp.Topics[0].Partitions[0]
+	if got := len(batchesIn(t, fp.RecordBatches)); fp.ErrorCode != 0 || got != 1 || fp.HighWatermark != 1 {
+		t.Fatalf("the woken fetch: error %d, %d batches, high watermark %d; want the batch below the high watermark 1", fp.ErrorCode, got, fp.HighWatermark)
 	}
 }

@@ -165,6 +165,13 @@ type Batch struct {
 	Epoch     int32
 }
 
+// Stop makes the replica neither leader nor follower (StopReplica without
+// deletion: a controlled shutdown's partitions it does not lead, or a
+// replica moving away): waiting produces fail, no fetch is asked. A later
+// BecomeLeader or BecomeFollower, at any epoch, starts it again.
+type Stop struct{}
+
+func (Stop) event()                 {}
 func (BecomeLeader) event()         {}
 func (BecomeFollower) event()       {}
 func (Appended) event()             {}
@@ -312,6 +319,10 @@ func (r *Replica) Step(ev Event) {
 		r.becomeLeader(ev)
 	case BecomeFollower:
 		r.becomeFollower(ev)
+	case Stop:
+		if r.role != Offline {
+			r.changeRole(Offline, -1, r.epoch, r.partitionEpoch, r.replicas)
+		}
 	case Appended:
 		r.appended(ev)
 	case LogStartAdvanced:

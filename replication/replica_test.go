@@ -141,3 +141,30 @@ func TestFollowerLogStartCatchUp(t *testing.T) {
 		t.Fatalf("a stale answer was taken: %+v", rd)
 	}
 }
+
+// Stop (StopReplica without deletion) ends either role: a leader's waiting
+// produces fail NOT_LEADER_OR_FOLLOWER and it answers no follower; a
+// follower's fetch in flight is dropped and no new one is asked; a later
+// BecomeFollower starts fetching again.
+func TestStop(t *testing.T) {
+	r := leader(t, 1)
+	step(t, r, WaitProduce{Ref: 1, Offset: 10, Deadline: 9999})
+	rd := step(t, r, Stop{})
+	if r.Role() != Offline || len(rd.Completed) != 1 || rd.Completed[0].Err != kerr.NotLeaderForPartition {
+		t.Fatalf("stopped leader: role %v, %+v", r.Role(), rd)
+	}
+	rd = step(t, r, BecomeFollower{Leader: 2, Epoch: 4, Replicas: []int32{1, 2, 3}, Log: LogState{End: 10, HighWatermark: 8}})
+	if !rd.Fetching {
+		t.Fatalf("a follower asks no fetch: %+v", rd)
+	}
+	seq := rd.Fetch.Seq
+	if rd := step(t, r, Stop{}); rd.Fetching || r.Role() != Offline {
+		t.Fatalf("stopped follower: %+v", rd)
+	}
+	if rd := step(t, r, FetchResult{Seq: seq, HighWatermark: 10, Batches: []Batch{{Base: 10, End: 11, Epoch: 4}}}); len(rd.Append) != 0 || rd.Fetching {
+		t.Fatalf("a stopped replica took its fetch's answer: %+v", rd)
+	}
+	if rd := step(t, r, BecomeFollower{Leader: 2, Epoch: 4, Replicas: []int32{1, 2, 3}, Log: LogState{End: 10, HighWatermark: 8}}); !rd.Fetching {
+		t.Fatalf("following again after a stop asks no fetch: %+v", rd)
+	}
+}

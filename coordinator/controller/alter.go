@@ -24,7 +24,8 @@ package controller
 //     is a write that finds the znode's version changed).
 //   - a recovering leader (KIP-704) with more than itself in the ISR, or a
 //     recovered one going back to recovering: INVALID_REQUEST.
-//   - an ISR member not live: INELIGIBLE_REPLICA (v2+; OPERATION_NOT_ATTEMPTED
+//   - an ISR member not live, or in controlled shutdown (other than the
+//     leader asking): INELIGIBLE_REPLICA (v2+; OPERATION_NOT_ATTEMPTED
 //     before), KIP-841.
 //
 // For the whole request: NOT_CONTROLLER when this controller resigned, and
@@ -226,7 +227,7 @@ func (c *Controller) decideAlter(p *partition, it *alterItem) {
 		cur.LeaderRecoveryState != recovering && rq.LeaderRecoveryState == recovering,
 		it.broker != cur.Leader, !validISR(isr, p.replicas, it.broker):
 		code = kerr.InvalidRequest.Code
-	case slices.ContainsFunc(isr, func(b int32) bool { return !c.online(b, p.tp) }):
+	case slices.ContainsFunc(isr, func(b int32) bool { return !c.online(b, p.tp) || b != it.broker && c.shuttingDown(b) }):
 		code = kerr.IneligibleReplica.Code
 		if it.version < 2 {
 			code = kerr.OperationNotAttempted.Code

@@ -34,7 +34,8 @@ type Options struct {
 
 // Event is an input of Step: Load, BrokersChanged, TopicsChanged,
 // DeleteTopics, WriteResult, Response, AlterPartition (alter.go),
-// ElectLeaders, TopicConfigs (elect.go) or ImbalanceCheck (rebalance.go).
+// ControlledShutdown (shutdown.go), ElectLeaders, TopicConfigs (elect.go)
+// or ImbalanceCheck (rebalance.go).
 type Event interface{ event() }
 
 // Load is the cluster as read from ZooKeeper after the election, before
@@ -207,6 +208,9 @@ type Ready struct {
 	// once Advance is called (after the requests of this Ready are
 	// queued, as Kafka queues UpdateMetadata before answering).
 	Answers []Answer
+	// ShutdownAnswers are responses to ControlledShutdown requests
+	// (shutdown.go), sent back as Answers are.
+	ShutdownAnswers []ShutdownAnswer
 	// Elections are the results of ElectLeaders requests, sent back
 	// likewise (elect.go).
 	Elections []ElectionAnswer
@@ -218,7 +222,8 @@ type Ready struct {
 
 // Empty reports whether rd asks for nothing.
 func (rd Ready) Empty() bool {
-	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && len(rd.Elections) == 0 && !rd.Resigned
+	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && len(rd.ShutdownAnswers) == 0 &&
+		len(rd.Elections) == 0 && !rd.Resigned
 }
 
 // Controller is the decision core of the controller elected at one epoch.
@@ -248,6 +253,12 @@ type Controller struct {
 	alters map[engine.Partition][]*alterItem
 	// answers are AlterPartition responses not yet handed out.
 	answers []Answer
+	// shutting are the brokers in controlled shutdown; shutdowns their
+	// requests not yet answered, shutdownAnswers the answers not yet
+	// handed out (shutdown.go).
+	shutting        map[int32]bool
+	shutdowns       []*shutdownCall
+	shutdownAnswers []ShutdownAnswer
 	// elections are elections' partitions waiting for their partition's
 	// write to be done, in arrival order, and elected the ElectLeaders
 	// results not yet handed out (elect.go).
@@ -291,6 +302,7 @@ func New(self, epoch int32, opts Options) *Controller {
 		topicWrites: map[string][]Write{},
 		inflight:    map[writeKey]*flight{},
 		alters:      map[engine.Partition][]*alterItem{},
+		shutting:    map[int32]bool{},
 		elections:   map[engine.Partition][]*electItem{},
 		batch:       newBatch(),
 	}
@@ -314,6 +326,10 @@ func (c *Controller) Step(ev Event) {
 	}
 	if a, ok := ev.(AlterPartition); ok && (c.resigned || !c.loaded) {
 		c.answers = append(c.answers, Answer{a.ID, &kmsg.AlterPartitionResponse{Version: a.Request.Version, ErrorCode: kerr.NotController.Code}})
+		return
+	}
+	if a, ok := ev.(ControlledShutdown); ok && (c.resigned || !c.loaded) {
+		c.shutdownAnswers = append(c.shutdownAnswers, ShutdownAnswer{a.ID, &kmsg.ControlledShutdownResponse{Version: a.Request.Version, ErrorCode: kerr.NotController.Code}})
 		return
 	}
 	if e, ok := ev.(ElectLeaders); ok && (c.resigned || !c.loaded) {
@@ -347,6 +363,8 @@ func (c *Controller) Step(ev Event) {
 		c.response(ev)
 	case AlterPartition:
 		c.alterPartition(ev)
+	case ControlledShutdown:
+		c.controlledShutdown(ev)
 	case ElectLeaders:
 		c.electLeaders(ev)
 	case TopicConfigs:
@@ -367,13 +385,15 @@ func (c *Controller) Ready() Ready {
 		return *c.handed
 	}
 	if c.resigned {
-		rd := Ready{Resigned: !c.told, Answers: c.answers, Elections: c.elected}
-		if len(rd.Answers) > 0 || len(rd.Elections) > 0 {
+		c.notControllerShutdowns()
+		rd := Ready{Resigned: !c.told, Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected}
+		if len(rd.Answers) > 0 || len(rd.ShutdownAnswers) > 0 || len(rd.Elections) > 0 {
 			c.handed = &rd
 		}
 		return rd
 	}
-	rd := Ready{Answers: c.answers, Elections: c.elected}
+	c.answerShutdowns()
+	rd := Ready{Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected}
 	for _, f := range c.pending {
 		rd.Writes = append(rd.Writes, f.w)
 	}
@@ -406,12 +426,13 @@ func (c *Controller) Advance(rd Ready) {
 	if c.handed == nil {
 		return
 	}
-	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) ||
-		len(rd.Answers) != len(c.handed.Answers) || len(rd.Elections) != len(c.handed.Elections) {
+	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) || len(rd.Answers) != len(c.handed.Answers) ||
+		len(rd.ShutdownAnswers) != len(c.handed.ShutdownAnswers) || len(rd.Elections) != len(c.handed.Elections) {
 		panic("controller: Advance with another Ready")
 	}
 	c.handed = nil
 	c.answers = nil
+	c.shutdownAnswers = nil
 	c.elected = nil
 	c.clearSent()
 	for _, w := range rd.Writes {

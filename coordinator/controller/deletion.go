@@ -153,7 +153,7 @@ func (c *Controller) resumeDeletion(t *topic) {
 		tp := engine.Partition{Topic: t.name, Partition: k.partition}
 		if c.online(k.broker, tp) {
 			d.replicas[k] = deletionStarted
-			c.batch.addStopReplica(k.broker, tp)
+			c.batch.addStopReplica(k.broker, tp, true)
 		} else {
 			d.replicas[k] = deletionIneligible
 			d.ineligible = true
@@ -164,17 +164,28 @@ func (c *Controller) resumeDeletion(t *topic) {
 // stopReplicaResponse marks the replicas the broker deleted as such, and
 // those it failed to (a partition error, or an error for the whole
 // request) as ineligible, then resumes their topics' deletion.
+// Only the partitions the request deleted count: a StopReplica without
+// deletion (a controlled shutdown's) sent before the topic's deletion began
+// deleted nothing.
 func (c *Controller) stopReplicaResponse(b int32, req *kmsg.StopReplicaRequest, resp *kmsg.StopReplicaResponse) {
+	deleted := map[engine.Partition]bool{}
+	for _, rt := range req.Topics {
+		for _, rp := range rt.PartitionStates {
+			if rp.Delete {
+				deleted[engine.Partition{Topic: rt.Topic, Partition: rp.Partition}] = true
+			}
+		}
+	}
 	codes := map[engine.Partition]int16{}
 	if resp.ErrorCode != 0 {
-		for _, rt := range req.Topics {
-			for _, rp := range rt.PartitionStates {
-				codes[engine.Partition{Topic: rt.Topic, Partition: rp.Partition}] = resp.ErrorCode
-			}
+		for tp := range deleted {
+			codes[tp] = resp.ErrorCode
 		}
 	} else {
 		for _, rp := range resp.Partitions {
-			codes[engine.Partition{Topic: rp.Topic, Partition: rp.Partition}] = rp.ErrorCode
+			if tp := (engine.Partition{Topic: rp.Topic, Partition: rp.Partition}); deleted[tp] {
+				codes[tp] = rp.ErrorCode
+			}
 		}
 	}
 	var touched []*topic

@@ -114,9 +114,9 @@
 // runs: every partition of every topic is online, every deletion has
 // completed, every broker's metadata equals the controller's view,
 // every replica has its partition's current leader epoch, every
-// ElectLeaders is answered, and after one more imbalance check no broker
-// is the preferred leader of more partitions led elsewhere than the
-// percentage allows but for those its replica is out of the ISR of.
+// ElectLeaders is answered, and once every follower has caught up (joined
+// the ISR), an ElectLeaders PREFERRED of every partition, or an imbalance
+// check at 0 %, leaves each led by its first replica.
 //
 // # Differences from Kafka
 //

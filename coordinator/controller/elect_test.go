@@ -277,3 +277,28 @@ func TestImbalanceCheck(t *testing.T) {
 		}
 	}
 }
+
+// The checker's ElectLeaders checks can fail: answers the core did not
+// give (a preferred election reported won by another replica, a result
+// missing, an election not needed of a partition led elsewhere, an answer
+// to nothing asked) are caught.
+func TestElectionCheckerCatchesForgedAnswers(t *testing.T) {
+	h := electLoaded(t)
+	ask := func(id uint64) {
+		ev := ElectLeaders{ID: id, Type: PreferredElection, Partitions: []engine.Partition{tp("a", 0)}}
+		h.k.stepping(h.c, ev)
+	}
+	for name, res := range map[string][]ElectionResult{
+		"elected elsewhere": {{Partition: tp("a", 0), Leader: 2}},
+		"not needed":        {{Partition: tp("a", 0), ErrorCode: kerr.ElectionNotNeeded.Code, Leader: NoLeader}},
+		"missing":           nil,
+	} {
+		ask(1)
+		if err := h.k.checkElection(h.c, ElectionAnswer{ID: 1, Results: res}); err == nil {
+			t.Errorf("%s: not caught", name)
+		}
+	}
+	if err := h.k.checkElection(h.c, ElectionAnswer{ID: 99}); err == nil {
+		t.Errorf("an answer to nothing asked: not caught")
+	}
+}

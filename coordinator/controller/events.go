@@ -121,6 +121,9 @@ func (c *Controller) brokersChanged(live []BrokerInfo) {
 		}
 		c.startup(started)
 	}
+	for _, id := range slices.Concat(bounced, dead) {
+		c.brokerGone(id)
+	}
 	if len(bounced) > 0 {
 		c.fence(bounced)
 		for _, id := range bounced {
@@ -390,9 +393,9 @@ func (c *Controller) resync(b int32) {
 			switch {
 			case t.deletion != nil:
 				if t.deletion.replicas[replicaKey{p.tp.Partition, b}] == deletionStarted {
-					c.batch.addStopReplica(b, p.tp)
+					c.batch.addStopReplica(b, p.tp, true)
 				}
-			case p.state != nil:
+			case p.state != nil && !c.shuttingDown(b):
 				c.batch.addLeaderAndISR(b, p.tp, false)
 			}
 		}

@@ -200,6 +200,16 @@ func (k *checker) checkWrite(c *Controller, w Write) error {
 	if w.Op == CreateState && committed {
 		return fmt.Errorf("create of an existing state")
 	}
+	// A broker in controlled shutdown is given no leadership and no
+	// place in an ISR it was not in.
+	if c.shuttingDown(s.Leader) && (!committed || cur.Leader != s.Leader) {
+		return fmt.Errorf("leader %d is in controlled shutdown", s.Leader)
+	}
+	for _, r := range s.ISR {
+		if c.shuttingDown(r) && (!committed || !slices.Contains(cur.ISR, r)) {
+			return fmt.Errorf("ISR member %d added while in controlled shutdown", r)
+		}
+	}
 	if w.Op == UpdateState {
 		if !committed {
 			return fmt.Errorf("update of a missing state")
@@ -327,14 +337,23 @@ func (k *checker) checkRequest(c *Controller, r Request) error {
 		if err := header(m.Version, StopReplicaVersion, m.ControllerID, m.ControllerEpoch, m.BrokerEpoch); err != nil {
 			return err
 		}
+		// A deletion's, or (no deletion) a broker's in controlled shutdown
+		// for the partitions it does not lead.
 		for _, ts := range m.Topics {
 			a, ok := c.Topic(ts.Topic)
-			if !ok || !c.Deleting(ts.Topic) {
-				return fmt.Errorf("StopReplica for %s, not being deleted", ts.Topic)
+			if !ok {
+				return fmt.Errorf("StopReplica for unknown topic %s", ts.Topic)
 			}
 			for _, ps := range ts.PartitionStates {
-				if !ps.Delete || !slices.Contains(a.Replicas[ps.Partition], r.Broker) {
-					return fmt.Errorf("StopReplica for %s-%d: delete %v, to a broker not a replica", ts.Topic, ps.Partition, ps.Delete)
+				if !slices.Contains(a.Replicas[ps.Partition], r.Broker) {
+					return fmt.Errorf("StopReplica for %s-%d to a broker not a replica", ts.Topic, ps.Partition)
+				}
+				p := c.partition(engine.Partition{Topic: ts.Topic, Partition: ps.Partition})
+				switch {
+				case ps.Delete && !c.Deleting(ts.Topic):
+					return fmt.Errorf("StopReplica deleting %s-%d, not being deleted", ts.Topic, ps.Partition)
+				case !ps.Delete && (!c.shuttingDown(r.Broker) || p.state == nil || p.state.Leader == r.Broker):
+					return fmt.Errorf("StopReplica of %s-%d without deletion to broker %d, not in controlled shutdown or its leader", ts.Topic, ps.Partition, r.Broker)
 				}
 			}
 		}

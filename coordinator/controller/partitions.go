@@ -135,11 +135,12 @@ func (c *Controller) reconcile(t *topic, p *partition) {
 	}
 }
 
-// liveFor is the election rule's Live for p: the replica is online and
-// has not bounced since p's state was written.
+// liveFor is the election rule's Live for p: the replica is online, has
+// not bounced since p's state was written, and its broker is not in
+// controlled shutdown.
 func (c *Controller) liveFor(p *partition) func(int32) bool {
 	return func(b int32) bool {
-		if _, ok := p.fenced[b]; ok {
+		if _, ok := p.fenced[b]; ok || c.shuttingDown(b) {
 			return false
 		}
 		return c.online(b, p.tp)
@@ -157,11 +158,21 @@ func (c *Controller) decide(p *partition, unclean bool) (Write, bool) {
 	if p.state != nil {
 		s := p.state.clone()
 		cur = &s
+		// An ISR member in controlled shutdown still runs, with the ISR's
+		// records: no unclean election while it does (Kafka's controlled
+		// shutdown never elects uncleanly).
+		if unclean && slices.ContainsFunc(s.ISR, func(b int32) bool { return c.shuttingDown(b) && c.online(b, p.tp) }) {
+			unclean = false
+		}
 	}
 	leader, isr := c.opts.Elect(ElectionInput{Replicas: slices.Clone(p.replicas), State: cur, Live: c.liveFor(p), Unclean: unclean})
 	w := Write{Topic: p.tp.Topic, Partition: p.tp.Partition}
 	switch {
 	case p.state == nil && leader == NoLeader:
+		return w, false
+	case leader == NoLeader && p.state.Leader != NoLeader && c.shuttingDown(p.state.Leader) && c.online(p.state.Leader, p.tp):
+		// A broker in controlled shutdown keeps a partition no one else
+		// can take until it is gone (shutdown.go).
 		return w, false
 	case p.state == nil:
 		w.Op = CreateState
@@ -259,13 +270,17 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 // replicas and UpdateMetadata for every live broker, as Kafka's
 // addLeaderAndIsrRequestForBrokers does after a state change. Kafka sends
 // a new partition's LeaderAndIsr to its ISR, which is every live replica,
-// as here.
+// as here. A broker in controlled shutdown is told nothing more: it gets
+// StopReplica once its partitions are quiet (shutdown.go), and until then
+// its fetches carry its old leader epoch, which the new leader refuses
+// (FENCED_LEADER_EPOCH), so a broker that stops fetching never counts as
+// a caught-up follower holding back the high watermark.
 func (c *Controller) tellReplicas(t *topic, p *partition, isNew bool) {
 	if t.deletion != nil || p.state == nil {
 		return
 	}
 	for _, r := range p.replicas {
-		if c.live(r) {
+		if c.live(r) && !c.shuttingDown(r) {
 			c.batch.addLeaderAndISR(r, p.tp, isNew)
 		}
 	}

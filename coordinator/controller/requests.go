@@ -54,7 +54,8 @@ type batch struct {
 	// umBrokers are brokers that get UpdateMetadata even with no
 	// partitions, for its live broker list.
 	umBrokers map[int32]bool
-	// stopReplica holds, per broker, the partitions it is to delete.
+	// stopReplica holds, per broker, the partitions it is to stop, and
+	// whether to delete them.
 	stopReplica map[int32]map[engine.Partition]bool
 }
 
@@ -81,13 +82,15 @@ func (b *batch) addLeaderAndISR(broker int32, tp engine.Partition, isNew bool) {
 
 func (b *batch) addUpdateMetadata(tp engine.Partition) { b.updateMetadata[tp] = struct{}{} }
 
-func (b *batch) addStopReplica(broker int32, tp engine.Partition) {
+// addStopReplica queues StopReplica for tp to broker, deleting its log if
+// del (a deletion sticks until sent).
+func (b *batch) addStopReplica(broker int32, tp engine.Partition, del bool) {
 	m := b.stopReplica[broker]
 	if m == nil {
 		m = map[engine.Partition]bool{}
 		b.stopReplica[broker] = m
 	}
-	m[tp] = true
+	m[tp] = m[tp] || del
 }
 
 // forget drops everything queued for a broker that died.

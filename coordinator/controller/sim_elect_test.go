@@ -5,7 +5,7 @@ package controller
 // turns into TopicConfigs), administrators' ElectLeaders of either type
 // over random partitions (some unknown, some of topics being deleted), and
 // the automatic rebalance's checks at random percentages; and, once
-// everything is delivered, the rebalance's liveness.
+// everything is delivered, the elections' liveness.
 
 import (
 	"maps"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/sluice-io/sluice/engine"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
 // simElection is an ElectLeaders sent and not yet answered.
@@ -88,11 +89,20 @@ func (s *sim) electLeaders() {
 // imbalanceCheck is a tick of the automatic rebalance.
 func (s *sim) imbalanceCheck() {
 	pct := []int{0, 10, 25}[s.r.IntN(3)]
-	n := len(s.writes)
 	s.note("imbalance check at %d%%", pct)
 	s.step(ImbalanceCheck{Percentage: pct})
-	if len(s.writes) > n {
+}
+
+// countElection counts a write of an election that succeeded: of the
+// rebalance's, or of an ElectLeaders.
+func (s *sim) countElection(sw simWrite, res WriteResult) {
+	f := sw.ctl.inflight[sw.w.key()]
+	switch {
+	case res.Err != nil || f == nil || f.elect == nil:
+	case f.elect.call == nil:
 		s.stats["ImbalanceCheck moved"]++
+	default:
+		s.stats["ElectLeaders written"]++
 	}
 }
 
@@ -100,6 +110,9 @@ func (s *sim) imbalanceCheck() {
 func (s *sim) takeAnswers(rd Ready) {
 	for _, a := range rd.Answers {
 		s.answered(a)
+	}
+	for _, a := range rd.ShutdownAnswers {
+		s.shutdownAnswered(a)
 	}
 	for _, a := range rd.Elections {
 		s.elected(a)
@@ -124,47 +137,65 @@ func (s *sim) elected(a ElectionAnswer) {
 	s.note("ElectLeaders %d answered %+v", a.ID, a.Results)
 }
 
-// rebalanced checks the rebalance's liveness once everything is
-// delivered: after one more check at Kafka's default percentage, every
-// broker that is the preferred leader of partitions led elsewhere beyond
-// the percentage is out of the ISR of each of them.
-func (s *sim) rebalanced() {
-	const pct = 10
-	s.step(ImbalanceCheck{Percentage: pct})
+// settled checks the elections' liveness once everything is delivered:
+// every leader takes every live replica into its ISR (its followers caught
+// up), then an ElectLeaders PREFERRED of every partition (odd seeds) or
+// an imbalance check at 0 % (even seeds), then the other, leave every
+// partition led by its first replica.
+func (s *sim) settled() {
+	for range 2 {
+		s.expandAll()
+		s.quiesce()
+	}
+	var all []engine.Partition
+	for _, name := range slices.Sorted(maps.Keys(s.topics)) {
+		for p := range s.topics[name].Replicas {
+			all = append(all, engine.Partition{Topic: name, Partition: int32(p)})
+		}
+	}
+	elect := func() {
+		s.nextElect++
+		ev := ElectLeaders{ID: s.nextElect, Type: PreferredElection, Partitions: all}
+		s.elections[ev.ID] = simElection{s.ctl, ev}
+		s.step(ev)
+	}
+	check := func() { s.step(ImbalanceCheck{Percentage: 0}) }
+	first, second := elect, check
+	if s.seed%2 == 0 {
+		first, second = check, elect
+	}
+	first()
+	s.quiesce()
+	second()
 	s.quiesce()
 	s.converged()
 	c := s.ctl
-	type share struct{ all, elsewhere int }
-	shares := map[int32]*share{}
-	var stuck []engine.Partition
-	for _, name := range c.Topics() {
-		a, _ := c.Topic(name)
-		for p, replicas := range a.Replicas {
-			tp := engine.Partition{Topic: name, Partition: int32(p)}
-			st, _ := c.State(tp)
-			sh := shares[replicas[0]]
-			if sh == nil {
-				sh = &share{}
-				shares[replicas[0]] = sh
-			}
-			sh.all++
-			if st.Leader != replicas[0] {
-				sh.elsewhere++
-				if slices.Contains(st.ISR, replicas[0]) {
-					stuck = append(stuck, tp)
-				}
-			}
+	for _, tp := range all {
+		a, _ := c.Topic(tp.Topic)
+		st, _ := c.State(tp)
+		if preferred := a.Replicas[tp.Partition][0]; st.Leader != preferred && slices.Contains(st.ISR, preferred) && !s.tampered[tp] {
+			s.fail("%v led by %d, its preferred replica %d in the ISR %v", tp, st.Leader, preferred, st.ISR)
 		}
 	}
-	for b, sh := range shares {
-		if float64(sh.elsewhere)/float64(sh.all) <= pct/100.0 {
-			continue
-		}
-		for _, tp := range stuck {
-			if a, _ := c.Topic(tp.Topic); a.Replicas[tp.Partition][0] == b {
-				st, _ := c.State(tp)
-				s.fail("broker %d leads %d of its %d preferred partitions elsewhere; %v could move: %+v", b, sh.elsewhere, sh.all, tp, st)
+}
+
+// expandAll has every live leader ask for every live replica in its ISR.
+func (s *sim) expandAll() {
+	for _, b := range s.brokers {
+		for _, tp := range slices.SortedFunc(maps.Keys(b.leaders), cmpPartition) {
+			ps := b.leaders[tp]
+			out := s.liveOut(ps)
+			if ps.Leader != b.id || len(out) == 0 {
+				continue
 			}
+			req := kmsg.NewPtrAlterPartitionRequest()
+			req.Version, req.BrokerID, req.BrokerEpoch = 2, b.id, b.epoch
+			isr := append(slices.Clone(ps.ISR), out...)
+			rp := kmsg.AlterPartitionRequestTopicPartition{Partition: tp.Partition, LeaderEpoch: ps.LeaderEpoch, PartitionEpoch: ps.ZKVersion, NewISR: isr}
+			req.Topics = []kmsg.AlterPartitionRequestTopic{{TopicID: b.logs[tp], Partitions: []kmsg.AlterPartitionRequestTopicPartition{rp}}}
+			s.nextAlter++
+			s.alters[s.nextAlter] = simAlter{broker: b.id, epoch: b.epoch, tp: tp, isr: isr, kind: "expand"}
+			s.step(AlterPartition{ID: s.nextAlter, Request: req})
 		}
 	}
 }

@@ -18,8 +18,8 @@ package controller
 // everything, and checks liveness: every partition of every topic is
 // online, deletions have completed, every broker's metadata and replicas
 // agree with the controller's view, every ElectLeaders is answered, and
-// after one more imbalance check no broker's imbalance is above the
-// percentage but for partitions its replica cannot lead.
+// once every follower caught up, a preferred election of every partition
+// and an imbalance check leave each led by its first replica.
 //
 // A failing seed is printed with the actions that led to it and replays
 // with -sim.seed=N.
@@ -76,6 +76,9 @@ type simBroker struct {
 	ids   map[string]engine.TopicID
 	// leaders are its replicas' states from LeaderAndIsr.
 	leaders map[engine.Partition]kmsg.LeaderAndISRRequestTopicPartition
+	// shutting: it sent a ControlledShutdown the controller takes (at its
+	// epoch, or before v2, without one).
+	shutting bool
 	// logs are its replicas on disk, by topic id; they survive restarts.
 	logs map[engine.Partition]engine.TopicID
 	// badDirs are replicas on a failed disk, until it restarts.
@@ -122,6 +125,9 @@ type sim struct {
 	unclean   map[string]bool
 	elections map[uint64]simElection
 	nextElect uint64
+	// shutdowns are the ControlledShutdown requests sent and not yet
+	// answered, by id: the broker.
+	shutdowns map[uint64]int32
 
 	// Watches that fired and are not yet delivered; configsChanged are
 	// topic config change notifications.
@@ -138,7 +144,8 @@ func runSim(seed uint64, steps int, opts Options, stats map[string]int) (err err
 		seed: seed, r: rand.New(rand.NewPCG(seed, 0x5eed)), opts: opts, faults: true,
 		regs: map[int32]BrokerInfo{}, topics: map[string]TopicAssignment{}, states: map[engine.Partition]PartitionState{},
 		markers: map[string]bool{}, chk: newChecker(), queues: map[int32][]simRequest{}, topicsChanged: map[string]bool{},
-		alters: map[uint64]simAlter{}, unclean: map[string]bool{}, elections: map[uint64]simElection{}, configsChanged: map[string]bool{},
+		alters: map[uint64]simAlter{}, shutdowns: map[uint64]int32{},
+		unclean: map[string]bool{}, elections: map[uint64]simElection{}, configsChanged: map[string]bool{},
 	}
 	s.opts.NewTopicID = func() engine.TopicID { return s.newID() }
 	defer func() {
@@ -160,7 +167,7 @@ func runSim(seed uint64, steps int, opts Options, stats map[string]int) (err err
 	}
 	s.quiesce()
 	s.converged()
-	s.rebalanced()
+	s.settled()
 	return nil
 }
 
@@ -218,10 +225,11 @@ func (s *sim) randomStep() {
 		{3, s.deleteTopic},
 		{1, s.externalWrite},
 		{8, s.alterPartition},
-		{4, s.catchUp},
+		{6, s.catchUp},
 		{2, s.configChange},
 		{3, s.electLeaders},
-		{2, s.imbalanceCheck},
+		{3, s.imbalanceCheck},
+		{2, s.controlledShutdown},
 		{1, func() {
 			if s.r.IntN(3) == 0 {
 				s.failover()
@@ -278,6 +286,7 @@ func (s *sim) deliverWrite() {
 		s.apply(&res)
 	}
 	s.count(sw.w, res)
+	s.countElection(sw, res)
 	if k := sw.w.key(); k.topicLevel {
 		s.note("write %v %s: %v", sw.w.Op, sw.w.Topic, res.Err)
 	} else {
@@ -488,7 +497,7 @@ func (s *sim) pick(alive bool) (*simBroker, bool) {
 func (s *sim) start(id int32) {
 	b := s.brokers[id]
 	s.zxid++
-	b.alive, b.epoch, b.ctlEpoch, b.failedDelete = true, s.zxid, 0, false
+	b.alive, b.epoch, b.ctlEpoch, b.failedDelete, b.shutting = true, s.zxid, 0, false, false
 	b.live, b.cache, b.ids = nil, map[engine.Partition]kmsg.UpdateMetadataRequestTopicPartition{}, map[string]engine.TopicID{}
 	b.leaders, b.badDirs = map[engine.Partition]kmsg.LeaderAndISRRequestTopicPartition{}, map[engine.Partition]bool{}
 	s.regs[id] = BrokerInfo{ID: id, Epoch: b.epoch, Endpoints: []Endpoint{{Listener: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: "localhost", Port: 9092 + id}}}
@@ -735,7 +744,9 @@ func (s *sim) quiesce() {
 		switch {
 		case !b.alive:
 			s.start(b.id)
-		case b.failedDelete || len(b.badDirs) > 0:
+		case b.failedDelete || len(b.badDirs) > 0 || b.shutting:
+			// A broker in controlled shutdown goes, as it would once
+			// answered; it comes back to lead again.
 			s.stop(b.id)
 			s.start(b.id)
 		}
@@ -1132,5 +1143,53 @@ func (s *sim) answered(a Answer) {
 	if l, ok := b.leaders[sa.tp]; ok && b.alive && b.epoch == sa.epoch && l.LeaderEpoch == rp.LeaderEpoch && l.ZKVersion <= rp.PartitionEpoch {
 		l.ISR, l.ZKVersion = slices.Clone(rp.ISR), rp.PartitionEpoch
 		b.leaders[sa.tp] = l
+	}
+}
+
+// ---- controlled shutdown
+
+// controlledShutdown sends a live broker's ControlledShutdown, sometimes
+// at a stale broker epoch.
+func (s *sim) controlledShutdown() {
+	b, ok := s.pick(true)
+	if !ok {
+		return
+	}
+	req := &kmsg.ControlledShutdownRequest{Version: int16(s.r.IntN(4)), BrokerID: b.id, BrokerEpoch: b.epoch}
+	if s.r.IntN(8) == 0 {
+		req.BrokerEpoch--
+	}
+	if req.Version < 2 || req.BrokerEpoch == b.epoch {
+		b.shutting = true // accepted: v0-1 carry no broker epoch
+	}
+	s.nextAlter++
+	s.shutdowns[s.nextAlter] = b.id
+	s.note("ControlledShutdown %d v%d from %d at epoch %d", s.nextAlter, req.Version, b.id, req.BrokerEpoch)
+	s.step(ControlledShutdown{ID: s.nextAlter, Request: req})
+}
+
+// shutdownAnswered checks a ControlledShutdown's answer: each partition
+// it says the broker still leads, ZooKeeper has it leading.
+func (s *sim) shutdownAnswered(a ShutdownAnswer) {
+	id, ok := s.shutdowns[a.ID]
+	if !ok {
+		s.fail("answer to ControlledShutdown %d, not asked or answered twice", a.ID)
+	}
+	delete(s.shutdowns, a.ID)
+	resp := a.Response
+	s.note("ControlledShutdown %d answered error %d, %d remaining", a.ID, resp.ErrorCode, len(resp.PartitionsRemaining))
+	if resp.ErrorCode != 0 {
+		s.stats["ControlledShutdown "+kerr.ErrorForCode(resp.ErrorCode).(*kerr.Error).Message]++
+		return
+	}
+	s.stats["ControlledShutdown ok"]++
+	if len(resp.PartitionsRemaining) > 0 {
+		s.stats["ControlledShutdown with partitions remaining"]++
+	}
+	for _, p := range resp.PartitionsRemaining {
+		tp := engine.Partition{Topic: p.Topic, Partition: p.Partition}
+		if zs, ok := s.states[tp]; ok && !s.tampered[tp] && zs.Leader != id {
+			s.fail("ControlledShutdown %d: %v said led by %d, ZooKeeper has %+v", a.ID, tp, id, zs)
+		}
 	}
 }

@@ -19,8 +19,9 @@ package zk
 // resigns), a read fails for good, or on Close; every goroutine of the
 // term has ended before the next campaign starts.
 //
-// A leader's AlterPartition reaches the loop through AlterPartition, which
-// any goroutine may call: the loop Steps it and sends the core's Answer
+// A leader's AlterPartition reaches the loop through AlterPartition (a
+// broker's ControlledShutdown through ControlledShutdown), which any
+// goroutine may call: the loop Steps it and sends the core's Answer
 // back once it comes; a term that ends answers what it holds
 // NOT_CONTROLLER, so a caller never waits past the term. ElectLeaders and
 // config change notices come the same way; a term also steps the automatic
@@ -81,11 +82,13 @@ type ControllerLoop struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	// alters are AlterPartition requests for the loop, taken while it
-	// leads; elects ElectLeaders requests, and notices config change
+	// leads; shutdowns ControlledShutdown requests (controlledshutdown.go);
+	// elects ElectLeaders requests, and notices config change
 	// notifications (elections.go).
-	alters  chan alterCall
-	elects  chan electCall
-	notices *configNotices
+	alters    chan alterCall
+	shutdowns chan shutdownCall
+	elects    chan electCall
+	notices   *configNotices
 
 	// epoch is the controller epoch of the current term, 0 when this
 	// broker is not the controller.
@@ -111,7 +114,8 @@ func StartControllerLoop(ctx context.Context, client *Client, id int32, s Sender
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &ControllerLoop{client: client, id: id, send: s, opts: o, cancel: cancel, done: make(chan struct{}),
-		alters: make(chan alterCall), elects: make(chan electCall), notices: newConfigNotices(), log: o.Logger.With("broker", id)}
+		alters: make(chan alterCall), shutdowns: make(chan shutdownCall), elects: make(chan electCall), notices: newConfigNotices(),
+		log: o.Logger.With("broker", id)}
 	l.active.Store(-1)
 	l.mu.changed = make(chan struct{})
 	go l.run(ctx)
@@ -157,14 +161,14 @@ type alterCall struct {
 // answers NOT_CONTROLLER, as Kafka's.
 func (l *ControllerLoop) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
 	call := alterCall{req: req, reply: make(chan *kmsg.AlterPartitionResponse, 1)}
-	return callLoop(ctx, l, l.alters, call, call.reply, func() *kmsg.AlterPartitionResponse { return notController(req) })
+	return ask(l, ctx, l.alters, call, call.reply, func() *kmsg.AlterPartitionResponse { return notController(req) })
 }
 
-// callLoop hands call to the loop on ch and returns its reply, or
-// refused() when this broker is not the controller or stops being it
-// before the loop takes the call, or ctx's error when ctx ends first.
-func callLoop[C, R any](ctx context.Context, l *ControllerLoop, ch chan<- C, call C, reply <-chan R, refused func() R) (R, error) {
-	var none R
+// ask hands call to the loop through ch and waits for its reply, or for
+// ctx; refused answers when this broker is not, or stops being, the
+// controller.
+func ask[C, R any](l *ControllerLoop, ctx context.Context, ch chan<- C, call C, reply <-chan R, refused func() R) (R, error) {
+	var zero R
 	changed := l.Changed()
 	if !l.IsController() {
 		return refused(), nil
@@ -176,13 +180,13 @@ func callLoop[C, R any](ctx context.Context, l *ControllerLoop, ch chan<- C, cal
 	case <-l.done:
 		return refused(), nil
 	case <-ctx.Done():
-		return none, ctx.Err()
+		return zero, ctx.Err()
 	}
 	select {
-	case r := <-reply:
-		return r, nil
+	case resp := <-reply:
+		return resp, nil
 	case <-ctx.Done():
-		return none, ctx.Err()
+		return zero, ctx.Err()
 	}
 }
 
@@ -321,7 +325,10 @@ type term struct {
 	// by the id the core answers them with.
 	replies map[uint64]alterCall
 	alterID uint64
-	el      termElections
+	// shutdownReplies are the ControlledShutdown requests Stepped and not
+	// answered, numbered from alterID too.
+	shutdownReplies map[uint64]shutdownCall
+	el              termElections
 }
 
 // alter Steps an AlterPartition into the core.
@@ -372,9 +379,10 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		events:  make(chan controller.Event, 1024),
 		fired:   make(chan fire, 64),
 		watched: map[string]bool{},
-		replies: map[uint64]alterCall{},
+		replies: map[uint64]alterCall{}, shutdownReplies: map[uint64]shutdownCall{},
 	}
 	defer t.endAlters()
+	defer t.endShutdowns()
 	defer t.endElections()
 	t.ch = newChannels(ctx, l.send, &wg, func(r controller.Response) { t.post(r) })
 	t.core.Step(ld)
@@ -401,6 +409,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		if rd.Resigned {
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
+			t.answerShutdowns(rd.ShutdownAnswers)
 			t.answerElections(rd.Elections)
 			return errResigned
 		}
@@ -408,6 +417,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 			t.perform(rd)
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
+			t.answerShutdowns(rd.ShutdownAnswers)
 			t.answerElections(rd.Elections)
 		}
 		// Wait for an event, then take every one already come before the
@@ -420,6 +430,8 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 				t.core.Step(ev)
 			case a := <-l.alters:
 				t.alter(a)
+			case sd := <-l.shutdowns:
+				t.shutdown(sd)
 			case e := <-l.elects:
 				t.elect(e)
 			case <-l.notices.wake:

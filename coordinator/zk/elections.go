@@ -80,7 +80,7 @@ type electCall struct {
 func (l *ControllerLoop) ElectLeaders(ctx context.Context, typ controller.ElectionType, partitions []engine.Partition) ([]controller.ElectionResult, error) {
 	ev := controller.ElectLeaders{Type: typ, Partitions: partitions}
 	call := electCall{ev: ev, reply: make(chan []controller.ElectionResult, 1)}
-	return callLoop(ctx, l, l.elects, call, call.reply, func() []controller.ElectionResult { return notControllerResults(ev) })
+	return ask(l, ctx, l.elects, call, call.reply, func() []controller.ElectionResult { return notControllerResults(ev) })
 }
 
 func notControllerResults(ev controller.ElectLeaders) []controller.ElectionResult {

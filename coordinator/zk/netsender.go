@@ -56,6 +56,15 @@ type NetSenderOptions struct {
 	// ClientID is the requests' client id (default
 	// "sluice-controller-<self>").
 	ClientID string
+	// ReuseResponses reads every response from a broker into one buffer,
+	// kept with the link to that broker: the byte fields of a response (a
+	// Fetch's records) then alias memory that the next request to the same
+	// broker overwrites. For a caller done with each response before its
+	// next request to that broker, as the follower fetchers are, which
+	// would otherwise allocate a buffer the size of every answer (about
+	// the size of the records it carries). The buffer keeps the size of
+	// the largest response read. Default false: a buffer per response.
+	ReuseResponses bool
 }
 
 // Errors of NetSender.Send, wrapped with the request and broker.
@@ -93,6 +102,7 @@ type brokerLink struct {
 	addr        string   // conn's address
 	correlation int32    // the last correlation id sent
 	out         []byte   // request frames, reused
+	in          []byte   // response frames, reused with ReuseResponses
 }
 
 // NewNetSender returns a Sender for controller self that finds brokers
@@ -249,10 +259,18 @@ func (s *NetSender) exchange(ctx context.Context, l *brokerLink, req kmsg.Reques
 	if _, err := conn.Write(l.out); err != nil {
 		return nil, false, err
 	}
-	// A new buffer per response: byte fields of resp alias it.
-	frame, err := wire.ReadFrame(conn, nil, s.o.MaxResponse)
+	// Byte fields of resp alias the frame's buffer: a new one per response
+	// unless the caller asked for reuse.
+	var buf []byte
+	if s.o.ReuseResponses {
+		buf = l.in[:0]
+	}
+	frame, err := wire.ReadFrame(conn, buf, s.o.MaxResponse)
 	if err != nil {
 		return nil, !peerClosed(err), err
+	}
+	if s.o.ReuseResponses {
+		l.in = frame[:0]
 	}
 	resp = req.ResponseKind()
 	resp.SetVersion(req.GetVersion())

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -65,7 +66,7 @@ func (b *fakeBroker) accept() {
 
 func (b *fakeBroker) serve(c net.Conn) {
 	defer c.Close()
-	var buf []byte
+	var buf, out, recs []byte // reused: the fake allocates little per request
 	for {
 		frame, err := wire.ReadFrame(c, buf, wire.DefaultMaxFrame)
 		if err != nil {
@@ -88,12 +89,30 @@ func (b *fakeBroker) serve(c net.Conn) {
 			r.ErrorCode = code
 		case *kmsg.StopReplicaResponse:
 			r.ErrorCode = code
+		case *kmsg.FetchResponse:
+			// Records of fetchBytes bytes, each the correlation id's low byte.
+			rt := kmsg.NewFetchResponseTopic()
+			rp := kmsg.NewFetchResponseTopicPartition()
+			if recs == nil {
+				recs = make([]byte, fetchBytes)
+			}
+			for i := range recs {
+				recs[i] = byte(h.CorrelationID)
+			}
+			rp.RecordBatches = recs
+			rt.Partitions = append(rt.Partitions, rp)
+			r.Topics = append(r.Topics, rt)
 		}
-		if _, err := c.Write(wire.AppendResponse(nil, h.CorrelationID, resp)); err != nil {
+		out = wire.AppendResponse(out[:0], h.CorrelationID, resp)
+		if _, err := c.Write(out); err != nil {
 			return
 		}
 	}
 }
+
+// fetchBytes is the size of the records the fake broker answers a Fetch
+// with.
+const fetchBytes = 64 << 10
 
 // stop closes the listener and every connection, as a broker's process
 // ending.
@@ -306,5 +325,51 @@ func TestNetSenderTimeouts(t *testing.T) {
 	long.Close()
 	if _, err := long.Send(context.Background(), 3, leaderAndISR(7)); !errors.Is(err, ErrSenderClosed) {
 		t.Fatalf("a request after Close: %v", err)
+	}
+}
+
+// By default a response's byte fields stay as they were read after later
+// requests; with ReuseResponses they alias the link's one buffer, which
+// the next response to that broker overwrites, and a run of responses
+// allocates far less than their size.
+func TestNetSenderReuseResponses(t *testing.T) {
+	chroot := zktest.Chroot()
+	b := startFakeBroker(t, false)
+	register(t, chroot, 1, b)
+	sc := connect(t, chroot)
+	records := func(s *NetSender) []byte {
+		t.Helper()
+		req := kmsg.NewPtrFetchRequest()
+		req.SetVersion(12)
+		resp, err := s.Send(context.Background(), 1, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.next(t)
+		return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches
+	}
+	for _, reuse := range []bool{false, true} {
+		s := NewNetSender(sc, 0, NetSenderOptions{ReuseResponses: reuse})
+		first := records(s)
+		was := first[0]
+		second := records(s)
+		if len(first) != fetchBytes || len(second) != fetchBytes || second[0] == was {
+			t.Fatalf("reuse %v: records of %d and %d bytes, %#x then %#x", reuse, len(first), len(second), was, second[0])
+		}
+		if overwritten := first[0] != was; overwritten != reuse {
+			t.Errorf("reuse %v: the first response's records overwritten by the second: %v", reuse, overwritten)
+		}
+		const n = 50
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		for range n {
+			records(s)
+		}
+		runtime.ReadMemStats(&m1)
+		perResponse := (m1.TotalAlloc - m0.TotalAlloc) / n
+		if reuse && perResponse > fetchBytes/4 || !reuse && perResponse < fetchBytes {
+			t.Errorf("reuse %v: %d bytes allocated per response of %d bytes of records", reuse, perResponse, fetchBytes)
+		}
+		s.Close()
 	}
 }
