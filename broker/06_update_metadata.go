@@ -40,6 +40,9 @@ func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence fenceFunc
 	var deleted []topicPartition
 	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
 		func() { deleted = b.ctl.cache.update(req) })
+	if resp.ErrorCode == 0 {
+		b.liveBrokersChanged() // replica.go
+	}
 	// The committed offsets of deleted topics go, on every broker for the
 	// groups it coordinates, as Kafka's handleUpdateMetadataRequest has
 	// its group coordinator handle deleted partitions.

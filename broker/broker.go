@@ -32,6 +32,7 @@ type Broker struct {
 	admin sync.Mutex
 	pids  producerIDs // InitProducerId's ids, from the coordinator's blocks
 	cfgs  configState // configuration beyond Config (dynconfig.go)
+	live  liveBrokers // the live brokers last stepped into the replicas (replica.go)
 
 	mu struct {
 		sync.RWMutex

@@ -71,7 +71,7 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 				continue
 			}
 			p.epochStart.Store(epochStartOffset(p.log, s.role.leaderEpoch))
-			p.becomeLeader(s.role.leaderEpoch, s.role.zkVersion, s.role.isr, s.role.replicas)
+			p.becomeLeader(s.role.leaderEpoch, s.role.zkVersion, s.role.isr, s.role.replicas, b.liveIDs())
 		} else {
 			p.epochStart.Store(-1)
 			p.becomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)

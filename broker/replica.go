@@ -32,6 +32,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,10 +158,15 @@ func (p *partition) followerFetch(ev replication.FollowerFetch) replication.Fetc
 }
 
 // becomeLeader makes p's core the leader at epoch with isr.
-func (p *partition) becomeLeader(epoch, partitionEpoch int32, isr, replicas []int32) {
+func (p *partition) becomeLeader(epoch, partitionEpoch int32, isr, replicas []int32, live []int32) {
 	p.rep.log.Log(context.Background(), p.roleLogLevel(), "leading", "topic", p.topic, "partition", p.index, "leader_epoch", epoch, "isr", isr,
 		"log_end", p.log.EndOffset(), "high_watermark", p.log.HighWatermark())
-	p.step(replication.BecomeLeader{Epoch: epoch, PartitionEpoch: partitionEpoch, ISR: isr, Replicas: replicas,
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	if len(live) > 0 { // none before the first UpdateMetadata: all are then
+		p.stepLocked(replication.LiveBrokers{IDs: live})
+	}
+	p.stepLocked(replication.BecomeLeader{Epoch: epoch, PartitionEpoch: partitionEpoch, ISR: isr, Replicas: replicas,
 		Log: logState(p.log), Now: now()})
 }
 
@@ -270,4 +276,50 @@ func errorCode(err error) int16 {
 		return ke.Code
 	}
 	return kerr.UnknownServerError.Code
+}
+
+// liveBrokers is the set of live brokers (from the metadata cache) the
+// partitions' cores were last told, so that only a change is stepped into
+// every partition. Lock order: mu before Broker.mu and the partitions'
+// replica locks.
+type liveBrokers struct {
+	mu  sync.Mutex
+	ids []int32
+}
+
+// liveIDs is the metadata cache's live brokers, sorted.
+func (b *Broker) liveIDs() []int32 {
+	snap := b.ctl.cache.load()
+	ids := make([]int32, 0, len(snap.brokers))
+	for _, br := range snap.brokers {
+		ids = append(ids, br.id)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// liveBrokersChanged tells every hosted partition's core the live brokers
+// when they changed (replication.LiveBrokers: a dead broker's caught-up
+// replica outside the ISR no longer holds the high watermark back).
+func (b *Broker) liveBrokersChanged() {
+	ids := b.liveIDs()
+	b.live.mu.Lock()
+	defer b.live.mu.Unlock()
+	if len(ids) == 0 || slices.Equal(ids, b.live.ids) {
+		return
+	}
+	b.live.ids = ids
+	b.mu.Lock()
+	var parts []*partition
+	for _, ts := range b.mu.topics {
+		for _, p := range ts.partitions {
+			if p != nil {
+				parts = append(parts, p)
+			}
+		}
+	}
+	b.mu.Unlock()
+	for _, p := range parts {
+		p.step(replication.LiveBrokers{IDs: ids})
+	}
 }

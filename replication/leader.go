@@ -29,7 +29,16 @@ type leaderState struct {
 	waiting []WaitProduce
 	// now is the latest time seen.
 	now int64
+	// live are the brokers the broker's metadata says are live
+	// (LiveBrokers); only their replicas may join the ISR, so a caught-up
+	// follower outside the ISR whose broker died does not hold the high
+	// watermark back (Kafka's isReplicaIsrEligible, ZooKeeper mode). Kept
+	// across roles; nil until the first LiveBrokers: every broker is.
+	live map[int32]bool
 }
+
+// eligible reports whether replica id may join the ISR.
+func (l *leaderState) eligible(id int32) bool { return l.live == nil || l.live[id] }
 
 // followerProgress is what the leader knows of one follower (Kafka's
 // Replica state).
@@ -78,6 +87,19 @@ func (r *Replica) becomeLeader(ev BecomeLeader) {
 			f.lastCaughtUp = r.now // a new leader gives its ISR a full lag time
 		}
 		r.followers = append(r.followers, f)
+	}
+	r.maybeAdvanceHighWatermark()
+}
+
+// liveBrokers takes the broker's list of live brokers: the others' replicas
+// stop counting as about to join the ISR.
+func (r *Replica) liveBrokers(ev LiveBrokers) {
+	if r.live == nil {
+		r.live = make(map[int32]bool, len(ev.IDs))
+	}
+	clear(r.live)
+	for _, id := range ev.IDs {
+		r.live[id] = true
 	}
 	r.maybeAdvanceHighWatermark()
 }
@@ -153,7 +175,7 @@ func (r *Replica) maybeAdvanceHighWatermark() {
 	hw := r.end
 	for i := range r.followers {
 		f := &r.followers[i]
-		if f.logEnd < hw && (r.inMaximalISR(f.id) || f.caughtUp(r.end, r.now, r.cfg.ReplicaLagTimeMaxMs)) {
+		if f.logEnd < hw && (r.inMaximalISR(f.id) || f.caughtUp(r.end, r.now, r.cfg.ReplicaLagTimeMaxMs) && r.eligible(f.id)) {
 			hw = f.logEnd
 		}
 	}
@@ -221,7 +243,7 @@ func (r *Replica) followerFetch(ev FollowerFetch) {
 // maybeExpandISR asks for f to join the ISR once it has caught up to the
 // high watermark and into the leader's epoch (Kafka's isFollowerInSync).
 func (r *Replica) maybeExpandISR(f *followerProgress) {
-	if r.proposal != nil || slices.Contains(r.isr, f.id) {
+	if r.proposal != nil || slices.Contains(r.isr, f.id) || !r.eligible(f.id) {
 		return
 	}
 	if f.logEnd >= r.hw && f.logEnd >= r.epochs.startOf(r.epoch) {

@@ -171,7 +171,15 @@ type Batch struct {
 // BecomeLeader or BecomeFollower, at any epoch, starts it again.
 type Stop struct{}
 
-func (Stop) event()                 {}
+func (Stop) event() {}
+
+// LiveBrokers is the broker ids the broker's metadata says are live (an
+// UpdateMetadata's live brokers). A leader counts a caught-up follower
+// outside the ISR as about to join it, bounding the high watermark, only
+// if its broker is live; it proposes no dead one for the ISR.
+type LiveBrokers struct{ IDs []int32 }
+
+func (LiveBrokers) event()          {}
 func (BecomeLeader) event()         {}
 func (BecomeFollower) event()       {}
 func (Appended) event()             {}
@@ -319,6 +327,8 @@ func (r *Replica) Step(ev Event) {
 		r.becomeLeader(ev)
 	case BecomeFollower:
 		r.becomeFollower(ev)
+	case LiveBrokers:
+		r.liveBrokers(ev)
 	case Stop:
 		if r.role != Offline {
 			r.changeRole(Offline, -1, r.epoch, r.partitionEpoch, r.replicas)

@@ -168,3 +168,30 @@ func TestStop(t *testing.T) {
 		t.Fatalf("following again after a stop asks no fetch: %+v", rd)
 	}
 }
+
+// A caught-up follower outside the ISR bounds the high watermark (it is
+// about to join), but not once the broker's metadata says its broker is
+// dead: acks=all produces then complete without waiting out the lag time,
+// and the dead replica is not proposed for the ISR.
+func TestDeadFollowerDoesNotHoldTheHighWatermark(t *testing.T) {
+	r := New(Config{Self: 1, MinInsyncReplicas: 1, ReplicaLagTimeMaxMs: 30000})
+	step(t, r, BecomeLeader{Epoch: 3, PartitionEpoch: 7, ISR: []int32{1}, Replicas: []int32{1, 2},
+		Log: LogState{End: 10, HighWatermark: 10, Epochs: []EpochStart{{3, 0}}}, Now: 1000})
+	rd := step(t, r, FollowerFetch{Replica: 2, FetchOffset: 10, LastFetchedEpoch: 3, CurrentLeaderEpoch: 3, Now: 1010})
+	if rd.AlterPartition == nil {
+		t.Fatalf("a caught-up follower not proposed for the ISR: %+v", rd)
+	}
+	step(t, r, AlterPartitionResult{Request: *rd.AlterPartition, Err: kerr.IneligibleReplica})
+	step(t, r, Appended{End: 12, Epoch: 3})
+	step(t, r, WaitProduce{Ref: 1, Offset: 12, Deadline: 9999})
+	if r.HighWatermark() != 10 {
+		t.Fatalf("high watermark %d with a caught-up follower at 10 about to join, want 10", r.HighWatermark())
+	}
+	rd = step(t, r, LiveBrokers{IDs: []int32{1}})
+	if r.HighWatermark() != 12 || len(rd.Completed) != 1 || rd.Completed[0].Err != nil {
+		t.Fatalf("follower 2's broker dead: high watermark %d, completed %+v; want 12 and the produce done", r.HighWatermark(), rd.Completed)
+	}
+	if rd := step(t, r, FollowerFetch{Replica: 2, FetchOffset: 12, LastFetchedEpoch: 3, CurrentLeaderEpoch: 3, Now: 1020}); rd.AlterPartition != nil {
+		t.Fatalf("a replica of a dead broker proposed for the ISR: %+v", rd.AlterPartition)
+	}
+}
