@@ -26,8 +26,9 @@ package broker
 //     one UNKNOWN_LEADER_EPOCH.
 //
 // Version notes: v0 answers in OldStyleOffsets (one offset); v1+ in Offset
-// with Timestamp -1; v4+ carries the leader epoch (the partition's
-// current one).
+// with Timestamp -1; v4+ carries a leader epoch: for latest the partition's
+// current one, else the epoch of the record answered (-1 when the epoch
+// cache does not reach back that far), as Kafka's fetchOffsetByTimestamp.
 
 import (
 	"errors"
@@ -74,6 +75,11 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 			}
 			if sp.ErrorCode == 0 {
 				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, p.epoch.Load()
+				if rp.Timestamp != -1 && rp.Timestamp != -5 && off >= 0 {
+					// The found record's epoch, as Kafka answers all but
+					// latest (which is the current leader epoch).
+					sp.LeaderEpoch = p.log.EpochAt(off)
+				}
 				if req.Version == 0 {
 					sp.OldStyleOffsets = []int64{off}
 				}

@@ -30,6 +30,7 @@ package broker
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
@@ -51,6 +52,7 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 		return nil
 	}
 	ts, failed := b.openHosted(topic, states)
+	epochErrs := recordLeaderEpochs(ts, states, failed)
 	for _, s := range states {
 		if failed[s.partition] != nil || ts == nil || int(s.partition) >= len(ts.partitions) {
 			continue
@@ -62,10 +64,7 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 		lead := s.role.isLeader && !s.role.stopped
 		p.epoch.Store(s.role.leaderEpoch)
 		if lead {
-			// The epoch is recorded at the log end at once, so that
-			// OffsetForLeaderEpoch answers followers before the first
-			// append (Kafka's makeLeader).
-			if err := p.log.BecomeLeader(s.role.leaderEpoch); err != nil {
+			if err := epochErrs[s.partition]; err != nil {
 				b.log.Error("recording the leader epoch", "topic", topic, "partition", s.partition, "epoch", s.role.leaderEpoch, "err", err)
 				failed[s.partition] = err
 				continue
@@ -84,6 +83,53 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 		}
 	}
 	return failed
+}
+
+// leaderEpochWorkers bounds the logs recording their leader epoch at once.
+const leaderEpochWorkers = 16
+
+// recordLeaderEpochs records, in every log that leads now, its leader
+// epoch at its log end, so that OffsetForLeaderEpoch answers followers
+// before the first append (Kafka's makeLeader). Each is a durable write
+// of the log's leader-epoch-checkpoint; they run side by side, so a
+// LeaderAndIsr making this broker lead a thousand partitions (a controlled
+// shutdown elsewhere, a failover) costs a few fsync times, not a thousand
+// (the file system commits concurrent fsyncs together). It returns the
+// failures by partition.
+func recordLeaderEpochs(ts *topicState, states []hostedState, failed map[int32]error) map[int32]error {
+	type job struct {
+		partition int32
+		log       *engine.Log
+		epoch     int32
+	}
+	var jobs []job
+	for _, s := range states {
+		if failed[s.partition] != nil || ts == nil || int(s.partition) >= len(ts.partitions) || ts.partitions[s.partition] == nil {
+			continue
+		}
+		if s.role.isLeader && !s.role.stopped {
+			jobs = append(jobs, job{s.partition, ts.partitions[s.partition].log, s.role.leaderEpoch})
+		}
+	}
+	errs := make([]error, len(jobs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, leaderEpochWorkers)
+	for i, j := range jobs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = j.log.BecomeLeader(j.epoch)
+		}()
+	}
+	wg.Wait()
+	out := map[int32]error{}
+	for i, err := range errs {
+		if err != nil {
+			out[jobs[i].partition] = err
+		}
+	}
+	return out
 }
 
 // openHosted opens or creates the logs of states under Broker.admin and

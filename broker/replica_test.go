@@ -143,6 +143,13 @@ func (f fakeLeader) produce(acks int16, timeoutMs int32) int16 {
 // latest asks ListOffsets (v7) of t-0 at timestamp as replica.
 func (f fakeLeader) latest(replica int32, timestamp int64) (int64, int16) {
 	f.t.Helper()
+	p := f.listOffsets(replica, timestamp)
+	return p.Offset, p.ErrorCode
+}
+
+// listOffsets is ListOffsets (v7) of t-0 at timestamp as replica.
+func (f fakeLeader) listOffsets(replica int32, timestamp int64) kmsg.ListOffsetsResponseTopicPartition {
+	f.t.Helper()
 	req := kmsg.NewPtrListOffsetsRequest()
 	req.ReplicaID = replica
 	rt := kmsg.NewListOffsetsRequestTopic()
@@ -151,8 +158,28 @@ func (f fakeLeader) latest(replica int32, timestamp int64) (int64, int16) {
 	rp.Partition, rp.Timestamp = 0, timestamp
 	rt.Partitions = append(rt.Partitions, rp)
 	req.Topics = append(req.Topics, rt)
-	p := f.rc.roundTrip(req, 7).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
-	return p.Offset, p.ErrorCode
+	return f.rc.roundTrip(req, 7).(*kmsg.ListOffsetsResponse).Topics[0].Partitions[0]
+}
+
+// ListOffsets answers the leader epoch of the record it names (earliest,
+// by timestamp), and the current epoch for latest, as Kafka does: a
+// consumer resetting to an offset validates it with that epoch (KIP-320).
+func TestListOffsetsLeaderEpochs(t *testing.T) {
+	_, f := startFakeLeader(t)
+	f.lead(5, 0)
+	wantCode(t, "acks=1 at epoch 5", f.produce(1, 1000), nil)
+	f.lead(6, 0)
+	wantCode(t, "acks=1 at epoch 6", f.produce(1, 1000), nil)
+	f.lead(7, 0)
+	for _, c := range []struct {
+		ts     int64
+		offset int64
+		epoch  int32
+	}{{-2, 0, 5}, {0, 0, 5}, {-1, 2, 7}} {
+		if p := f.listOffsets(-1, c.ts); p.ErrorCode != 0 || p.Offset != c.offset || p.LeaderEpoch != c.epoch {
+			t.Errorf("ListOffsets at %d: offset %d epoch %d (error %d), want offset %d epoch %d", c.ts, p.Offset, p.LeaderEpoch, p.ErrorCode, c.offset, c.epoch)
+		}
+	}
 }
 
 // A new leader whose high watermark (learnt as a follower) is below the

@@ -243,6 +243,24 @@ func (c *epochCache) endOffsetFor(epoch int32, logEnd int64) (int32, int64) {
 	return entries[higher-1].epoch, entries[higher].start
 }
 
+// epochAt is the epoch of the record at offset: the entry with the largest
+// start offset at or below it; -1 if none (Kafka's epochForOffset).
+func (c *epochCache) epochAt(offset int64) int32 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	entries := c.mu.entries
+	i, _ := slices.BinarySearchFunc(entries, offset, func(e epochEntry, t int64) int {
+		if e.start <= t {
+			return -1
+		}
+		return 1
+	})
+	if i == 0 {
+		return -1
+	}
+	return entries[i-1].epoch
+}
+
 // truncateFromEnd removes the entries whose start offset is at or after
 // endOffset: the log was truncated to end there. It writes the checkpoint
 // when anything is removed.

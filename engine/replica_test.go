@@ -345,3 +345,19 @@ func TestTruncateAtTheEndDropsAnEmptyEpoch(t *testing.T) {
 		t.Fatalf("truncating past the end: %v, latest epoch %d", err, l.LatestEpoch())
 	}
 }
+
+// EpochAt answers the epoch of the record at an offset from the epoch
+// cache: the last epoch starting at or below it.
+func TestEpochAt(t *testing.T) {
+	l := mustOpen(t, t.TempDir(), Options{Logger: discardLogger})
+	appendEpoch(t, l, 3, 3) // epoch 3 wrote [0, 30)
+	if err := l.BecomeLeader(5); err != nil {
+		t.Fatal(err)
+	}
+	appendEpoch(t, l, 5, 1) // epoch 5 wrote [30, 40)
+	for off, want := range map[int64]int32{0: 3, 29: 3, 30: 5, 39: 5, 100: 5} {
+		if got := l.EpochAt(off); got != want {
+			t.Errorf("EpochAt(%d) = %d, want %d", off, got, want)
+		}
+	}
+}

@@ -195,6 +195,10 @@ func (l *Log) EndOffsetForEpoch(epoch int32) (int32, int64) {
 	return l.epochs.endOffsetFor(epoch, l.nextOffset.Load())
 }
 
+// EpochAt is the leader epoch of the record at offset, -1 if the epoch
+// cache has none that early (ListOffsets answers it with the offset).
+func (l *Log) EpochAt(offset int64) int32 { return l.epochs.epochAt(offset) }
+
 // LatestEpoch is the newest leader epoch that wrote to the log, -1 if none.
 func (l *Log) LatestEpoch() int32 {
 	e, _, ok := l.epochs.latest()
