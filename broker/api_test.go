@@ -47,6 +47,7 @@ var served = map[int16][2]int16{
 	35: {0, 4},  // DescribeLogDirs
 	37: {0, 3},  // CreatePartitions
 	42: {0, 2},  // DeleteGroups
+	43: {0, 2},  // ElectLeaders
 	44: {0, 1},  // IncrementalAlterConfigs
 	47: {0, 0},  // OffsetDelete
 	56: {0, 3},  // AlterPartition

@@ -86,6 +86,11 @@ func openCluster(cfg Config) (*cluster, error) {
 		return nil, fmt.Errorf("broker: %w", err)
 	}
 	c := &cluster{zk: client, backend: backend, log: cfg.Logger, done: make(chan struct{}), registered: make(chan struct{})}
+	backend.OnNotice(func(ch zk.ConfigChange) {
+		if l := c.loop.Load(); l != nil {
+			l.ConfigChanged(ch) // the controller re-reads unclean election settings
+		}
+	})
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.epoch.Store(unknownBrokerEpoch)
 	c.mu.ctlID = -1
@@ -130,7 +135,7 @@ func (c *cluster) run(reg zk.BrokerRegistration) {
 			first = false
 			close(c.registered)
 			sender := zk.NewNetSender(c.zk, reg.ID, zk.NetSenderOptions{})
-			c.loop.Store(zk.StartControllerLoop(c.ctx, c.zk, reg.ID, sender, zk.LoopOptions{Logger: c.log}))
+			c.loop.Store(zk.StartControllerLoop(c.ctx, c.zk, reg.ID, sender, c.b.electionLoopOptions(zk.LoopOptions{Logger: c.log})))
 		}
 		select {
 		case <-expired:

@@ -28,6 +28,10 @@ type ClusterConfig struct {
 	// Fetch is how this broker's followers fetch (replica.fetch.*,
 	// num.replica.fetchers).
 	Fetch FetcherConfig
+	// Election is how this broker's controller elects leaders
+	// (unclean.leader.election.enable, auto.leader.rebalance.enable,
+	// leader.imbalance.*: electionconfig.go).
+	Election ElectionConfig
 	// ControlledShutdown is controlled.shutdown.enable (default true: a
 	// stopping broker first asks the controller to move its leadership,
 	// controlledshutdown.go); ShutdownRetries controlled.shutdown.max.retries
@@ -108,6 +112,9 @@ func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
 	case "controlled.shutdown.retry.backoff.ms":
 		c.ShutdownRetryBackoff, err = ms()
 	default:
+		if ok, err := c.Election.apply(k, v); ok {
+			return ok, err
+		}
 		return c.Fetch.apply(k, v)
 	}
 	return true, err

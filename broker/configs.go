@@ -437,6 +437,14 @@ var brokerKeys = []configKey{
 	{name: "log.cleaner.backoff.ms", typ: kmsg.ConfigTypeLong, def: str("15000"), check: atLeast(0),
 		doc: "How long an idle cleaner thread waits before looking for a dirty log again."},
 	{name: "log.message.format.version", typ: kmsg.ConfigTypeString, def: str("3.0-IV1"), topic: "message.format.version", doc: "message.format.version default."},
+	// The controller's rebalance (electionconfig.go), read when the broker
+	// starts, as Kafka's.
+	{name: "auto.leader.rebalance.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
+		doc: "Whether the controller moves leadership back to preferred replicas when a broker's leader imbalance is above leader.imbalance.per.broker.percentage."},
+	{name: "leader.imbalance.check.interval.seconds", typ: kmsg.ConfigTypeLong, def: str("300"), check: atLeast(1),
+		doc: "How often the controller checks the leader imbalance."},
+	{name: "leader.imbalance.per.broker.percentage", typ: kmsg.ConfigTypeInt, def: str("10"),
+		doc: "Share of a broker's preferred partitions, in percent, that may be led elsewhere before the controller moves them back."},
 
 	{name: "log.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("1073741824"), dynamic: true, topic: "segment.bytes"},
 	{name: "log.roll.ms", typ: kmsg.ConfigTypeLong, dynamic: true, topic: "segment.ms", unit: 1},

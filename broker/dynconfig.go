@@ -136,6 +136,7 @@ func staticBrokerConfigs(c Config) map[string]string {
 	num("compression.zstd.level", int64(c.CompressionZstdLevel))
 	c.Cleaner.static(m)
 	c.Network.static(m)
+	c.Cluster.Election.static(m)
 	return m
 }
 

@@ -236,6 +236,23 @@ func TestLocalController(t *testing.T) {
 	}
 }
 
+// startWithTopic starts e's controller, recording its requests, and
+// creates a topic of one partition.
+func startWithTopic(ctx context.Context, t *testing.T, e *Embedded, self Broker, topic string) *recorder {
+	t.Helper()
+	var r recorder
+	if err := e.StartController(self.Host, self.Port, r.send); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.CreateTopic(topic, counts(1), nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.WaitIdle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return &r
+}
+
 // The broker's own AlterPartition reaches the single node's controller by
 // a call and is answered as a cluster's controller answers it: the
 // committed state for an ISR already held, FENCED_LEADER_EPOCH for an
@@ -264,16 +281,7 @@ func TestLocalControllerAlterPartition(t *testing.T) {
 	if resp := alter(0); resp.ErrorCode != kerr.NotController.Code {
 		t.Fatalf("without a controller: %+v", resp)
 	}
-	var r recorder
-	if err := e.StartController(self.Host, self.Port, r.send); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := e.CreateTopic("t", counts(1), nil); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.WaitIdle(ctx); err != nil {
-		t.Fatal(err)
-	}
+	r := startWithTopic(ctx, t, e, self, "t")
 	r.taken()
 	resp := alter(0)
 	if len(resp.Topics) != 1 || len(resp.Topics[0].Partitions) != 1 {

@@ -56,12 +56,13 @@ type localController struct {
 
 	// Under Embedded.mu:
 	events []controller.Event
-	// replies are AlterPartition requests posted and not yet answered, by
-	// id; each channel has capacity 1.
-	replies map[uint64]chan *kmsg.AlterPartitionResponse
-	alterID uint64
-	busy    bool          // the goroutine is working on events
-	idle    chan struct{} // closed when it next finds nothing to do
+	// alters are AlterPartition requests posted and not yet answered,
+	// elections ElectLeaders (localelect.go).
+	alters    calls[*kmsg.AlterPartitionResponse]
+	elections calls[[]controller.ElectionResult]
+
+	busy bool          // the goroutine is working on events
+	idle chan struct{} // closed when it next finds nothing to do
 }
 
 // StartController starts the single node's controller: it loads every
@@ -80,7 +81,7 @@ func (e *Embedded) StartController(host string, port int32, send func(kmsg.Reque
 	lc := &localController{
 		core: controller.New(e.self.ID, localEpoch, controller.Options{}),
 		send: send, wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
-		idle: make(chan struct{}), replies: map[uint64]chan *kmsg.AlterPartitionResponse{},
+		idle: make(chan struct{}),
 	}
 	self := controller.BrokerInfo{ID: e.self.ID, Epoch: localEpoch, Rack: e.self.Rack,
 		Endpoints: []controller.Endpoint{{Listener: "PLAINTEXT", SecurityProtocol: "PLAINTEXT", Host: host, Port: port}}}
@@ -149,40 +150,68 @@ func (e *Embedded) WaitIdle(ctx context.Context) error {
 // node's controller and returns its response, or ctx's error when ctx ends
 // first. Without a running controller it answers NOT_CONTROLLER.
 func (e *Embedded) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
-	notController := &kmsg.AlterPartitionResponse{Version: req.Version, ErrorCode: kerr.NotController.Code}
+	return callController(ctx, e, func(lc *localController) *calls[*kmsg.AlterPartitionResponse] { return &lc.alters },
+		func(id uint64) controller.Event { return controller.AlterPartition{ID: id, Request: req} },
+		&kmsg.AlterPartitionResponse{Version: req.Version, ErrorCode: kerr.NotController.Code})
+}
+
+// calls are requests posted to the controller and not yet answered, by
+// id; each channel has capacity 1. Under Embedded.mu.
+type calls[R any] struct {
+	last uint64
+	m    map[uint64]chan R
+}
+
+// reply sends r to call id if its caller still waits. e.mu is held.
+func (c *calls[R]) reply(id uint64, r R) {
+	if ch := c.m[id]; ch != nil {
+		delete(c.m, id)
+		ch <- r
+	}
+}
+
+// callController posts ev(id) for a new call of the calls cs picks and
+// returns its answer, or refused without a running controller (or when
+// it stops), or ctx's error when ctx ends first.
+func callController[R any](ctx context.Context, e *Embedded, cs func(*localController) *calls[R], ev func(id uint64) controller.Event, refused R) (R, error) {
 	e.mu.Lock()
 	lc := e.mu.ctl
 	if lc == nil || e.mu.closed {
 		e.mu.Unlock()
-		return notController, nil
+		return refused, nil
 	}
-	lc.alterID++
-	id, reply := lc.alterID, make(chan *kmsg.AlterPartitionResponse, 1)
-	lc.replies[id] = reply
-	e.postLocked(controller.AlterPartition{ID: id, Request: req})
+	c := cs(lc)
+	if c.m == nil {
+		c.m = map[uint64]chan R{}
+	}
+	c.last++
+	id, reply := c.last, make(chan R, 1)
+	c.m[id] = reply
+	e.postLocked(ev(id))
 	e.mu.Unlock()
 	select {
-	case resp := <-reply:
-		return resp, nil
+	case r := <-reply:
+		return r, nil
 	case <-lc.done:
-		return notController, nil
+		return refused, nil
 	case <-ctx.Done():
 		e.mu.Lock()
-		delete(lc.replies, id)
+		delete(c.m, id)
 		e.mu.Unlock()
-		return nil, ctx.Err()
+		var none R
+		return none, ctx.Err()
 	}
 }
 
 // answer sends the core's answers to the callers still waiting.
-func (e *Embedded) answer(lc *localController, as []controller.Answer) {
+func (e *Embedded) answer(lc *localController, rd controller.Ready) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	for _, a := range as {
-		if ch := lc.replies[a.ID]; ch != nil {
-			delete(lc.replies, a.ID)
-			ch <- a.Response
-		}
+	for _, a := range rd.Answers {
+		lc.alters.reply(a.ID, a.Response)
+	}
+	for _, a := range rd.Elections {
+		lc.elections.reply(a.ID, a.Results)
 	}
 }
 
@@ -242,8 +271,8 @@ func (e *Embedded) drive(lc *localController) {
 					results = append(results, controller.Response{Request: r, Response: resp, Err: err})
 				}
 				lc.core.Advance(rd)
-				if len(rd.Answers) > 0 {
-					e.answer(lc, rd.Answers)
+				if len(rd.Answers) > 0 || len(rd.Elections) > 0 {
+					e.answer(lc, rd)
 				}
 				for _, ev := range results {
 					lc.core.Step(ev)

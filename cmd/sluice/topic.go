@@ -1,7 +1,8 @@
 package main
 
 // sluice topic: create, list, describe, alter the configuration of and
-// delete topics, with output shaped like Kafka's kafka-topics.sh.
+// delete topics, with output shaped like Kafka's kafka-topics.sh (and
+// elect their leaders: topicelect.go).
 
 import (
 	"context"
@@ -29,17 +30,19 @@ commands:
   describe [NAME...] partitions, leaders, offsets and configuration (all topics if no name)
   alter-config NAME  set or delete topic configuration keys
   delete NAME...     delete topics
+  elect-leaders      preferred or unclean leader elections
 
 Run "sluice topic <command> -h" for a command's flags.
 `
 
 func runTopic(args []string, stdout, stderr io.Writer) int {
 	return runSubcommand("topic", topicUsage, map[string]func([]string, io.Writer, io.Writer) int{
-		"create":       runTopicCreate,
-		"list":         runTopicList,
-		"describe":     runTopicDescribe,
-		"alter-config": runTopicAlterConfig,
-		"delete":       runTopicDelete,
+		"create":        runTopicCreate,
+		"list":          runTopicList,
+		"describe":      runTopicDescribe,
+		"alter-config":  runTopicAlterConfig,
+		"delete":        runTopicDelete,
+		"elect-leaders": runTopicElectLeaders,
 	}, args, stdout, stderr)
 }
 

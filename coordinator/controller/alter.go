@@ -179,17 +179,24 @@ func (c *Controller) serveAlters(t *topic, p *partition) {
 		if t.deletion == nil && !c.sendable(p.tp) {
 			return
 		}
-		it := c.alters[p.tp][0]
-		c.alters[p.tp] = c.alters[p.tp][1:]
-		if len(c.alters[p.tp]) == 0 {
-			delete(c.alters, p.tp)
-		}
+		it := pop(c.alters, p.tp)
 		if t.deletion != nil {
 			c.answerAlter(it, kerr.OperationNotAttempted.Code, nil)
 			continue
 		}
 		c.decideAlter(p, it)
 	}
+}
+
+// pop removes and returns the head of tp's queue in q, which must not be
+// empty.
+func pop[T any](q map[engine.Partition][]T, tp engine.Partition) T {
+	it := q[tp][0]
+	q[tp] = q[tp][1:]
+	if len(q[tp]) == 0 {
+		delete(q, tp)
+	}
+	return it
 }
 
 // decideAlter answers it from p's committed state, or makes its write p's
@@ -287,8 +294,9 @@ func (c *Controller) alterResult(p *partition, f *flight, r WriteResult) {
 	}
 }
 
-// dropPending drops p's decision not yet handed out; a request's write
-// goes back to the head of p's queue, to be decided again.
+// dropPending drops p's decision not yet handed out; a request's or an
+// election's write goes back to the head of p's queue, to be decided
+// again.
 func (c *Controller) dropPending(tp engine.Partition) {
 	f := c.pending[tp]
 	if f == nil {
@@ -297,6 +305,9 @@ func (c *Controller) dropPending(tp engine.Partition) {
 	delete(c.pending, tp)
 	if f.alter != nil {
 		c.alters[tp] = append([]*alterItem{f.alter}, c.alters[tp]...)
+	}
+	if f.elect != nil {
+		c.elections[tp] = append([]*electItem{f.elect}, c.elections[tp]...)
 	}
 }
 

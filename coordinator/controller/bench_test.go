@@ -2,7 +2,8 @@ package controller
 
 // The decision core's cost at Kafka's scale (10,000 partitions at RF 3 on
 // 3 brokers): creating them, a new controller taking the cluster over,
-// and a broker's death and return. Each operation's decisions (Step to
+// a broker's death and return, and the rebalance moving a third of the
+// leaders back to their preferred replica. Each operation's decisions (Step to
 // Advance, writes answered as ZooKeeper would) are timed apart from the
 // encoding of the requests they produce (kmsg AppendTo, what the driver
 // does next in any case), interleaved in one loop: decide/encode reads as
@@ -99,6 +100,30 @@ func BenchmarkController(b *testing.B) {
 			c.Step(BrokersChanged{Live: brokers(1, 2, 3)})
 			rd3 := take(c)
 			return []Ready{rd1, rd2, rd3, answer(c, rd3)}
+		}},
+		{"rebalance", func(b *testing.B) *Controller {
+			// Broker 3 is back in the ISR of the partitions it prefers,
+			// led by their second replica: the check moves them back.
+			a := benchTopic(b)
+			l := Load{Brokers: brokers(1, 2, 3), Topics: []TopicAssignment{a}, States: map[engine.Partition]PartitionState{}}
+			for p, rs := range a.Replicas {
+				s := PartitionState{Leader: rs[0], ISR: rs, ControllerEpoch: 4}
+				if rs[0] == 3 {
+					s.Leader = rs[1]
+				}
+				l.States[tp("bench", int32(p))] = s
+			}
+			c := New(1, 5, Options{})
+			c.Step(l)
+			take(c)
+			return c
+		}, func(c *Controller) []Ready {
+			c.Step(ImbalanceCheck{Percentage: 10})
+			rd := take(c)
+			if len(rd.Writes) < benchPartitions/4 {
+				panic(fmt.Sprintf("the rebalance moved %d partitions", len(rd.Writes)))
+			}
+			return []Ready{rd, answer(c, rd)}
 		}},
 	}
 	benchTopicOnce = benchTopic(b)

@@ -48,6 +48,12 @@ type TopicAssignment struct {
 	// Version is the znode's version as read; in a SetAssignment, the
 	// version the write is conditional on.
 	Version int32
+	// UncleanLeaderElection is the topic's effective
+	// unclean.leader.election.enable (its /config/topics override, else
+	// the controller's broker default), read by the driver with the
+	// assignment: taken for a topic the controller does not know yet
+	// (Load, TopicsChanged); later changes come by TopicConfigs.
+	UncleanLeaderElection bool
 }
 
 // NoLeader is a partition state's leader when no replica leads.
@@ -59,6 +65,17 @@ const NoLeader = -1
 const (
 	LeaderDuringDelete = -2
 	EpochDuringDelete  = -2
+)
+
+// Leader recovery states (KIP-704): a PartitionState's
+// LeaderRecoveryState.
+const (
+	// Recovered is every state but that of an unclean election's leader
+	// that has not yet had its ISR grown.
+	Recovered int8 = 0
+	// Recovering marks the state an unclean election wrote: the leader was
+	// not in the ISR. Its first ISR change (AlterPartition) sets Recovered.
+	Recovering int8 = 1
 )
 
 // PartitionState is a partition's leader and ISR, Kafka's LeaderAndIsr
@@ -114,6 +131,9 @@ type topic struct {
 	// recreated is a topic of the same name with another id, seen while
 	// this one was being torn down; it is added once the teardown is done.
 	recreated *TopicAssignment
+	// unclean is the topic's unclean.leader.election.enable: a partition
+	// with no live ISR member may be led by a live out-of-sync replica.
+	unclean bool
 }
 
 // cluster is the controller's view.
@@ -155,7 +175,7 @@ func (c *cluster) partition(tp engine.Partition) *partition {
 
 // addTopic adds a topic with new partitions (no state).
 func (c *cluster) addTopic(a TopicAssignment) *topic {
-	t := &topic{name: a.Name, id: a.ID}
+	t := &topic{name: a.Name, id: a.ID, unclean: a.UncleanLeaderElection}
 	c.topics[a.Name] = t
 	if a.ID != (engine.TopicID{}) {
 		c.byID[a.ID] = t

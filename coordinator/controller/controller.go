@@ -33,8 +33,9 @@ type Options struct {
 }
 
 // Event is an input of Step: Load, BrokersChanged, TopicsChanged,
-// DeleteTopics, WriteResult, Response, AlterPartition (alter.go) or
-// ControlledShutdown (shutdown.go).
+// DeleteTopics, WriteResult, Response, AlterPartition (alter.go),
+// ControlledShutdown (shutdown.go), ElectLeaders, TopicConfigs (elect.go)
+// or ImbalanceCheck (rebalance.go).
 type Event interface{ event() }
 
 // Load is the cluster as read from ZooKeeper after the election, before
@@ -160,6 +161,11 @@ type Write struct {
 	// ISRChange says an UpdateState is a leader's AlterPartition: the
 	// leader and its epoch stay, the ISR changes (alter.go).
 	ISRChange bool
+	// Unclean says an UpdateState elects a leader from outside the
+	// committed ISR (an unclean election): records acknowledged by the old
+	// ISR and not replicated to the new leader are lost. The driver logs
+	// it as Kafka does, at WARN.
+	Unclean bool
 }
 
 func (w Write) key() writeKey {
@@ -205,6 +211,9 @@ type Ready struct {
 	// ShutdownAnswers are responses to ControlledShutdown requests
 	// (shutdown.go), sent back as Answers are.
 	ShutdownAnswers []ShutdownAnswer
+	// Elections are the results of ElectLeaders requests, sent back
+	// likewise (elect.go).
+	Elections []ElectionAnswer
 	// Resigned says the controller was deposed (a write failed on the
 	// controller epoch, or another controller wrote a partition's state):
 	// it asks for nothing more and ignores every later event.
@@ -213,7 +222,8 @@ type Ready struct {
 
 // Empty reports whether rd asks for nothing.
 func (rd Ready) Empty() bool {
-	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && len(rd.ShutdownAnswers) == 0 && !rd.Resigned
+	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && len(rd.ShutdownAnswers) == 0 &&
+		len(rd.Elections) == 0 && !rd.Resigned
 }
 
 // Controller is the decision core of the controller elected at one epoch.
@@ -249,6 +259,11 @@ type Controller struct {
 	shutting        map[int32]bool
 	shutdowns       []*shutdownCall
 	shutdownAnswers []ShutdownAnswer
+	// elections are elections' partitions waiting for their partition's
+	// write to be done, in arrival order, and elected the ElectLeaders
+	// results not yet handed out (elect.go).
+	elections map[engine.Partition][]*electItem
+	elected   []ElectionAnswer
 
 	batch batch
 
@@ -262,6 +277,8 @@ type flight struct {
 	fences map[int32]uint64
 	// alter is the request partition an ISRChange write answers.
 	alter *alterItem
+	// elect is the election a write performs.
+	elect *electItem
 }
 
 // New returns the controller of broker self, elected at controller epoch
@@ -286,6 +303,7 @@ func New(self, epoch int32, opts Options) *Controller {
 		inflight:    map[writeKey]*flight{},
 		alters:      map[engine.Partition][]*alterItem{},
 		shutting:    map[int32]bool{},
+		elections:   map[engine.Partition][]*electItem{},
 		batch:       newBatch(),
 	}
 }
@@ -312,6 +330,10 @@ func (c *Controller) Step(ev Event) {
 	}
 	if a, ok := ev.(ControlledShutdown); ok && (c.resigned || !c.loaded) {
 		c.shutdownAnswers = append(c.shutdownAnswers, ShutdownAnswer{a.ID, &kmsg.ControlledShutdownResponse{Version: a.Request.Version, ErrorCode: kerr.NotController.Code}})
+		return
+	}
+	if e, ok := ev.(ElectLeaders); ok && (c.resigned || !c.loaded) {
+		c.elected = append(c.elected, notControllerElection(e))
 		return
 	}
 	if c.resigned {
@@ -343,6 +365,12 @@ func (c *Controller) Step(ev Event) {
 		c.alterPartition(ev)
 	case ControlledShutdown:
 		c.controlledShutdown(ev)
+	case ElectLeaders:
+		c.electLeaders(ev)
+	case TopicConfigs:
+		c.topicConfigs(ev)
+	case ImbalanceCheck:
+		c.imbalanceCheck(ev)
 	default:
 		panic("controller: unknown event")
 	}
@@ -358,14 +386,14 @@ func (c *Controller) Ready() Ready {
 	}
 	if c.resigned {
 		c.notControllerShutdowns()
-		rd := Ready{Resigned: !c.told, Answers: c.answers, ShutdownAnswers: c.shutdownAnswers}
-		if len(rd.Answers) > 0 || len(rd.ShutdownAnswers) > 0 {
+		rd := Ready{Resigned: !c.told, Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected}
+		if len(rd.Answers) > 0 || len(rd.ShutdownAnswers) > 0 || len(rd.Elections) > 0 {
 			c.handed = &rd
 		}
 		return rd
 	}
 	c.answerShutdowns()
-	rd := Ready{Answers: c.answers, ShutdownAnswers: c.shutdownAnswers}
+	rd := Ready{Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected}
 	for _, f := range c.pending {
 		rd.Writes = append(rd.Writes, f.w)
 	}
@@ -399,12 +427,13 @@ func (c *Controller) Advance(rd Ready) {
 		return
 	}
 	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) || len(rd.Answers) != len(c.handed.Answers) ||
-		len(rd.ShutdownAnswers) != len(c.handed.ShutdownAnswers) {
+		len(rd.ShutdownAnswers) != len(c.handed.ShutdownAnswers) || len(rd.Elections) != len(c.handed.Elections) {
 		panic("controller: Advance with another Ready")
 	}
 	c.handed = nil
 	c.answers = nil
 	c.shutdownAnswers = nil
+	c.elected = nil
 	c.clearSent()
 	for _, w := range rd.Writes {
 		k := w.key()
@@ -427,7 +456,7 @@ func (c *Controller) Topic(name string) (TopicAssignment, bool) {
 	if t == nil {
 		return TopicAssignment{}, false
 	}
-	a := TopicAssignment{Name: name, ID: t.id, Replicas: make([][]int32, len(t.parts))}
+	a := TopicAssignment{Name: name, ID: t.id, Replicas: make([][]int32, len(t.parts)), UncleanLeaderElection: t.unclean}
 	for i, p := range t.parts {
 		a.Replicas[i] = slices.Clone(p.replicas)
 	}

@@ -114,6 +114,7 @@ func (c *Controller) startDeletion(t *topic) {
 		c.dropPending(p.tp)
 		c.batch.addUpdateMetadata(p.tp)
 		c.serveAlters(t, p)
+		c.serveElections(t, p)
 	}
 	c.resumeDeletion(t)
 }

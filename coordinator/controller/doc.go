@@ -12,6 +12,10 @@
 //   - context.go: its view of the cluster (Kafka's ControllerContext).
 //   - events.go: what it does on each event (KafkaController's handlers).
 //   - alter.go: leaders' AlterPartition requests (processAlterPartition).
+//   - elect.go: ElectLeaders' preferred and unclean elections
+//     (processReplicaLeaderElection) and topics' unclean election setting.
+//   - rebalance.go: the automatic leader rebalance's check
+//     (checkAndTriggerAutoLeaderRebalance).
 //   - partitions.go: the partition state machine and the election rule.
 //   - deletion.go: topic deletion (Kafka's TopicDeletionManager).
 //   - requests.go: the per-broker batches of control requests (Kafka's
@@ -48,9 +52,14 @@
 // topic's data, as Kafka's partition modification handlers), DeleteTopics
 // (the children of /admin/delete_topics), WriteResult (one per Write), and
 // Response (one per Request: the broker's answer, or an error when the
-// driver gave up on it), and AlterPartition (a leader's request to change
+// driver gave up on it), AlterPartition (a leader's request to change
 // its ISR, which a later Ready answers in its Answers; the driver sends
-// each Answer back to the leader after Advance).
+// each Answer back to the leader after Advance), ElectLeaders (an
+// administrator's election, answered likewise in Elections), TopicConfigs
+// (topics' unclean.leader.election.enable, after a config change
+// notification) and ImbalanceCheck (a tick of the automatic rebalance, which
+// the driver steps every leader.imbalance.check.interval.seconds: the core
+// has no clock).
 //
 // Writes may be pipelined and batched into multi-ops; each is answered
 // alone (a write that failed only because another op of its multi did is
@@ -69,6 +78,11 @@
 //   - Every partition state written has a non-empty ISR of replicas, and a
 //     leader that is NoLeader or a live member of the ISR; its controller
 //     epoch is this controller's.
+//   - An election's leader comes from the committed ISR, with the recovery
+//     state kept, except in an unclean election: only when the topic's
+//     unclean.leader.election.enable or an ElectLeaders UNCLEAN allowed it
+//     and no member of the committed ISR is live; its ISR is the new
+//     leader alone, its state RECOVERING, and its write says Unclean.
 //   - Leader epochs only rise: a write's is above every epoch the
 //     partition's state znode has had as far as any controller saw it (an
 //     update bumps the committed epoch; a state znode created again after
@@ -91,11 +105,18 @@
 //     being deleted; UpdateMetadata's live brokers are the controller's.
 //   - StopReplica (delete=true) goes only to replicas of topics being
 //     deleted; a topic's znodes are deleted only once every replica was.
+//   - An ElectLeaders answer has one result per partition asked, in
+//     order; a leader it reports elected (the first replica, for a
+//     preferred election) is one the committed state has had since the
+//     request, as is the first replica of a preferred election not needed.
 //
 // Liveness, checked by the simulator once faults stop and every broker
 // runs: every partition of every topic is online, every deletion has
-// completed, every broker's metadata equals the controller's view and
-// every replica has its partition's current leader epoch.
+// completed, every broker's metadata equals the controller's view,
+// every replica has its partition's current leader epoch, every
+// ElectLeaders is answered, and once every follower has caught up (joined
+// the ISR), an ElectLeaders PREFERRED of every partition, or an imbalance
+// check at 0 %, leaves each led by its first replica.
 //
 // # Differences from Kafka
 //

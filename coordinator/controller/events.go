@@ -333,6 +333,9 @@ func (c *Controller) writeResult(r WriteResult) {
 		if f.alter != nil {
 			c.alters[k.tp] = append(c.alters[k.tp], f.alter) // answered by resign
 		}
+		if f.elect != nil {
+			c.elections[k.tp] = append(c.elections[k.tp], f.elect)
+		}
 		c.resign()
 		return
 	}
@@ -442,6 +445,7 @@ func (c *Controller) leaderAndISRResponse(b int32, resp *kmsg.LeaderAndISRRespon
 // resign stops the controller: Ready says so, and nothing else.
 func (c *Controller) resign() {
 	c.notController()
+	c.electionsNotController()
 	c.resigned = true
 	c.pending = map[engine.Partition]*flight{}
 	c.topicWrites = map[string][]Write{}

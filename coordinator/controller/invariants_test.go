@@ -2,8 +2,11 @@ package controller
 
 // The invariant checker the tests run on every Ready (doc.go lists the
 // invariants). It holds what it has seen across Readys and controllers:
-// the highest leader epoch each partition has had, and the state writes in
-// flight.
+// the highest leader epoch each partition has had, the state writes in
+// flight, and per controller what allows an unclean election (the topics'
+// unclean.leader.election.enable as the events gave it, the partitions of
+// ElectLeaders UNCLEAN requests), the elections asked for and the leaders
+// each partition has had since.
 
 import (
 	"fmt"
@@ -25,10 +28,13 @@ type checker struct {
 	epochs map[epochKey]int32
 	// inflight are the partitions with a state write handed out.
 	inflight map[*Controller]map[engine.Partition]bool
+	// views are what the checker knows of each controller's inputs and
+	// outputs (elect_invariants_test.go).
+	views map[*Controller]*view
 }
 
 func newChecker() *checker {
-	return &checker{epochs: map[epochKey]int32{}, inflight: map[*Controller]map[engine.Partition]bool{}}
+	return &checker{epochs: map[epochKey]int32{}, inflight: map[*Controller]map[engine.Partition]bool{}, views: map[*Controller]*view{}}
 }
 
 func (k *checker) key(c *Controller, tp engine.Partition) epochKey {
@@ -65,8 +71,10 @@ func (k *checker) result(c *Controller, r WriteResult) {
 	switch {
 	case r.Err == nil:
 		k.saw(c, tp, r.Write.State.LeaderEpoch)
+		k.view(c).led(tp, r.Write.State.Leader)
 	case r.Current != nil:
 		k.saw(c, tp, r.Current.LeaderEpoch)
+		k.view(c).led(tp, r.Current.Leader)
 	}
 }
 
@@ -77,6 +85,7 @@ func (k *checker) step(c *Controller, evs ...Event) (Ready, error) {
 		if r, ok := ev.(WriteResult); ok {
 			k.result(c, r)
 		}
+		k.stepping(c, ev)
 		c.Step(ev)
 		if l, ok := ev.(Load); ok {
 			k.loaded(c, l)
@@ -90,6 +99,11 @@ func (k *checker) step(c *Controller, evs ...Event) (Ready, error) {
 func (k *checker) check(c *Controller, rd Ready) error {
 	for _, a := range rd.Answers {
 		if err := k.checkAnswer(c, a); err != nil {
+			return err
+		}
+	}
+	for _, a := range rd.Elections {
+		if err := k.checkElection(c, a); err != nil {
 			return err
 		}
 	}
@@ -219,6 +233,9 @@ func (k *checker) checkWrite(c *Controller, w Write) error {
 	}
 	if seen && s.LeaderEpoch <= e {
 		return fmt.Errorf("leader epoch %d not above %d", s.LeaderEpoch, e)
+	}
+	if w.Op == UpdateState {
+		return k.checkElected(c, w, cur)
 	}
 	return nil
 }

@@ -31,6 +31,10 @@ type ElectionInput struct {
 	// an offline log directory, and it has not bounced since the state was
 	// written.
 	Live func(broker int32) bool
+	// Unclean says a live replica outside the ISR may lead when no ISR
+	// member is live: the topic's unclean.leader.election.enable, or an
+	// ElectLeaders of type UNCLEAN.
+	Unclean bool
 }
 
 // ElectionRule decides the leader and ISR a partition should have. For a
@@ -41,11 +45,13 @@ type ElectionInput struct {
 //
 // A rule must return a leader that is live, among the replicas and in the
 // ISR, or NoLeader; and an ISR that is a non-empty subset of the replicas
-// (except NoLeader with no ISR for a partition left new). The tests'
-// invariant checker holds every rule to that.
+// (except NoLeader with no ISR for a partition left new). A leader from
+// outside the committed ISR is an unclean election: only with Unclean,
+// only when no ISR member is live, and with the ISR that leader alone.
+// The tests' invariant checker holds every rule to that.
 type ElectionRule func(in ElectionInput) (leader int32, isr []int32)
 
-// Elect is Kafka's rule with unclean election disabled:
+// Elect is Kafka's rule (Election.leaderForOffline):
 //
 //   - A new partition's leader is its first live replica in assignment
 //     order, and its ISR every live replica in assignment order, as Kafka's
@@ -55,9 +61,14 @@ type ElectionRule func(in ElectionInput) (leader int32, isr []int32)
 //   - Otherwise the leader is the first replica in assignment order that is
 //     live and in the ISR (Kafka's offlinePartitionLeaderElection with
 //     unclean election disabled), the ISR losing its dead members.
-//   - With no live ISR member the partition is offline: NoLeader, and the
-//     ISR keeps its live members or, if none, stays as it was, as Kafka
-//     keeps the last ISR (it never empties the ISR of its last member).
+//   - With no live ISR member and Unclean, the first live replica in
+//     assignment order leads, the ISR that replica alone: an unclean
+//     election, in which records acknowledged by the old ISR and not
+//     replicated to the new leader are lost.
+//   - With no live ISR member otherwise the partition is offline:
+//     NoLeader, and the ISR keeps its live members or, if none, stays as
+//     it was, as Kafka keeps the last ISR (it never empties the ISR of its
+//     last member).
 func Elect(in ElectionInput) (int32, []int32) {
 	if in.State == nil {
 		var isr []int32
@@ -86,6 +97,13 @@ func Elect(in ElectionInput) (int32, []int32) {
 			return r, isr
 		}
 	}
+	if in.Unclean {
+		for _, r := range in.Replicas {
+			if in.Live(r) {
+				return r, []int32{r}
+			}
+		}
+	}
 	if len(isr) == 0 {
 		isr = slices.Clone(s.ISR)
 	}
@@ -99,12 +117,13 @@ func Elect(in ElectionInput) (int32, []int32) {
 // call for no write, the decision is made again without them.
 func (c *Controller) reconcile(t *topic, p *partition) {
 	c.dropPending(p.tp)
+	defer c.serveElections(t, p)
 	defer c.serveAlters(t, p)
 	if t.deletion != nil || c.inflight[writeKey{p.tp, false}] != nil {
 		return
 	}
 	for {
-		w, ok := c.decide(p)
+		w, ok := c.decide(p, t.unclean)
 		if ok {
 			c.pending[p.tp] = &flight{w: w, fences: maps.Clone(p.fenced)}
 			return
@@ -116,20 +135,37 @@ func (c *Controller) reconcile(t *topic, p *partition) {
 	}
 }
 
-// decide applies the election rule to p: the write it calls for, if any.
-func (c *Controller) decide(p *partition) (Write, bool) {
-	live := func(b int32) bool {
+// liveFor is the election rule's Live for p: the replica is online, has
+// not bounced since p's state was written, and its broker is not in
+// controlled shutdown.
+func (c *Controller) liveFor(p *partition) func(int32) bool {
+	return func(b int32) bool {
 		if _, ok := p.fenced[b]; ok || c.shuttingDown(b) {
 			return false
 		}
 		return c.online(b, p.tp)
 	}
+}
+
+// decide applies the election rule to p, unclean election allowed or not
+// (its topic's setting, or an ElectLeaders UNCLEAN): the write it calls
+// for, if any. A leader from outside the committed ISR (an unclean
+// election) marks the state RECOVERING (KIP-704), as Kafka's
+// newRecoveringLeaderAndIsr, and the write Unclean; any other election
+// keeps the recovery state.
+func (c *Controller) decide(p *partition, unclean bool) (Write, bool) {
 	var cur *PartitionState
 	if p.state != nil {
 		s := p.state.clone()
 		cur = &s
+		// An ISR member in controlled shutdown still runs, with the ISR's
+		// records: no unclean election while it does (Kafka's controlled
+		// shutdown never elects uncleanly).
+		if unclean && slices.ContainsFunc(s.ISR, func(b int32) bool { return c.shuttingDown(b) && c.online(b, p.tp) }) {
+			unclean = false
+		}
 	}
-	leader, isr := c.opts.Elect(ElectionInput{Replicas: slices.Clone(p.replicas), State: cur, Live: live})
+	leader, isr := c.opts.Elect(ElectionInput{Replicas: slices.Clone(p.replicas), State: cur, Live: c.liveFor(p), Unclean: unclean})
 	w := Write{Topic: p.tp.Topic, Partition: p.tp.Partition}
 	switch {
 	case p.state == nil && leader == NoLeader:
@@ -152,6 +188,10 @@ func (c *Controller) decide(p *partition) (Write, bool) {
 			ControllerEpoch:     c.epoch,
 			LeaderRecoveryState: p.state.LeaderRecoveryState,
 			PartitionEpoch:      p.state.PartitionEpoch,
+		}
+		if leader != NoLeader && !slices.Contains(p.state.ISR, leader) {
+			w.Unclean = true
+			w.State.LeaderRecoveryState = Recovering
 		}
 	}
 	return w, true
@@ -179,9 +219,15 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 		} else {
 			c.tellReplicas(t, p, f.w.Op == CreateState)
 		}
+		if f.elect != nil {
+			c.electResult(f.elect, r)
+		}
 	case errors.Is(r.Err, ErrConflict):
 		if f.alter != nil {
 			c.alterResult(p, f, r)
+		}
+		if f.elect != nil {
+			c.electResult(f.elect, r) // decided again on the state read back
 		}
 		// Someone else wrote the znode (Kafka re-reads it and retries on
 		// BADVERSION). The driver read it back: adopt it and decide again.
@@ -203,13 +249,17 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 		c.tellReplicas(t, p, false)
 	default:
 		// Decided again below, and so asked for again; a leader's request
-		// is answered, and the leader asks again.
+		// is answered, and the leader asks again, as is an election's.
 		if f.alter != nil {
 			c.alterResult(p, f, r)
+		}
+		if f.elect != nil {
+			c.electResult(f.elect, r)
 		}
 	}
 	if t.deletion != nil {
 		c.serveAlters(t, p)
+		c.serveElections(t, p)
 		c.resumeDeletion(t)
 		return
 	}

@@ -11,12 +11,15 @@ package controller
 // deaths, returns and bounces, topic creations, partition additions,
 // deletions, write failures, conflicting writes by others, lost requests,
 // replica errors, controller failovers and leaders' AlterPartition
-// requests (ISR shrinks and expansions, some stale), checking the
-// invariants on
-// every Ready. Then faults stop, every broker runs, the simulator delivers
+// requests (ISR shrinks and expansions, some stale), topics' unclean
+// election setting changed, administrators' ElectLeaders and the automatic
+// rebalance's checks (sim_elect_test.go), checking the invariants on every
+// Ready. Then faults stop, every broker runs, the simulator delivers
 // everything, and checks liveness: every partition of every topic is
-// online, deletions have completed, and every broker's metadata and
-// replicas agree with the controller's view.
+// online, deletions have completed, every broker's metadata and replicas
+// agree with the controller's view, every ElectLeaders is answered, and
+// once every follower caught up, a preferred election of every partition
+// and an imbalance check leave each led by its first replica.
 //
 // A failing seed is printed with the actions that led to it and replays
 // with -sim.seed=N.
@@ -117,13 +120,19 @@ type sim struct {
 	// alters are the AlterPartition requests sent and not yet answered.
 	alters    map[uint64]simAlter
 	nextAlter uint64
+	// unclean are the topics' unclean.leader.election.enable in
+	// /config/topics; elections the ElectLeaders sent and not answered.
+	unclean   map[string]bool
+	elections map[uint64]simElection
+	nextElect uint64
 	// shutdowns are the ControlledShutdown requests sent and not yet
 	// answered, by id: the broker.
 	shutdowns map[uint64]int32
 
-	// Watches that fired and are not yet delivered.
+	// Watches that fired and are not yet delivered; configsChanged are
+	// topic config change notifications.
 	brokersChanged, deletesChanged bool
-	topicsChanged                  map[string]bool
+	topicsChanged, configsChanged  map[string]bool
 }
 
 // runSim runs one seed; the error says what broke and how.
@@ -136,6 +145,7 @@ func runSim(seed uint64, steps int, opts Options, stats map[string]int) (err err
 		regs: map[int32]BrokerInfo{}, topics: map[string]TopicAssignment{}, states: map[engine.Partition]PartitionState{},
 		markers: map[string]bool{}, chk: newChecker(), queues: map[int32][]simRequest{}, topicsChanged: map[string]bool{},
 		alters: map[uint64]simAlter{}, shutdowns: map[uint64]int32{},
+		unclean: map[string]bool{}, elections: map[uint64]simElection{}, configsChanged: map[string]bool{},
 	}
 	s.opts.NewTopicID = func() engine.TopicID { return s.newID() }
 	defer func() {
@@ -157,6 +167,7 @@ func runSim(seed uint64, steps int, opts Options, stats map[string]int) (err err
 	}
 	s.quiesce()
 	s.converged()
+	s.settled()
 	return nil
 }
 
@@ -190,12 +201,7 @@ func (s *sim) step(ev Event) {
 		s.queues[r.Broker] = append(s.queues[r.Broker], simRequest{s.ctl, r})
 	}
 	s.ctl.Advance(rd)
-	for _, a := range rd.Answers {
-		s.answered(a)
-	}
-	for _, a := range rd.ShutdownAnswers {
-		s.shutdownAnswered(a)
-	}
+	s.takeAnswers(rd)
 	if rd.Resigned {
 		s.note("controller %d resigned", s.ctl.Epoch())
 		s.failover()
@@ -219,6 +225,10 @@ func (s *sim) randomStep() {
 		{3, s.deleteTopic},
 		{1, s.externalWrite},
 		{8, s.alterPartition},
+		{6, s.catchUp},
+		{2, s.configChange},
+		{3, s.electLeaders},
+		{3, s.imbalanceCheck},
 		{2, s.controlledShutdown},
 		{1, func() {
 			if s.r.IntN(3) == 0 {
@@ -253,7 +263,7 @@ func (s *sim) failover() {
 		l.Brokers = append(l.Brokers, s.regs[id])
 	}
 	for _, name := range slices.Sorted(maps.Keys(s.topics)) {
-		l.Topics = append(l.Topics, cloneAssignment(s.topics[name]))
+		l.Topics = append(l.Topics, s.assignment(name))
 	}
 	l.Deleting = slices.Sorted(maps.Keys(s.markers))
 	s.step(l)
@@ -276,6 +286,7 @@ func (s *sim) deliverWrite() {
 		s.apply(&res)
 	}
 	s.count(sw.w, res)
+	s.countElection(sw, res)
 	if k := sw.w.key(); k.topicLevel {
 		s.note("write %v %s: %v", sw.w.Op, sw.w.Topic, res.Err)
 	} else {
@@ -296,12 +307,7 @@ func (s *sim) deliverWrite() {
 		s.fail("deposed controller %d asks for %d writes, %d requests", sw.ctl.Epoch(), len(rd.Writes), len(rd.Requests))
 	}
 	sw.ctl.Advance(rd)
-	for _, a := range rd.Answers {
-		s.answered(a)
-	}
-	for _, a := range rd.ShutdownAnswers {
-		s.shutdownAnswered(a)
-	}
+	s.takeAnswers(rd)
 }
 
 func (s *sim) apply(res *WriteResult) {
@@ -348,6 +354,7 @@ func (s *sim) apply(res *WriteResult) {
 		s.topicsChanged[w.Topic] = true
 	case DeleteTopic:
 		delete(s.topics, w.Topic)
+		delete(s.unclean, w.Topic)
 		for tp := range s.states {
 			if tp.Topic == w.Topic {
 				delete(s.states, tp)
@@ -375,6 +382,8 @@ func (s *sim) count(w Write, res WriteResult) {
 		outcome = "ok isr"
 	case w.Op == UpdateState && w.State.Leader == NoLeader:
 		outcome = "ok offline"
+	case w.Unclean:
+		outcome = "ok unclean"
 	case w.Op == UpdateState:
 		outcome = "ok elected"
 	}
@@ -446,12 +455,21 @@ func (s *sim) notify() {
 	if len(s.topicsChanged) > 0 {
 		var ev TopicsChanged
 		for _, name := range slices.Sorted(maps.Keys(s.topicsChanged)) {
-			if a, ok := s.topics[name]; ok {
-				ev.Topics = append(ev.Topics, cloneAssignment(a))
+			if _, ok := s.topics[name]; ok {
+				ev.Topics = append(ev.Topics, s.assignment(name))
 			}
 		}
 		clear(s.topicsChanged)
 		s.note("notify topics %d", len(ev.Topics))
+		s.step(ev)
+	}
+	if len(s.configsChanged) > 0 {
+		ev := TopicConfigs{UncleanLeaderElection: map[string]bool{}}
+		for name := range s.configsChanged {
+			ev.UncleanLeaderElection[name] = s.unclean[name]
+		}
+		clear(s.configsChanged)
+		s.note("notify configs %v", ev.UncleanLeaderElection)
 		s.step(ev)
 	}
 	if s.deletesChanged {
@@ -671,6 +689,7 @@ func (s *sim) createTopic() {
 	if s.r.IntN(10) == 0 {
 		a.ID = engine.TopicID{} // created by a Kafka older than 2.8
 	}
+	s.unclean[name] = s.r.IntN(3) == 0 // its config znode is written first
 	rf := 1 + s.r.IntN(simBrokers)
 	for range 1 + s.r.IntN(3) {
 		a.Replicas = append(a.Replicas, s.replicas(rf))
@@ -733,7 +752,7 @@ func (s *sim) quiesce() {
 		}
 	}
 	for range 100000 {
-		busy := s.brokersChanged || s.deletesChanged || len(s.topicsChanged) > 0 || len(s.writes) > 0
+		busy := s.brokersChanged || s.deletesChanged || len(s.topicsChanged) > 0 || len(s.configsChanged) > 0 || len(s.writes) > 0
 		s.notify()
 		s.deliverWrite()
 		for range s.queues {
@@ -755,6 +774,11 @@ func (s *sim) converged() {
 	}
 	if len(s.markers) > 0 {
 		s.fail("deletions pending: %v", slices.Sorted(maps.Keys(s.markers)))
+	}
+	for id, e := range s.elections {
+		if e.ctl == c {
+			s.fail("ElectLeaders %d not answered", id)
+		}
 	}
 	if got, want := c.Topics(), slices.Sorted(maps.Keys(s.topics)); !slices.Equal(got, want) {
 		s.fail("controller's topics %v, ZooKeeper's %v", got, want)
@@ -857,6 +881,11 @@ func TestSimulator(t *testing.T) {
 		"AlterPartition FENCED_LEADER_EPOCH", "AlterPartition INVALID_UPDATE_VERSION", "AlterPartition STALE_BROKER_EPOCH",
 		"AlterPartition INELIGIBLE_REPLICA", "AlterPartition OPERATION_NOT_ATTEMPTED", "AlterPartition UNKNOWN_TOPIC_ID",
 		"AlterPartition NOT_CONTROLLER", "AlterPartition INVALID_REQUEST",
+		"UpdateState ok unclean", "TopicConfigs", "ImbalanceCheck moved",
+		"ElectLeaders PREFERRED ok", "ElectLeaders UNCLEAN ok", "ElectLeaders PREFERRED ELECTION_NOT_NEEDED", "ElectLeaders UNCLEAN ELECTION_NOT_NEEDED",
+		"ElectLeaders PREFERRED PREFERRED_LEADER_NOT_AVAILABLE", "ElectLeaders UNCLEAN ELIGIBLE_LEADERS_NOT_AVAILABLE",
+		"ElectLeaders PREFERRED UNKNOWN_TOPIC_OR_PARTITION", "ElectLeaders PREFERRED INVALID_TOPIC_EXCEPTION",
+		"ElectLeaders PREFERRED NOT_CONTROLLER",
 	} {
 		if stats[k] == 0 {
 			t.Errorf("no %q in %d seeds", k, len(seeds()))
@@ -885,6 +914,27 @@ func TestSimulatorCatchesBrokenRules(t *testing.T) {
 			}
 			return leader, isr
 		}, "empty ISR"},
+		"unclean without the setting": {func(in ElectionInput) (int32, []int32) {
+			in.Unclean = true
+			return Elect(in)
+		}, "not allowed for the topic"},
+		"unclean keeps the old ISR": {func(in ElectionInput) (int32, []int32) {
+			leader, isr := Elect(in)
+			if in.State != nil && leader != NoLeader && !slices.Contains(in.State.ISR, leader) {
+				return leader, append(slices.Clone(in.State.ISR), leader)
+			}
+			return leader, isr
+		}, "not the leader alone"},
+		"unclean before the ISR is gone": {func(in ElectionInput) (int32, []int32) {
+			if in.Unclean && in.State != nil {
+				for _, r := range in.Replicas {
+					if in.Live(r) && !slices.Contains(in.State.ISR, r) {
+						return r, []int32{r}
+					}
+				}
+			}
+			return Elect(in)
+		}, "live"},
 		"offline for good": {func(in ElectionInput) (int32, []int32) {
 			if in.State != nil && in.State.Leader == NoLeader {
 				return NoLeader, in.State.ISR // never elects an offline partition
@@ -952,7 +1002,25 @@ type simAlter struct {
 // LeaderAndIsr said, ask for an ISR change: mostly a shrink or an
 // expansion of the ISR it knows, at the epochs it knows, and sometimes a
 // stale or malformed one.
-func (s *sim) alterPartition() {
+func (s *sim) alterPartition() { s.askISRChange(false) }
+
+// catchUp has a leader ask to add a live follower that caught up, the
+// preferred replica first (a preferred election can then move leadership
+// back), at the epochs it knows: the common case of a follower's return.
+func (s *sim) catchUp() { s.askISRChange(true) }
+
+// liveOut returns ps's replicas that are live and not in its ISR.
+func (s *sim) liveOut(ps kmsg.LeaderAndISRRequestTopicPartition) []int32 {
+	var out []int32
+	for _, r := range ps.Replicas {
+		if _, ok := s.regs[r]; ok && !slices.Contains(ps.ISR, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (s *sim) askISRChange(catchUp bool) {
 	type led struct {
 		b  *simBroker
 		tp engine.Partition
@@ -963,7 +1031,7 @@ func (s *sim) alterPartition() {
 			continue
 		}
 		for _, tp := range slices.SortedFunc(maps.Keys(b.leaders), cmpPartition) {
-			if b.leaders[tp].Leader == b.id {
+			if b.leaders[tp].Leader == b.id && (!catchUp || len(s.liveOut(b.leaders[tp])) > 0) {
 				leds = append(leds, led{b, tp})
 			}
 		}
@@ -983,6 +1051,14 @@ func (s *sim) alterPartition() {
 		}
 	}
 	switch n := s.r.IntN(10); {
+	case catchUp:
+		kind = "expand"
+		live := s.liveOut(ps)
+		add := live[s.r.IntN(len(live))]
+		if slices.Contains(live, ps.Replicas[0]) {
+			add = ps.Replicas[0]
+		}
+		isr = append(isr, add)
 	case n < 5 && len(isr) > 1:
 		kind = "shrink"
 		isr = slices.DeleteFunc(isr, func(r int32) bool { return r != b.id && s.r.IntN(2) == 0 })
@@ -1011,6 +1087,9 @@ func (s *sim) alterPartition() {
 		rp.PartitionEpoch--
 	case 3:
 		rt.TopicID = engine.TopicID{0xba, 0xd}
+	}
+	if catchUp {
+		req.BrokerEpoch, rp.LeaderEpoch, rp.PartitionEpoch, rt.TopicID = b.epoch, ps.LeaderEpoch, ps.ZKVersion, b.logs[tp]
 	}
 	if req.Version < 3 {
 		rp.NewISR = isr

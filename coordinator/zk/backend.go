@@ -43,6 +43,7 @@ type Backend struct {
 		cluster  map[string]string            // /config/brokers/<default>
 		node     map[string]string            // /config/brokers/<id>
 		onChange func(entityType, name string)
+		onNotice func(ConfigChange)
 	}
 }
 
@@ -79,8 +80,21 @@ func (b *Backend) OnConfigChange(fn func(entityType, name string)) {
 	b.mu.Unlock()
 }
 
+// OnNotice sets fn to be called with every config change notification of
+// a topic or a broker entity, after the cache and OnConfigChange's fn have
+// taken it, whether this broker caches the entity or not (Kafka's config
+// handlers tell the controller of every topic's change): the controller
+// driver's ConfigChanged. It runs on the watcher's goroutine and must not
+// block.
+func (b *Backend) OnNotice(fn func(ConfigChange)) {
+	b.mu.Lock()
+	b.mu.onNotice = fn
+	b.mu.Unlock()
+}
+
 // changed re-reads the entity a notification names.
 func (b *Backend) changed(ch ConfigChange) {
+	defer b.notice(ch)
 	self := strconv.Itoa(int(b.id))
 	switch {
 	case ch.EntityType == ConfigTopics:
@@ -115,6 +129,16 @@ func (b *Backend) changed(ch ConfigChange) {
 	b.mu.Unlock()
 	if fn != nil {
 		fn(ch.EntityType, ch.EntityName)
+	}
+}
+
+// notice hands ch to OnNotice's fn.
+func (b *Backend) notice(ch ConfigChange) {
+	b.mu.Lock()
+	fn := b.mu.onNotice
+	b.mu.Unlock()
+	if fn != nil && (ch.EntityType == ConfigTopics || ch.EntityType == ConfigBrokers) {
+		fn(ch)
 	}
 }
 

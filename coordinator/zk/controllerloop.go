@@ -12,7 +12,8 @@ package zk
 // Goroutines: the loop's own, which alone touches the core (Step, Ready,
 // Advance) and reads ZooKeeper again when a watch fires; and, during a
 // term as controller, one per watch armed (it forwards the watch's event
-// to the loop), one per batch of writes, one per broker's queue. Their
+// to the loop), one per batch of writes, one per broker's queue, and the
+// automatic rebalance's ticker. Their
 // results come back to the loop through channels. A term ends when the
 // session expires, a write finds another controller elected (the core
 // resigns), a read fails for good, or on Close; every goroutine of the
@@ -22,7 +23,9 @@ package zk
 // broker's ControlledShutdown through ControlledShutdown), which any
 // goroutine may call: the loop Steps it and sends the core's Answer
 // back once it comes; a term that ends answers what it holds
-// NOT_CONTROLLER, so a caller never waits past the term.
+// NOT_CONTROLLER, so a caller never waits past the term. ElectLeaders and
+// config change notices come the same way; a term also steps the automatic
+// rebalance's checks (elections.go).
 //
 // Watches are one-shot: each is armed again, with the data re-read, when
 // its event is handled. The core is given whole sets (all registrations,
@@ -53,6 +56,17 @@ type LoopOptions struct {
 	RetryBackoff time.Duration
 	// Logger (default slog.Default()).
 	Logger *slog.Logger
+	// Unclean is a topic's effective unclean.leader.election.enable given
+	// its /config/topics overrides: the broker's layers of defaults below
+	// the override (default: the override, else false).
+	Unclean func(topicConfigs map[string]string) bool
+	// AutoLeaderRebalance is auto.leader.rebalance.enable (nil: true),
+	// ImbalanceCheckInterval leader.imbalance.check.interval.seconds (0:
+	// 300 s) and ImbalancePercentage
+	// leader.imbalance.per.broker.percentage (nil: 10): elections.go.
+	AutoLeaderRebalance    *bool
+	ImbalanceCheckInterval time.Duration
+	ImbalancePercentage    *int
 }
 
 // ControllerLoop is a broker's controller driver: it competes for the
@@ -68,9 +82,13 @@ type ControllerLoop struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	// alters are AlterPartition requests for the loop, taken while it
-	// leads; shutdowns ControlledShutdown requests (controlledshutdown.go).
+	// leads; shutdowns ControlledShutdown requests (controlledshutdown.go);
+	// elects ElectLeaders requests, and notices config change
+	// notifications (elections.go).
 	alters    chan alterCall
 	shutdowns chan shutdownCall
+	elects    chan electCall
+	notices   *configNotices
 
 	// epoch is the controller epoch of the current term, 0 when this
 	// broker is not the controller.
@@ -96,7 +114,8 @@ func StartControllerLoop(ctx context.Context, client *Client, id int32, s Sender
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &ControllerLoop{client: client, id: id, send: s, opts: o, cancel: cancel, done: make(chan struct{}),
-		alters: make(chan alterCall), shutdowns: make(chan shutdownCall), log: o.Logger.With("broker", id)}
+		alters: make(chan alterCall), shutdowns: make(chan shutdownCall), elects: make(chan electCall), notices: newConfigNotices(),
+		log: o.Logger.With("broker", id)}
 	l.active.Store(-1)
 	l.mu.changed = make(chan struct{})
 	go l.run(ctx)
@@ -309,6 +328,7 @@ type term struct {
 	// shutdownReplies are the ControlledShutdown requests Stepped and not
 	// answered, numbered from alterID too.
 	shutdownReplies map[uint64]shutdownCall
+	el              termElections
 }
 
 // alter Steps an AlterPartition into the core.
@@ -345,7 +365,11 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 	defer cancel()
 
 	start := time.Now()
+	l.notices.take() // the load reads every topic's config afresh
 	ld, w, err := l.client.load()
+	if err == nil {
+		err = l.withUnclean(ld.Topics)
+	}
 	if err != nil {
 		l.log.Warn("controller failed to load the cluster", "epoch", e.Epoch, "err", err)
 		return errors.Join(errReadFailed, err)
@@ -359,6 +383,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 	}
 	defer t.endAlters()
 	defer t.endShutdowns()
+	defer t.endElections()
 	t.ch = newChannels(ctx, l.send, &wg, func(r controller.Response) { t.post(r) })
 	t.core.Step(ld)
 	if err := t.stillController(); err != nil {
@@ -374,6 +399,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		t.watched[name] = true
 		t.forward(ch, watchTopic, name)
 	}
+	t.startImbalanceChecks()
 	l.setRole(e.Epoch, l.id)
 	l.log.Info("elected controller", "epoch", e.Epoch, "brokers", len(ld.Brokers),
 		"topics", len(ld.Topics), "partitions", len(ld.States), "load", time.Since(start))
@@ -384,6 +410,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
 			t.answerShutdowns(rd.ShutdownAnswers)
+			t.answerElections(rd.Elections)
 			return errResigned
 		}
 		if !rd.Empty() {
@@ -391,6 +418,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 			t.core.Advance(rd)
 			t.answer(rd.Answers)
 			t.answerShutdowns(rd.ShutdownAnswers)
+			t.answerElections(rd.Elections)
 		}
 		// Wait for an event, then take every one already come before the
 		// next Ready, so that their consequences are batched. (Only this
@@ -404,6 +432,10 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 				t.alter(a)
 			case sd := <-l.shutdowns:
 				t.shutdown(sd)
+			case e := <-l.elects:
+				t.elect(e)
+			case <-l.notices.wake:
+				t.configsChanged()
 			case f := <-t.fired:
 				if err := t.handle(f); err != nil {
 					return err
@@ -548,12 +580,17 @@ func (t *term) topicsChanged() error {
 	if err != nil {
 		return err
 	}
-	t.forward(ch, watchTopicList, "")
 	as := make([]controller.TopicAssignment, 0, len(ws))
+	for _, w := range ws {
+		as = append(as, w.assignment)
+	}
+	if err := t.l.withUnclean(as); err != nil {
+		return err // read again, watches and all
+	}
+	t.forward(ch, watchTopicList, "")
 	for _, w := range ws {
 		t.watched[w.assignment.Name] = true
 		t.forward(w.watch, watchTopic, w.assignment.Name)
-		as = append(as, w.assignment)
 	}
 	if len(as) > 0 {
 		t.core.Step(controller.TopicsChanged{Topics: as})
@@ -570,13 +607,18 @@ func (t *term) topicChanged(name string) error {
 		delete(t.watched, name)
 		return nil
 	}
+	as := []controller.TopicAssignment{w.assignment}
+	if err := t.l.withUnclean(as); err != nil {
+		return err // read again, watch and all
+	}
 	t.forward(w.watch, watchTopic, name)
-	t.core.Step(controller.TopicsChanged{Topics: []controller.TopicAssignment{w.assignment}})
+	t.core.Step(controller.TopicsChanged{Topics: as})
 	return nil
 }
 
 // perform issues rd's writes and queues its requests.
 func (t *term) perform(rd controller.Ready) {
+	t.warnUnclean(rd.Writes)
 	var states []controller.Write
 	for _, w := range rd.Writes {
 		switch w.Op {

@@ -169,6 +169,12 @@ type testBroker struct {
 
 func startTestBroker(t *testing.T, chroot string, id int32, f *fakeBrokers) *testBroker {
 	t.Helper()
+	return startTestBrokerWith(t, chroot, id, f, LoopOptions{Logger: quietLogger()})
+}
+
+// startTestBrokerWith is startTestBroker with the driver's options.
+func startTestBrokerWith(t *testing.T, chroot string, id int32, f *fakeBrokers, o LoopOptions) *testBroker {
+	t.Helper()
 	c := connect(t, chroot)
 	if err := c.EnsurePersistentPaths(); err != nil {
 		t.Fatal(err)
@@ -178,7 +184,7 @@ func startTestBroker(t *testing.T, chroot string, id int32, f *fakeBrokers) *tes
 	if _, err := c.Register(ctx, registration(id, 9090+id)); err != nil {
 		t.Fatal(err)
 	}
-	l := StartControllerLoop(context.Background(), c, id, f.sender(id), LoopOptions{Logger: quietLogger()})
+	l := StartControllerLoop(context.Background(), c, id, f.sender(id), o)
 	t.Cleanup(l.Close)
 	return &testBroker{id: id, client: c, loop: l}
 }

@@ -100,7 +100,9 @@
 // fenced writes (election.go), topic administration from any broker
 // (admin.go), and the controller driver: the loop around the decision core
 // of coordinator/controller (controllerloop.go), its reads (loader.go),
-// writes (writes.go) and channel to the brokers (sender.go).
+// writes (writes.go), channel to the brokers (sender.go), and its part in
+// elections: ElectLeaders, topics' unclean election setting, the
+// rebalance's ticks (elections.go).
 //
 // Smaller jobs, one file each:
 //
@@ -111,7 +113,8 @@
 //	netsender.go   NetSender: the controller's connections to the brokers' listeners
 //
 // Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
-// is held across a ZooKeeper call or a Send. NetSender's mu is released
+// is held across a ZooKeeper call or a Send. The driver's configNotices.mu
+// is a leaf, taken alone. NetSender's mu is released
 // before a broker link's turn is taken; the turn is held for one request,
 // the read of the broker's registration included.
 //
