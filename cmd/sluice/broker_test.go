@@ -18,7 +18,7 @@ import (
 
 // buildSluice returns the sluice binary, built once per test run into a
 // directory TestMain removes.
-func buildSluice(t *testing.T) string {
+func buildSluice(t testing.TB) string {
 	t.Helper()
 	build.once.Do(func() {
 		build.bin = filepath.Join(build.dir, "sluice")

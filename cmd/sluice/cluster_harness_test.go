@@ -49,7 +49,7 @@ var testZK struct {
 
 // clusterZK returns the package ZooKeeper's address, starting it at first
 // use. Without ZooKeeper installed the test is skipped, or fails under CI.
-func clusterZK(t *testing.T) string {
+func clusterZK(t testing.TB) string {
 	t.Helper()
 	testZK.once.Do(func() {
 		dir := filepath.Join(build.dir, "zookeeper")
@@ -75,7 +75,7 @@ func stopClusterZK() {
 
 // testCluster is one test's brokers under its own chroot.
 type testCluster struct {
-	t       *testing.T
+	t       testing.TB
 	bin     string
 	connect string // ZooKeeper address and chroot
 	chroot  string
@@ -101,7 +101,7 @@ var unsafeChroot = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
 // startCluster starts n brokers (ids 1 to n) and waits until every one
 // knows all of them and the same live controller.
-func startCluster(t *testing.T, n int) *testCluster {
+func startCluster(t testing.TB, n int) *testCluster {
 	t.Helper()
 	return startClusterWith(t, n, "")
 }
@@ -109,9 +109,15 @@ func startCluster(t *testing.T, n int) *testCluster {
 // startClusterWith is startCluster with extra lines of server.properties
 // for every broker, after the harness's own (a key given again there
 // overrides the harness's: the last value of a key wins).
-func startClusterWith(t *testing.T, n int, extra string) *testCluster {
+func startClusterWith(t testing.TB, n int, extra string) *testCluster {
 	t.Helper()
-	zkAddr := clusterZK(t)
+	return startClusterOn(t, clusterZK(t), n, extra)
+}
+
+// startClusterOn is startClusterWith on the ZooKeeper at zkAddr (a
+// benchmark's, with its own tick).
+func startClusterOn(t testing.TB, zkAddr string, n int, extra string) *testCluster {
+	t.Helper()
 	c := &testCluster{
 		t:       t,
 		bin:     buildSluice(t),
@@ -344,7 +350,7 @@ func (c *testCluster) metadataAll(cond func(*kmsg.MetadataResponse) error) (map[
 
 // poll calls check every 100 ms until it returns nil, failing the test
 // with its last error after testWait.
-func poll(t *testing.T, what string, check func() error) {
+func poll(t testing.TB, what string, check func() error) {
 	t.Helper()
 	deadline := time.Now().Add(testWait)
 	tick := time.NewTicker(100 * time.Millisecond)

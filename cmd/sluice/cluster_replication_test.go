@@ -249,7 +249,7 @@ func TestClusterDivergedLeaderTruncatesToTheEpochBoundary(t *testing.T) {
 // createReplicated creates topic with partitions partitions, RF 3 and
 // min.insync.replicas 2, and waits until every live broker shows each
 // partition with all three replicas in its ISR; it returns their Metadata.
-func createReplicated(ctx context.Context, t *testing.T, c *testCluster, topic string, partitions int32) map[int32]*kmsg.MetadataResponse {
+func createReplicated(ctx context.Context, t testing.TB, c *testCluster, topic string, partitions int32) map[int32]*kmsg.MetadataResponse {
 	t.Helper()
 	two := "2"
 	if r, err := kadm.NewClient(c.client()).CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": &two}, topic); err != nil || r.Err != nil {

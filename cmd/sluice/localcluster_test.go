@@ -185,7 +185,7 @@ func TestLocalClusterReportsExit(t *testing.T) {
 // freePorts returns the first of n consecutive ports free on 127.0.0.1,
 // below Linux's ephemeral range (32768 on): a port chosen there may be
 // taken by any process's outgoing connection before the broker binds it.
-func freePorts(t *testing.T, n int) int {
+func freePorts(t testing.TB, n int) int {
 	t.Helper()
 	for range 100 {
 		first := 20000 + rand.IntN(12000-n)
