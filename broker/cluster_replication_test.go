@@ -192,11 +192,12 @@ func TestClusterFollowerBehindTheLeadersLogStart(t *testing.T) {
 	}
 }
 
-// A follower whose leader answers its partition with an error waits
-// replica.fetch.backoff.ms before asking again, as Kafka's fetcher delays
-// a partition in error, instead of asking in a loop: here a follower whose
-// leader dropped the partition takes at least two backoffs for three more
-// fetches (without the backoff, microseconds).
+// A follower whose leader answers its partition with an error waits before
+// asking again, as Kafka's fetcher delays a partition in error, instead of
+// asking in a loop: the wait doubles with every error in a row up to
+// replica.fetch.backoff.ms, so here a follower whose leader dropped the
+// partition takes at least two backoffs for six more fetches (without the
+// backoff, microseconds).
 func TestClusterFetchErrorsBackOff(t *testing.T) {
 	const backoff = 200 * time.Millisecond
 	c := startCluster(t, 2, func(cfg *Config) { cfg.Cluster.Fetch.Backoff = backoff })
@@ -220,12 +221,12 @@ func TestClusterFetchErrorsBackOff(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	start := time.Now()
-	for deadline := start.Add(30 * time.Second); seq() < first+3; time.Sleep(time.Millisecond) {
+	for deadline := start.Add(30 * time.Second); seq() < first+6; time.Sleep(time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatal("the follower stopped fetching")
 		}
 	}
 	if took := time.Since(start); took < 2*backoff {
-		t.Fatalf("three fetches refused by the leader in %v, want at least %v (a %v backoff each)", took, 2*backoff, backoff)
+		t.Fatalf("six fetches refused by the leader in %v, want at least %v (25, 50, 100, then %v each)", took, 2*backoff, backoff)
 	}
 }

@@ -75,11 +75,20 @@ type fetcher struct {
 		sync.Mutex
 		parts map[*partition]struct{}
 		// delayed are partitions whose last answer was an error, not
-		// fetched before the time given (replica.fetch.backoff.ms, as
-		// Kafka's fetcher delays a partition in error): a leader that
-		// refuses a partition is not asked again at once, in a loop.
+		// fetched before the time given, as Kafka's fetcher delays a
+		// partition in error: a leader that refuses a partition is not
+		// asked again at once, in a loop. The delay starts short and
+		// doubles with each error in a row (fetcher.errs) up to
+		// replica.fetch.backoff.ms: the common error, a new leader that
+		// has not yet had its own LeaderAndIsr, clears within
+		// milliseconds, and waiting the whole backoff for it (Kafka's
+		// way) made failovers a second slower.
 		delayed map[*partition]time.Time
 	}
+
+	// errs counts each partition's errors in a row (delay); the fetcher
+	// goroutine's.
+	errs map[*partition]int
 
 	// The fetcher goroutine's, reused for every partition of every answer:
 	// the batches of the answer being stepped and their spans (fetched).
@@ -114,7 +123,7 @@ func (fs *fetchers) want(leader int32, p *partition) {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
 		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
 			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
-		f.mu.parts, f.mu.delayed = map[*partition]struct{}{}, map[*partition]time.Time{}
+		f.mu.parts, f.mu.delayed, f.errs = map[*partition]struct{}{}, map[*partition]time.Time{}, map[*partition]int{}
 		fs.mu.bySource[key] = f
 		go f.run()
 	}
@@ -128,17 +137,27 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	}
 }
 
-// delay holds ps back for the backoff.
-func (f *fetcher) delay(ps []*partition) {
-	if len(ps) == 0 {
+// firstFetchRetry is the delay after a partition's first error in a row.
+const firstFetchRetry = 25 * time.Millisecond
+
+// delay holds back the partitions whose answer was an error, each for
+// twice its previous delay (firstFetchRetry first) up to the backoff, and
+// forgets the errors of those answered.
+func (f *fetcher) delay(failed, answered []*partition) {
+	if len(failed) == 0 && len(f.errs) == 0 {
 		return
 	}
-	until := time.Now().Add(f.f.cfg.Backoff)
-	f.mu.Lock()
-	for _, p := range ps {
-		f.mu.delayed[p] = until
+	for _, p := range answered {
+		delete(f.errs, p)
 	}
-	f.mu.Unlock()
+	now := time.Now()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range failed {
+		n := f.errs[p]
+		f.errs[p] = n + 1
+		f.mu.delayed[p] = now.Add(min(f.f.cfg.Backoff, firstFetchRetry<<min(n, 16)))
+	}
 }
 
 // pending is a partition's fetch to send.
@@ -258,8 +277,8 @@ func (f *fetcher) fetch(ps []pending) error {
 	resp := raw.(*kmsg.FetchResponse)
 	answered := map[*partition]bool{}
 	var outOfRange []pending
-	var errored []*partition
-	defer func() { f.delay(errored) }()
+	var errored, fine []*partition
+	defer func() { f.delay(errored, fine) }()
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
 			for _, pd := range ps {
@@ -273,6 +292,8 @@ func (f *fetcher) fetch(ps []pending) error {
 				}
 				if rp.ErrorCode != 0 {
 					errored = append(errored, pd.p)
+				} else {
+					fine = append(fine, pd.p)
 				}
 				f.fetched(pd.p, pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end
 			}
@@ -336,7 +357,7 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 		e, ok := ends[pd.p]
 		if !ok || e[0] < e[1] {
 			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
-			f.delay([]*partition{pd.p})
+			f.delay([]*partition{pd.p}, nil)
 			continue
 		}
 		pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: kerr.OffsetOutOfRange, LeaderLogEnd: e[0], LeaderLogStart: e[1]})
