@@ -35,14 +35,23 @@ type cluster struct {
 	// one's client for requests aimed at that broker alone.
 	live []*inProcess
 	ctl  []*kgo.Client
+	// mod adjusts every broker's configuration (startClusterWith).
+	mod func(*broker.Config)
 }
 
 // startCluster starts n brokers and waits until every one is registered
 // and a controller elected; they are stopped at the benchmark's cleanup.
 func startCluster(tb testing.TB, n int) *cluster {
 	tb.Helper()
+	return startClusterWith(tb, n, nil)
+}
+
+// startClusterWith is startCluster with mod adjusting every broker's
+// configuration.
+func startClusterWith(tb testing.TB, n int, mod func(*broker.Config)) *cluster {
+	tb.Helper()
 	zs := packageZ.Server(tb)
-	c := &cluster{tb: tb, zk: zs, connect: zs.Addr + zktest.Chroot(), live: make([]*inProcess, n), ctl: make([]*kgo.Client, n)}
+	c := &cluster{tb: tb, zk: zs, connect: zs.Addr + zktest.Chroot(), live: make([]*inProcess, n), ctl: make([]*kgo.Client, n), mod: mod}
 	for range n {
 		c.dirs = append(c.dirs, tb.TempDir())
 	}
@@ -68,6 +77,9 @@ func (c *cluster) start(id int32) {
 	s, err := serveSluice(fmt.Sprintf("sluice-%d", id), c.dirs[id], func(cfg *broker.Config) {
 		cfg.ID = id
 		cfg.Cluster.ZooKeeper = c.connect
+		if c.mod != nil {
+			c.mod(cfg)
+		}
 	})
 	if err != nil {
 		c.tb.Fatalf("start broker %d: %v", id, err)
