@@ -2,8 +2,8 @@ package bench
 
 import (
 	"context"
-	"fmt"
 	"flag"
+	"fmt"
 	"testing"
 	"time"
 
