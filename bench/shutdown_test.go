@@ -2,11 +2,17 @@ package bench
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/engine"
 )
 
 // BenchmarkControlledShutdown: two brokers, a topic of 2,000 partitions
@@ -66,10 +72,45 @@ func BenchmarkControlledShutdown(b *testing.B) {
 		b.StartTimer()
 	}
 	if moved > 0 {
+		b.ReportMetric(checkpointFloor(b, 1000).Seconds()*1000, "ms-baseline-1000-checkpoint-writes")
 		b.ReportMetric(float64(moveNanos)/1e6/(float64(moved)/1000), "ms-to-move/1000-leaders")
 		b.ReportMetric(float64(closeNanos)/1e6/(float64(moved)/1000), "ms-close/1000-leaders")
 		b.ReportMetric(float64(moved)/float64(b.N), "leaders-moved/op")
 	}
+}
+
+// checkpointFloor is the raw cost, on the benchmark's file system, of what
+// a new leader of n partitions must do at least: replace n small
+// checkpoint files durably (engine.WriteFileAtomic: temporary file, fsync,
+// rename, directory fsync), one directory each, 16 at a time as the broker
+// does. The same-run baseline of ms-to-move.
+func checkpointFloor(b *testing.B, n int) time.Duration {
+	root := b.TempDir()
+	dirs := make([]string, n)
+	for i := range dirs {
+		dirs[i] = filepath.Join(root, strconv.Itoa(i))
+		if err := os.Mkdir(dirs[i], 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := engine.WriteFileAtomic(filepath.Join(dirs[i], "leader-epoch-checkpoint"), []byte("0\n1\n0 0\n")); err != nil {
+			b.Fatal(err)
+		}
+	}
+	start := time.Now()
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for _, d := range dirs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := engine.WriteFileAtomic(filepath.Join(d, "leader-epoch-checkpoint"), []byte("0\n2\n0 0\n1 0\n")); err != nil {
+				b.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(start)
 }
 
 // allLedBy reports whether broker id leads all n partitions of topic in md.
