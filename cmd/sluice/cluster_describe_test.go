@@ -83,6 +83,44 @@ func TestClusterTopicDescribeFilters(t *testing.T) {
 			}
 		}
 	}
+	// sluice cluster brokers: every live broker once, one controller, the
+	// replicas and leaders the metadata gives each (three: RF 3 on 3
+	// brokers, one: RF 1 spread), its disk use a number.
+	brokers := func() map[string][]string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, c.bin, "cluster", "brokers", "--brokers", strings.Join(c.addrs(c.live()...), ",")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("cluster brokers: %v\n%s", err, out)
+		}
+		lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+		if got := strings.Fields(lines[0]); strings.Join(got, " ") != "ID ADDRESS RACK CONTROLLER REPLICAS LEADERS DISK" {
+			t.Fatalf("cluster brokers header %q", lines[0])
+		}
+		rows := map[string][]string{}
+		for _, l := range lines[1:] {
+			f := strings.Fields(l)
+			rows[f[0]] = f
+		}
+		return rows
+	}
+	rows := brokers()
+	controllers := 0
+	for _, id := range c.ids() {
+		r := rows[fmt.Sprint(id)]
+		if len(r) != 7 || r[1] != c.addrs(id)[0] || r[4] != "4" || r[5] != "2" {
+			t.Errorf("cluster brokers: broker %d's row %v, want its address, 4 replicas, 2 leaders", id, r)
+			continue
+		}
+		if r[3] == "yes" {
+			controllers++
+		}
+		if _, err := fmt.Sscan(r[6], new(int64)); err != nil {
+			t.Errorf("cluster brokers: broker %d's disk %q is not a number", id, r[6])
+		}
+	}
+	if len(rows) != 3 || controllers != 1 {
+		t.Errorf("cluster brokers: %v, want 3 brokers and one controller", rows)
+	}
 	check("all in sync", map[string][2]int{
 		"--under-replicated-partitions": {0, 0},
 		"--under-min-isr-partitions":    {0, 0},
@@ -99,6 +137,9 @@ func TestClusterTopicDescribeFilters(t *testing.T) {
 		}
 		return isrSizes(2)(m)
 	})
+	if rows := brokers(); len(rows) != 2 || rows[fmt.Sprint(victim)] != nil {
+		t.Errorf("cluster brokers with broker %d dead: %v", victim, rows)
+	}
 	check("a broker dead", map[string][2]int{
 		"--under-replicated-partitions": {3, 0},
 		"--under-min-isr-partitions":    {0, 1}, // a partition without a leader is, in kafka-topics.sh

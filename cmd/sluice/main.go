@@ -19,6 +19,7 @@ commands:
   produce        send lines of standard input as records: produce TOPIC
   consume        print records of a topic: consume TOPIC [--group GROUP]
   group          list, describe, delete consumer groups or reset their offsets
+  cluster        the cluster's brokers: cluster brokers
   bench          load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
 The console tools (topic, produce, consume, group) take --brokers host:port,...
@@ -49,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runConsume(args[1:], stdout, stderr)
 	case "group":
 		return runGroup(args[1:], stdout, stderr)
+	case "cluster":
+		return runCluster(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "-h", "--help", "help":
