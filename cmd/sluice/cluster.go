@@ -53,7 +53,7 @@ hosts, how many of those it leads, and the bytes its log directories hold
 	defer adm.Close()
 	md, err := adm.Metadata(ctx)
 	if err != nil {
-		return c.fail(fmt.Errorf("Metadata: %w", err))
+		return c.fail(fmt.Errorf("metadata: %w", err))
 	}
 	replicas, leaders := map[int32]int{}, map[int32]int{}
 	for _, t := range md.Topics {
