@@ -290,9 +290,10 @@ func (f *fetcher) fetch(ps []pending) error {
 					outOfRange = append(outOfRange, pd)
 					continue
 				}
-				if rp.ErrorCode != 0 {
+				switch {
+				case rp.ErrorCode != 0:
 					errored = append(errored, pd.p)
-				} else {
+				case len(f.errs) > 0: // only a partition in error needs its answer noted
 					fine = append(fine, pd.p)
 				}
 				f.fetched(pd.p, pd.req.Seq, &rp, 1<<63-1) // a fetch answers no log end

@@ -52,19 +52,19 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 		return nil
 	}
 	ts, failed := b.openHosted(topic, states)
-	epochErrs := recordLeaderEpochs(ts, states, failed)
+	var opened []hostedPartition
 	for _, s := range states {
-		if failed[s.partition] != nil || ts == nil || int(s.partition) >= len(ts.partitions) {
-			continue
+		if failed[s.partition] == nil && ts != nil && int(s.partition) < len(ts.partitions) && ts.partitions[s.partition] != nil {
+			opened = append(opened, hostedPartition{s, ts.partitions[s.partition]})
 		}
-		p := ts.partitions[s.partition]
-		if p == nil {
-			continue
-		}
-		lead := s.role.isLeader && !s.role.stopped
+	}
+	epochErrs := recordLeaderEpochs(opened)
+	for i, h := range opened {
+		s, p := h.state, h.p
+		lead := s.role.leads()
 		p.epoch.Store(s.role.leaderEpoch)
 		if lead {
-			if err := epochErrs[s.partition]; err != nil {
+			if err := epochErrs[i]; err != nil {
 				b.log.Error("recording the leader epoch", "topic", topic, "partition", s.partition, "epoch", s.role.leaderEpoch, "err", err)
 				failed[s.partition] = err
 				continue
@@ -85,51 +85,39 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 	return failed
 }
 
+// hostedPartition is a state of a LeaderAndIsr with its opened partition.
+type hostedPartition struct {
+	state hostedState
+	p     *partition
+}
+
 // leaderEpochWorkers bounds the logs recording their leader epoch at once.
 const leaderEpochWorkers = 16
 
-// recordLeaderEpochs records, in every log that leads now, its leader
-// epoch at its log end, so that OffsetForLeaderEpoch answers followers
-// before the first append (Kafka's makeLeader). Each is a durable write
-// of the log's leader-epoch-checkpoint; they run side by side, so a
-// LeaderAndIsr making this broker lead a thousand partitions (a controlled
-// shutdown elsewhere, a failover) costs a few fsync times, not a thousand
-// (the file system commits concurrent fsyncs together). It returns the
-// failures by partition.
-func recordLeaderEpochs(ts *topicState, states []hostedState, failed map[int32]error) map[int32]error {
-	type job struct {
-		partition int32
-		log       *engine.Log
-		epoch     int32
-	}
-	var jobs []job
-	for _, s := range states {
-		if failed[s.partition] != nil || ts == nil || int(s.partition) >= len(ts.partitions) || ts.partitions[s.partition] == nil {
-			continue
-		}
-		if s.role.isLeader && !s.role.stopped {
-			jobs = append(jobs, job{s.partition, ts.partitions[s.partition].log, s.role.leaderEpoch})
-		}
-	}
-	errs := make([]error, len(jobs))
+// recordLeaderEpochs records, in every log of hs that leads now, its
+// leader epoch at its log end, so that OffsetForLeaderEpoch answers
+// followers before the first append (Kafka's makeLeader). Each is a
+// durable write of the log's leader-epoch-checkpoint; they run side by
+// side, so a LeaderAndIsr making this broker lead a thousand partitions (a
+// controlled shutdown elsewhere, a failover) is not a thousand writes one
+// after another. It returns each one's error, by index in hs.
+func recordLeaderEpochs(hs []hostedPartition) []error {
+	errs := make([]error, len(hs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, leaderEpochWorkers)
-	for i, j := range jobs {
+	for i, h := range hs {
+		if !h.state.role.leads() {
+			continue
+		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = j.log.BecomeLeader(j.epoch)
+			errs[i] = h.p.log.BecomeLeader(h.state.role.leaderEpoch)
 		}()
 	}
 	wg.Wait()
-	out := map[int32]error{}
-	for i, err := range errs {
-		if err != nil {
-			out[jobs[i].partition] = err
-		}
-	}
-	return out
+	return errs
 }
 
 // openHosted opens or creates the logs of states under Broker.admin and

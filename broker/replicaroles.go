@@ -29,6 +29,9 @@ type replicaRole struct {
 	zkVersion   int32 // the partition epoch (the state znode's version)
 }
 
+// leads reports whether this broker is to lead the partition now.
+func (r replicaRole) leads() bool { return r.isLeader && !r.stopped }
+
 // roleTable is one immutable snapshot of the table.
 type roleTable struct {
 	roles map[topicPartition]replicaRole

@@ -44,13 +44,11 @@ hosts, how many of those it leads, and the bytes its log directories hold
 	if len(pos) > 0 {
 		return c.usageError("unexpected argument %q", pos[0])
 	}
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	md, err := adm.Metadata(ctx)
 	if err != nil {
 		return c.fail(fmt.Errorf("metadata: %w", err))

@@ -73,13 +73,11 @@ offsets).
 	if len(pos) > 0 {
 		return c.usageError("unexpected argument %q", pos[0])
 	}
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	groups, err := adm.ListGroups(ctx)
 	if err != nil {
 		return c.fail(err)
@@ -123,13 +121,11 @@ Empty, or no member reads it) shows "-" for the consumer.
 	if !*showState && !*showMembers && !*showOffsets {
 		*showState, *showMembers, *showOffsets = true, true, true
 	}
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	lags, err := adm.Lag(ctx, names...)
 	if err != nil {
 		return c.fail(err)
@@ -276,13 +272,11 @@ NON_EMPTY_GROUP otherwise).
 	if len(names) == 0 {
 		return c.usageError("name at least one group")
 	}
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	resps, err := adm.DeleteGroups(ctx, names...)
 	if err != nil && len(resps) == 0 {
 		return c.fail(fmt.Errorf("DeleteGroups: %w", err))

@@ -87,13 +87,11 @@ func runGroupResetOffsets(args []string, stdout, stderr io.Writer) int {
 		return c.usageError("%v", err)
 	}
 
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 
 	if err := checkInactive(ctx, adm, group); err != nil {
 		return c.fail(err)

@@ -54,6 +54,17 @@ func adminContext() (context.Context, context.CancelFunc) {
 	return ctx, func() { cancel(); stop() }
 }
 
+// openAdmin opens a command's admin session: adminContext's context and an
+// admin client for cf's brokers; release ends both.
+func openAdmin(cf *clientFlags) (ctx context.Context, adm *kadm.Client, release func(), err error) {
+	ctx, cancel := adminContext()
+	if adm, err = admin(ctx, cf); err != nil {
+		cancel()
+		return nil, nil, nil, err
+	}
+	return ctx, adm, func() { adm.Close(); cancel() }, nil
+}
+
 // admin returns an admin client for cf's brokers; close it with Close.
 func admin(ctx context.Context, cf *clientFlags) (*kadm.Client, error) {
 	cl, err := cf.client(ctx)
@@ -95,13 +106,11 @@ default.replication.factor).
 		cfgs[kv[0]] = kadm.StringPtr(kv[1])
 	}
 
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	name := names[0]
 	resp, err := adm.CreateTopic(ctx, int32(*partitions), int16(*replicas), cfgs, name)
 	if err != nil {
@@ -126,13 +135,11 @@ starting with "__") are left out unless --internal.
 	if len(pos) > 0 {
 		return c.usageError("unexpected argument %q", pos[0])
 	}
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	topics, err := adm.ListTopicsWithInternal(ctx)
 	if err != nil {
 		return c.fail(err)
@@ -177,13 +184,11 @@ min.insync.replicas; no leader.
 	if n := countTrue(*underReplicated, *underMinISR, *atMinISR, *unavailable); n > 1 {
 		return c.usageError("give one of --under-replicated-partitions, --under-min-isr-partitions, --at-min-isr-partitions and --unavailable-partitions")
 	}
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 
 	md, err := adm.Metadata(ctx, names...)
 	if err != nil {
@@ -392,13 +397,11 @@ at their defaults afterwards.
 		alter = append(alter, kadm.AlterConfig{Op: kadm.DeleteConfig, Name: k})
 	}
 
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	name := names[0]
 	resps, err := adm.AlterTopicConfigs(ctx, alter, name)
 	if err == nil {
@@ -435,13 +438,11 @@ each.
 	if len(names) == 0 {
 		return c.usageError("name at least one topic")
 	}
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	resps, err := adm.DeleteTopics(ctx, names...)
 	if err != nil {
 		return c.fail(fmt.Errorf("DeleteTopics: %w", err))

@@ -59,13 +59,11 @@ failed are printed, as Kafka answers. The exit code is 1 if any failed.
 		return c.usageError("--partition needs --topic")
 	}
 
-	ctx, cancel := adminContext()
-	defer cancel()
-	adm, err := admin(ctx, cf)
+	ctx, adm, release, err := openAdmin(cf)
 	if err != nil {
 		return c.fail(err)
 	}
-	defer adm.Close()
+	defer release()
 	var set kadm.TopicsSet // nil: every partition
 	if *topic != "" {
 		if *partition >= 0 {
