@@ -353,6 +353,8 @@ func (c *Controller) leaderAndISRMsg(id int32, epoch int64) *kmsg.LeaderAndISRRe
 			ISR:                 s.ISR,
 			ZKVersion:           s.PartitionEpoch,
 			Replicas:            p.replicas,
+			AddingReplicas:      p.adding,
+			RemovingReplicas:    p.removing,
 			IsNew:               isNew[tp],
 			LeaderRecoveryState: s.LeaderRecoveryState,
 		})
