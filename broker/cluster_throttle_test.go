@@ -160,16 +160,26 @@ func TestClusterFollowerThrottle(t *testing.T) {
 }
 
 // A follower out of the ISR fetching from a leader throttled on its side
-// (leader.replication.throttled.rate for that broker alone, and the
-// topic's leader.replication.throttled.replicas naming the leader's
-// replica) copies at the rate; with the rate deleted in the middle of a
-// copy, the rest comes at full speed, at once.
+// (leader.replication.throttled.rate as the cluster-wide default, set
+// through the other broker: the leader learns it from ZooKeeper's change
+// notification; and the topic's leader.replication.throttled.replicas
+// naming the leader's replica) copies at the rate; with the rate deleted
+// in the middle of a copy, the rest comes at full speed, at once.
 func TestClusterLeaderThrottle(t *testing.T) {
 	t.Parallel()
 	tc := startThrottleCluster(t)
-	adm := kadm.NewClient(clusterClient(t, tc.bootstrap()))
+	adm := kadm.NewClient(clusterClient(t, []string{tc.broker(tc.follower).addr}))
 	mustAlter(t)(adm.AlterTopicConfigs(tc.ctx, []kadm.AlterConfig{set("leader.replication.throttled.replicas", "0:"+strconv.Itoa(int(tc.leader)))}, "moved"))
-	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{set("leader.replication.throttled.rate", strconv.Itoa(throttleRate))}, tc.leader))
+	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{set("leader.replication.throttled.rate", strconv.Itoa(throttleRate))}))
+	leader := tc.broker(tc.leader)
+	deadline := time.Now().Add(30 * time.Second)
+	for leader.repl.leader.bound.Load() != throttleRate || !leader.partition("moved", 0).leaderThrottled.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the leader did not take the rate and the throttled replicas set through the other broker")
+		}
+		time.Sleep(5 * time.Millisecond) // the change notification reaches it through ZooKeeper
+	}
+	adm = kadm.NewClient(clusterClient(t, []string{leader.addr}))
 
 	before := tc.stopFollower()
 	want := tc.broker(tc.leader).partition("moved", 0).log.Size()
@@ -187,7 +197,7 @@ func TestClusterLeaderThrottle(t *testing.T) {
 	back = tc.start(tc.follower)
 	p = tc.followerLog(back)
 	mid := tc.waitSize(p, before+2*throttleRate)
-	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{del("leader.replication.throttled.rate")}, tc.leader))
+	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{del("leader.replication.throttled.rate")}))
 	rest := want - p.log.Size()
 	took := tc.waitSize(p, want).Sub(mid)
 	t.Logf("the last %d bytes after the rate was deleted: %v", rest, took)
