@@ -7,7 +7,12 @@ package broker
 //     and follower.replication.throttled.rate (bytes/s; default
 //     Long.MAX_VALUE, no bound), for one broker (resource "<id>") or as the
 //     cluster-wide default (resource ""); a change applies at once
-//     (refreshAllLocked, after a local or a ZooKeeper change).
+//     (refreshAllLocked, after a local or a ZooKeeper change). Deliberate
+//     difference: Kafka's brokers accept the cluster-wide default of these
+//     two keys but apply only their own entity's (KAFKA-10190); sluice
+//     applies the default, as it does for every other dynamic key. As in
+//     Kafka they are dynamic only: the configuration file does not set
+//     them.
 //   - Which replicas they apply to are the topic configs
 //     leader.replication.throttled.replicas and
 //     follower.replication.throttled.replicas: "*" (every replica) or
