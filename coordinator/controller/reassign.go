@@ -26,6 +26,10 @@ package controller
 //     the partition leaves /admin/reassign_partitions if it came from
 //     there with this target.
 //
+// The original replicas are RS less AR in RS's order, as Kafka's
+// ReplicaAssignment.originReplicas: a move of [1 2] to [3 2] cancelled
+// returns to [2 1] (the preferred leader changes), as in Kafka.
+//
 // A new controller finds ongoing reassignments in the topic znodes and
 // resumes them at step 2 (after step 3, whose write is done, it finishes
 // at once). A broker that registers gets LeaderAndIsr for its replicas as
@@ -403,8 +407,10 @@ func (c *Controller) reassignResult(t *topic, p *partition, f *flight) {
 	removed := p.removing
 	p.replicas = without(p.replicas, removed)
 	p.adding, p.removing, p.reassign = nil, nil, nil
+	// The final assignment is written next; the target replicas are told
+	// at once (a subset of the replicas ZooKeeper has: p stays sendable),
+	// so the new leader leads before that write, as in Kafka.
 	t.assignSeq++
-	p.assignSeq = t.assignSeq
 	c.setAssignment(t)
 	c.tellReplicas(t, p, false)
 	for _, b := range removed {
