@@ -49,8 +49,8 @@ package controller
 // a broker that is not live: INVALID_REPLICA_ASSIGNMENT; a cancellation
 // of a partition not being reassigned: NO_REASSIGNMENT_IN_PROGRESS; a
 // partition that does not exist, or of a topic being deleted:
-// UNKNOWN_TOPIC_OR_PARTITION. A target equal to the partition's replicas
-// changes nothing and is answered at once. A reassignment through the API
+// UNKNOWN_TOPIC_OR_PARTITION. A target the partition has, or moves to,
+// already changes nothing: answered once ZooKeeper has that assignment. A reassignment through the API
 // removes the partition from /admin/reassign_partitions, as Kafka's
 // ("the latest reassignment always takes precedence").
 //
@@ -199,7 +199,9 @@ func (c *Controller) alterReassignments(ev AlterReassignments) {
 			target = without(p.replicas, p.adding)
 		}
 		t := c.topics[tp.Topic]
-		if c.reassignTo(t, p, target) {
+		// Answered once ZooKeeper has the assignment: the one just
+		// made, or the same target asked before and not yet written.
+		if c.reassignTo(t, p, target) || p.assignSeq > t.writtenSeq {
 			t.waiters = append(t.waiters, &reassignWaiter{call: call, slot: i, seq: p.assignSeq})
 			call.awaiting++
 		}
