@@ -140,6 +140,11 @@ type reassignment struct {
 	// bumped: the leader epoch was bumped (RS told) since the assignment
 	// last changed.
 	bumped bool
+	// reorder: the replicas changed order only (or a move that adds
+	// nothing was cancelled): the bump alone tells the brokers, and ends
+	// it, as Kafka's completion of such a reassignment bumps the leader
+	// epoch. Not listed as ongoing (no adding or removing replicas).
+	reorder bool
 }
 
 // reassignCall is a request being answered.
@@ -182,7 +187,7 @@ func (c *Controller) alterReassignments(ev AlterReassignments) {
 			}
 		}
 		p := c.partition(tp)
-		if tg.Replicas == nil && (p == nil || p.reassign == nil) {
+		if tg.Replicas == nil && (p == nil || p.reassign == nil || p.reassign.reorder) {
 			res.ErrorCode = kerr.NoReassignmentInProgress.Code
 			continue
 		}
@@ -257,9 +262,9 @@ func (c *Controller) zkReassignments(ev ZkReassignments) {
 			continue
 		}
 		t := c.topics[tp.Topic]
-		c.reassignTo(t, p, tg.Replicas)
+		changed := c.reassignTo(t, p, tg.Replicas)
 		c.zkTargets[tp] = slices.Clone(tg.Replicas)
-		if p.reassign == nil {
+		if !changed && p.reassign == nil {
 			c.zkTargetReached(p) // nothing to move
 		}
 	}
@@ -297,10 +302,7 @@ func (c *Controller) reassignTo(t *topic, p *partition, target []int32) bool {
 		return false
 	}
 	p.replicas, p.adding, p.removing = full, adding, removing
-	p.reassign = nil
-	if len(adding)+len(removing) > 0 {
-		p.reassign = &reassignment{}
-	}
+	p.reassign = &reassignment{reorder: len(adding)+len(removing) == 0}
 	t.assignSeq++
 	p.assignSeq = t.assignSeq
 	c.setAssignment(t)
@@ -394,6 +396,12 @@ func (c *Controller) serveReassignment(t *topic, p *partition) {
 func (c *Controller) reassignResult(t *topic, p *partition, f *flight) {
 	if p.reassign == nil || f.seq != p.assignSeq {
 		c.tellReplicas(t, p, false)
+		return
+	}
+	if f.step == stepBump && p.reassign.reorder {
+		p.reassign = nil
+		c.tellReplicas(t, p, false)
+		c.zkTargetReached(p)
 		return
 	}
 	if f.step == stepBump {
@@ -499,7 +507,7 @@ func (c *Controller) Reassignments() []Reassignment {
 	var out []Reassignment
 	for _, t := range c.sortedTopics() {
 		for _, p := range t.parts {
-			if p.reassign != nil {
+			if p.reassign != nil && !p.reassign.reorder {
 				out = append(out, Reassignment{Partition: p.tp, Replicas: slices.Clone(p.replicas),
 					Adding: slices.Clone(p.adding), Removing: slices.Clone(p.removing)})
 			}
