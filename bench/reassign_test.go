@@ -4,8 +4,8 @@ package bench
 // a broker that joins. Each iteration builds its own cluster
 // (cluster_test.go: in-process brokers on the package's ZooKeeper) with
 // its data directories under -sluice.move-dir (default /dev/shm, tmpfs:
-// on this machine's ext4, mounted with discard, freeing and rewriting a
-// GiB costs the disk more than the copy costs the brokers):
+// on this machine's ext4 the writeback of the 3 GiB a move writes runs
+// into the baseline and the next iteration):
 //
 //   - brokers 0, 1 and 2; topic "moving", 8 partitions of replication
 //     factor 2 (partition p on [p%3 (p+1)%3]), filled with
@@ -25,8 +25,9 @@ package bench
 // Sub-benchmarks: unthrottled, and throttled as kafka-reassign-
 // partitions.sh --throttle sets it: leader.replication.throttled.rate and
 // follower.replication.throttled.rate at -sluice.move-throttle (50 MB/s:
-// the unthrottled move reaches only 100 to 160 MB/s on this 2-core
-// machine, so 100 MB/s would not bind) on all four brokers,
+// the unthrottled move reached only 90 to 280 MB/s on this 2-core virtual
+// machine while its host took most of its CPU, where 100 MB/s would not
+// bind) on all four brokers,
 // leader.replication.throttled.replicas the current replicas and
 // follower.replication.throttled.replicas the adding ones, set before the
 // move. Broker 3 fetches everything, so its follower quota bounds the
