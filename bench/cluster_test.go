@@ -10,6 +10,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -100,6 +101,33 @@ func (c *cluster) stop(id int32) {
 		c.tb.Errorf("broker %d close: %v", id, err)
 	}
 	c.live[id], c.ctl[id] = nil, nil
+}
+
+// add starts one more broker, the next id, on a new data directory.
+func (c *cluster) add() int32 {
+	c.tb.Helper()
+	id := int32(len(c.live))
+	c.dirs = append(c.dirs, c.tb.TempDir())
+	c.live, c.ctl = append(c.live, nil), append(c.ctl, nil)
+	c.start(id)
+	return id
+}
+
+// close stops every running broker and removes the data directories now,
+// not at the benchmark's cleanup, so that a benchmark building clusters
+// in turn holds one cluster's data at a time.
+func (c *cluster) close() {
+	c.tb.Helper()
+	for id, s := range c.live {
+		if s != nil {
+			c.stop(int32(id))
+		}
+	}
+	for _, d := range c.dirs {
+		if err := os.RemoveAll(d); err != nil {
+			c.tb.Error(err)
+		}
+	}
 }
 
 // addrs lists the running brokers' addresses.

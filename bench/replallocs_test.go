@@ -77,9 +77,16 @@ func BenchmarkReplicaAllocsThrottled(b *testing.B) {
 // (IncrementalAlterConfigs of resource "<id>", which applies them at once).
 func (c *cluster) setBrokerConfigs(ctx context.Context, id int32, configs map[string]string) {
 	c.tb.Helper()
+	c.alterConfigs(ctx, id, kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(id)), configs)
+}
+
+// alterConfigs sets configs of one resource through broker id
+// (IncrementalAlterConfigs), failing the benchmark on any error.
+func (c *cluster) alterConfigs(ctx context.Context, id int32, typ kmsg.ConfigResourceType, name string, configs map[string]string) {
+	c.tb.Helper()
 	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
-	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(id))
+	rr.ResourceType, rr.ResourceName = typ, name
 	for k, v := range configs {
 		rc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
 		rc.Name, rc.Value = k, kmsg.StringPtr(v)
@@ -88,10 +95,10 @@ func (c *cluster) setBrokerConfigs(ctx context.Context, id int32, configs map[st
 	req.Resources = append(req.Resources, rr)
 	resp, err := c.request(ctx, id, req)
 	if err != nil {
-		c.tb.Fatalf("broker %d configs: %v", id, err)
+		c.tb.Fatalf("configs of %s through broker %d: %v", name, id, err)
 	}
 	if r := resp.(*kmsg.IncrementalAlterConfigsResponse).Resources[0]; r.ErrorCode != 0 {
-		c.tb.Fatalf("broker %d configs: error %d %v", id, r.ErrorCode, r.ErrorMessage)
+		c.tb.Fatalf("configs of %s through broker %d: error %d %v", name, id, r.ErrorCode, r.ErrorMessage)
 	}
 }
 
@@ -100,13 +107,25 @@ func (c *cluster) setBrokerConfigs(ctx context.Context, id int32, configs map[st
 // sees them led with their ISR whole.
 func (c *cluster) createAssigned(ctx context.Context, name string, partitions int32, replicas []int32, configs map[string]string) {
 	c.tb.Helper()
+	placement := make([][]int32, partitions)
+	for p := range placement {
+		placement[p] = replicas
+	}
+	c.createPlaced(ctx, name, placement, configs)
+}
+
+// createPlaced creates a topic with partition p on placement[p] (the
+// first its leader; every one of as many replicas), and waits until every
+// running broker sees them led with their ISR whole.
+func (c *cluster) createPlaced(ctx context.Context, name string, placement [][]int32, configs map[string]string) {
+	c.tb.Helper()
 	req := kmsg.NewPtrCreateTopicsRequest()
 	req.TimeoutMillis = 30_000
 	rt := kmsg.NewCreateTopicsRequestTopic()
 	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = name, -1, -1
-	for p := range partitions {
+	for p, replicas := range placement {
 		a := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
-		a.Partition, a.Replicas = p, replicas
+		a.Partition, a.Replicas = int32(p), replicas
 		rt.ReplicaAssignment = append(rt.ReplicaAssignment, a)
 	}
 	for k, v := range configs {
@@ -122,5 +141,5 @@ func (c *cluster) createAssigned(ctx context.Context, name string, partitions in
 	if code := resp.(*kmsg.CreateTopicsResponse).Topics[0].ErrorCode; code != 0 {
 		c.tb.Fatalf("create topic %s: error %d", name, code)
 	}
-	c.waitMetadata(name+" led, ISR whole", inSync(name, int(partitions), len(replicas), -1))
+	c.waitMetadata(name+" led, ISR whole", inSync(name, len(placement), len(placement[0]), -1))
 }
