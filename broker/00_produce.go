@@ -95,6 +95,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
 			p, res, code, msg, recErrs := c.b.produceOne(req, rt.Topic, &rp)
+			c.b.countProduce(p, code, res, len(rp.Records))
 			if code != 0 {
 				failed = true
 				setProduceError(req, &sp, code, msg)
@@ -114,6 +115,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	for _, a := range done {
 		if err := a.p.log.AwaitFlushPolicy(a.res); err != nil {
 			failed = true
+			a.p.metrics.add(failedProduce, 1)
 			sp := &resp.Topics[a.ti].Partitions[a.pi]
 			code, msg := produceError(c.b, a.p, err)
 			sp.BaseOffset = -1
@@ -132,6 +134,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			}
 			if err := a.p.awaitReplicated(a.res.LastOffset+1, timeout, c.b.closing); err != nil {
 				failed = true
+				a.p.metrics.add(failedProduce, 1)
 				sp.BaseOffset = -1
 				setProduceError(req, sp, errorCode(err), err.Error())
 			}
@@ -146,6 +149,26 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	return resp, nil
 }
 
+// countProduce counts one partition of a Produce into the metrics: a
+// request, its bytes and records once appended (a duplicate's bytes, not
+// its records: nothing was appended), or a failure.
+func (b *Broker) countProduce(p *partition, code int16, res engine.AppendResult, bytes int) {
+	switch {
+	case b.metrics == nil:
+	case p == nil:
+		b.metrics.failedUnknown(failedProduce)
+	case code != 0:
+		p.metrics.add(totalProduce, 1)
+		p.metrics.add(failedProduce, 1)
+	default:
+		p.metrics.add(totalProduce, 1)
+		p.metrics.add(bytesIn, int64(bytes))
+		if !res.Duplicate {
+			p.metrics.add(messagesIn, res.LastOffset-res.FirstOffset+1)
+		}
+	}
+}
+
 func setProduceError(req *kmsg.ProduceRequest, sp *kmsg.ProduceResponseTopicPartition, code int16, msg string) {
 	sp.ErrorCode = code
 	if req.Version >= 8 && msg != "" {
@@ -155,7 +178,8 @@ func setProduceError(req *kmsg.ProduceRequest, sp *kmsg.ProduceResponseTopicPart
 
 // produceOne appends one partition's batch, without waiting for its flush
 // policy. recErrs are the per-record errors of a refused batch (keyless
-// records in a compacted topic).
+// records in a compacted topic). p is the partition once found, also when
+// the append is refused (its metrics count the failure).
 func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) (p *partition, res engine.AppendResult, code int16, msg string, recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord) {
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
@@ -175,40 +199,40 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if hasHeader && req.Version < 7 && hdr.Compression() == engine.CompressionZstd {
 		// As Kafka's ProduceRequest.validateRecords: zstd came with v7
 		// (KIP-110).
-		return nil, res, kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", req.Version), nil
+		return p, res, kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", req.Version), nil
 	}
 	if isInternal(topic) {
 		// As Kafka's ReplicaManager: only the broker writes its internal
 		// topics (a client record in __consumer_offsets would be read as
 		// group state at the next start).
-		return nil, res, kerr.InvalidTopicException.Code, "Cannot append to internal topic " + topic, nil
+		return p, res, kerr.InvalidTopicException.Code, "Cannot append to internal topic " + topic, nil
 	}
 	if req.Acks == -1 {
 		if err := p.checkAcksAll(); err != nil {
-			return nil, res, errorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.minInsync.Load()), nil
+			return p, res, errorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.minInsync.Load()), nil
 		}
 	}
 	if hasHeader && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
-		return nil, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
+		return p, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
 	}
 	if hasHeader && hdr.Control() && len(records) <= p.log.Options().MaxBatchBytes {
 		// As Kafka's LogValidator.validateBatch, after the checks of size
 		// and damage (which the append reports).
 		if _, err := engine.ValidateBatch(records); err == nil {
-			return nil, res, kerr.InvalidRecord.Code, fmt.Sprintf("Clients are not allowed to write control records in topic partition %s-%d", topic, rp.Partition), nil
+			return p, res, kerr.InvalidRecord.Code, fmt.Sprintf("Clients are not allowed to write control records in topic partition %s-%d", topic, rp.Partition), nil
 		}
 	}
 	// The keys are checked after the size, as Kafka checks max.message.bytes
 	// before it validates records: the append refuses an oversized batch.
 	if p.compacted.Load() && len(records) <= p.log.Options().MaxBatchBytes {
 		if code, msg, recErrs := checkKeys(records, p); code != 0 {
-			return nil, res, code, msg, recErrs
+			return p, res, code, msg, recErrs
 		}
 	}
 	res, err := p.appendNoWait(records)
 	if err != nil {
 		code, msg := produceError(b, p, err)
-		return nil, res, code, msg, nil
+		return p, res, code, msg, nil
 	}
 	return p, res, 0, "", nil
 }

@@ -56,6 +56,46 @@ type wireFetch struct {
 	// exceeded for those it left without records (0: none was).
 	throttledBytes int64
 	throttledFor   time.Duration
+	// counts are the last read's partitions as the metrics count them
+	// (only kept with metrics on): each partition found (nil: unknown),
+	// whether it failed, and the record bytes read.
+	counts []fetchCount
+}
+
+type fetchCount struct {
+	p      *partition
+	failed bool
+	bytes  int64
+}
+
+// note keeps one partition's outcome for countFetch.
+func (f *wireFetch) note(b *Broker, p *partition, failed bool, bytes int64) {
+	if b.metrics != nil {
+		f.counts = append(f.counts, fetchCount{p, failed, bytes})
+	}
+}
+
+// countFetch counts the answered fetch into the metrics: a request and a
+// failure or not per partition, and the bytes sent to a consumer (a
+// follower's are replication, which Kafka counts apart).
+func (b *Broker) countFetch(f *wireFetch, follower bool) {
+	if b.metrics == nil {
+		return
+	}
+	for _, n := range f.counts {
+		switch {
+		case n.p == nil:
+			b.metrics.failedUnknown(failedFetch)
+		case n.failed:
+			n.p.metrics.add(totalFetch, 1)
+			n.p.metrics.add(failedFetch, 1)
+		default:
+			n.p.metrics.add(totalFetch, 1)
+			if !follower && n.bytes > 0 {
+				n.p.metrics.add(bytesOut, n.bytes)
+			}
+		}
+	}
 }
 
 func (f *wireFetch) release() {
@@ -111,6 +151,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 		}
 	}
 	c.b.repl.leader.record(f.throttledBytes)
+	c.b.countFetch(f, req.ReplicaID >= 0 || req.Version >= 15 && req.ReplicaState.ID >= 0)
 	_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)
 	f.release()
 	return nil, err
@@ -122,6 +163,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, wake chan struct{}) (int64, bool) {
 	f.resp.Topics = f.resp.Topics[:0]
 	f.throttledBytes, f.throttledFor = 0, 0
+	f.counts = f.counts[:0]
 	var total int64
 	failed := false
 	quotaChecked := false // the leader quota, read once per fetch
@@ -174,6 +216,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 			}
 			if fp.ErrorCode != 0 {
 				failed = true
+				f.note(b, p, true, 0)
 				out.Partitions = append(out.Partitions, fp)
 				continue
 			}
@@ -201,6 +244,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = a.HighWatermark, a.HighWatermark, a.LogStart
 				if a.Err != nil || a.Diverged {
 					failed = failed || a.Err != nil
+					f.note(b, p, a.Err != nil, 0)
 					out.Partitions = append(out.Partitions, fp)
 					continue
 				}
@@ -210,12 +254,14 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 						f.throttledFor, quotaChecked = b.repl.leader.exceeded(), true
 					}
 					if f.throttledFor > 0 {
+						f.note(b, p, false, 0)
 						out.Partitions = append(out.Partitions, fp) // no records until the quota allows
 						continue
 					}
 				}
 			}
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
+			var read int64
 			if limit > 0 || total == 0 {
 				v, err := p.log.Read(from, max(limit, 1), upTo)
 				switch {
@@ -227,6 +273,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				case v.Len() > 0:
 					f.views = append(f.views, v)
 					fp.Records = &f.views[len(f.views)-1]
+					read = v.Len()
 					total += v.Len()
 					remaining -= v.Len()
 					if throttled {
@@ -234,6 +281,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 					}
 				}
 			}
+			f.note(b, p, fp.ErrorCode != 0, read)
 			out.Partitions = append(out.Partitions, fp)
 		}
 	}

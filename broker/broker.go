@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +53,16 @@ type Broker struct {
 	ctl     *controlState     // the controller's requests' state (controlplane.go)
 	cluster *cluster          // ZooKeeper mode (cluster.go); nil on the single node
 	repl    replicationQuotas // replication throttles (throttle.go)
+
+	// metrics is nil without metrics.listen (metrics.go); its HTTP
+	// listener and server (metricshttp.go).
+	metrics    *brokerMetrics
+	metricsLn  net.Listener
+	metricsSrv *http.Server
+	// timeRequests: the connection loop times requests (requestlog.go).
+	timeRequests bool
+	// stopping is set as Shutdown begins: /readyz answers not ready.
+	stopping atomic.Bool
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -70,6 +82,10 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.pool = pool
+	if cfg.Observability.MetricsListen != "" {
+		b.metrics = newBrokerMetrics(b)
+	}
+	b.timeRequests = b.observesRequests()
 	if b.quotas, err = newConnQuotas(cfg.Network); err != nil {
 		return nil, err
 	}
@@ -128,6 +144,12 @@ func New(cfg Config) (*Broker, error) {
 		if err := b.startSingleNode(emb); err != nil {
 			store.Close()
 			b.closeCoordinator()
+			return nil, err
+		}
+	}
+	if b.metrics != nil {
+		if err := b.startMetricsServer(); err != nil {
+			b.Close()
 			return nil, err
 		}
 	}
@@ -356,6 +378,7 @@ func (b *Broker) Close() error {
 // (controlledshutdown.go): the controller moves this broker's leadership
 // away, then the broker stops.
 func (b *Broker) Shutdown(ctx context.Context) error {
+	b.stopping.Store(true)
 	b.controlledShutdown()
 	b.mu.Lock()
 	if b.mu.closing {
@@ -390,6 +413,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	cerr := b.coord.Close() // the single node's controller stops before the logs close
 	err := b.store.Close()
+	b.stopMetricsServer()
 	return errors.Join(err, cerr)
 }
 

@@ -77,6 +77,11 @@ type Config struct {
 	// requests without a cluster.
 	ControlPlane ControlPlane
 
+	// Observability is the metrics endpoint and the logs' keys:
+	// metrics.listen, metrics.pprof.enable, log.level, log.format,
+	// log.slow.request.ms (obsconfig.go).
+	Observability ObservabilityConfig
+
 	Logger *slog.Logger // default slog.Default()
 }
 
@@ -262,6 +267,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Cluster.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.Observability.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Groups.apply(k, v); !ok {

@@ -67,7 +67,14 @@ func (c *conn) serve() {
 			}
 			return
 		}
+		var start time.Time
+		if c.b.timeRequests {
+			start = time.Now()
+		}
 		err = c.handle(frame)
+		if c.b.timeRequests {
+			c.requestServed(frame, time.Since(start)) // requestlog.go
+		}
 		if requestHandled != nil {
 			requestHandled(frame)
 		}

@@ -33,6 +33,12 @@ func (p *partition) proposeISR(b *Broker, ap replication.AlterPartition) {
 		switch {
 		case res.Err == nil:
 			b.log.Info("ISR changed", "topic", p.topic, "partition", p.index, "isr", res.ISR, "partition_epoch", res.PartitionEpoch)
+			if b.metrics != nil { // the core has the ISR before the change: one change is in flight at a time
+				p.rep.mu.Lock()
+				before := len(p.rep.mu.r.ISR())
+				p.rep.mu.Unlock()
+				b.metrics.isrChanged(before, len(res.ISR))
+			}
 		case res.Err != replication.ErrUnreachable:
 			b.log.Info("ISR change refused", "topic", p.topic, "partition", p.index, "isr", ap.ISR, "err", res.Err)
 		}

@@ -49,6 +49,9 @@ type partition struct {
 	// follower.replication.throttled.replicas name this broker's replica
 	// (refreshThrottles, throttle.go); read on the fetch paths.
 	leaderThrottled, followerThrottled atomic.Bool
+	// metrics are the topic's and the broker's counters (metrics.go), set
+	// when the partition is made; nil without metrics.
+	metrics *partitionMetrics
 
 	mu struct {
 		sync.Mutex
@@ -135,4 +138,18 @@ func (p *partition) notify() {
 type topicState struct {
 	meta       coordinator.Topic
 	partitions []*partition
+}
+
+// hostedLocked lists the hosted partitions; Broker.mu is held (read or
+// write).
+func (b *Broker) hostedLocked() []*partition {
+	var parts []*partition
+	for _, ts := range b.mu.topics {
+		for _, p := range ts.partitions {
+			if p != nil {
+				parts = append(parts, p)
+			}
+		}
+	}
+	return parts
 }

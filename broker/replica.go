@@ -333,16 +333,9 @@ func (b *Broker) liveBrokersChanged() {
 		return
 	}
 	b.live.ids = ids
-	b.mu.Lock()
-	var parts []*partition
-	for _, ts := range b.mu.topics {
-		for _, p := range ts.partitions {
-			if p != nil {
-				parts = append(parts, p)
-			}
-		}
-	}
-	b.mu.Unlock()
+	b.mu.RLock()
+	parts := b.hostedLocked()
+	b.mu.RUnlock()
 	for _, p := range parts {
 		p.step(replication.LiveBrokers{IDs: ids})
 	}

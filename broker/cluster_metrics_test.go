@@ -1,0 +1,82 @@
+package broker
+
+import (
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+)
+
+// waitMetric scrapes tb's /metrics until name (with labels) has want,
+// failing after 30 s with the last value.
+func waitMetric(t testing.TB, tb *testBroker, what, name string, want float64, labels ...string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		v, ok := metricValue(scrape(t, tb.MetricsAddr().String()), name, labels...)
+		if ok && v == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: broker %d %s = %v (present %v) after 30 s, want %v", what, tb.cfg.ID, name, v, ok, want)
+		}
+		time.Sleep(50 * time.Millisecond) // polling replication state: no event to wait on from outside
+	}
+}
+
+// TestClusterMetrics: only the controller's broker reports an active
+// controller; a follower stopped makes the leader report its partitions
+// under-replicated, and they are no longer once it rejoins (the leader
+// counts the ISR expansion); every broker is ready.
+func TestClusterMetrics(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
+	ctx := ctxTimeout(t, 60*time.Second)
+	const topic = "watched"
+	c.createTopic(ctx, topic, 2, 3)
+
+	md := metadataOf(t, c.broker(0))
+	controller := md.ControllerID
+	actives := 0
+	for _, tb := range c.live() {
+		want := 0.0
+		if tb.cfg.ID == controller {
+			want = 1
+		}
+		waitMetric(t, tb, "active controller", "kafka_controller_kafkacontroller_activecontrollercount", want)
+		v, _ := metricValue(scrape(t, tb.MetricsAddr().String()), "kafka_controller_kafkacontroller_activecontrollercount")
+		actives += int(v)
+		if code, why, err := readyz(tb.MetricsAddr().String()); err != nil || code != http.StatusOK {
+			t.Errorf("broker %d /readyz: %d %q %v", tb.cfg.ID, code, why, err)
+		}
+	}
+	if actives != 1 {
+		t.Fatalf("%d brokers report an active controller", actives)
+	}
+
+	// The leader of partition 0, and a follower that is not the controller.
+	p0 := topicOf(md, topic).Partitions[0]
+	leader := c.broker(p0.Leader)
+	follower := int32(-1)
+	for _, r := range p0.Replicas {
+		if r != p0.Leader && r != controller {
+			follower = r
+		}
+	}
+	if follower < 0 { // of two followers at most one is the controller
+		t.Fatalf("no follower of %s-0 besides the controller: %v", topic, p0.Replicas)
+	}
+	led := 0.0 // partitions the leader leads: all have the follower as replica (RF 3 of 3)
+	for _, p := range topicOf(md, topic).Partitions {
+		if p.Leader == p0.Leader {
+			led++
+		}
+	}
+	waitMetric(t, leader, "all in sync", "kafka_server_replicamanager_underreplicatedpartitions", 0)
+	c.stopBroker(follower)
+	waitMetric(t, leader, fmt.Sprintf("broker %d stopped", follower), "kafka_server_replicamanager_underreplicatedpartitions", led)
+	c.start(follower)
+	waitMetric(t, leader, fmt.Sprintf("broker %d back", follower), "kafka_server_replicamanager_underreplicatedpartitions", 0)
+	if v, _ := metricValue(scrape(t, leader.MetricsAddr().String()), "kafka_server_replicamanager_isrexpands_total"); v < 1 {
+		t.Errorf("isrexpands_total %v on the leader after the follower rejoined, want at least 1", v)
+	}
+}
