@@ -5,23 +5,20 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	dto "github.com/prometheus/client_model/go"
 )
 
 // waitMetric scrapes tb's /metrics until name (with labels) has want,
 // failing after 30 s with the last value.
 func waitMetric(t testing.TB, tb *testBroker, what, name string, want float64, labels ...string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		v, ok := metricValue(scrape(t, tb.MetricsAddr().String()), name, labels...)
-		if ok && v == want {
-			return
+	untilScraped(t, tb.MetricsAddr().String(), 30*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		if v, ok := metricValue(mfs, name, labels...); !ok || v != want {
+			return fmt.Sprintf("%s: broker %d %s = %v (present %v) after 30 s, want %v", what, tb.cfg.ID, name, v, ok, want)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: broker %d %s = %v (present %v) after 30 s, want %v", what, tb.cfg.ID, name, v, ok, want)
-		}
-		time.Sleep(50 * time.Millisecond) // polling replication state: no event to wait on from outside
-	}
+		return ""
+	})
 }
 
 // TestClusterMetrics: only the controller's broker reports an active

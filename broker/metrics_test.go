@@ -90,6 +90,23 @@ func sumOver(mfs map[string]*dto.MetricFamily, name, label, value string) float6
 	return sum
 }
 
+// untilScraped scrapes addr until bad returns "", failing with its last
+// answer after within.
+func untilScraped(t testing.TB, addr string, within time.Duration, bad func(map[string]*dto.MetricFamily) string) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		why := bad(scrape(t, addr))
+		if why == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal(why)
+		}
+		time.Sleep(5 * time.Millisecond) // polling an endpoint, with a deadline
+	}
+}
+
 func readyz(addr string) (int, string, error) {
 	resp, err := http.Get("http://" + addr + "/readyz")
 	if err != nil {
@@ -225,14 +242,19 @@ func TestMetricsProduceFetch(t *testing.T) {
 	if size != float64(hooks.produced) || end != n {
 		t.Errorf("logs hold %v bytes to offset sum %v, want %d bytes and %d records", size, end, hooks.produced, n)
 	}
-	for _, api := range []string{"Produce", "Fetch", "Metadata", "ApiVersions", "CreateTopics"} {
-		reqs := sumOver(mfs, "kafka_network_requestmetrics_requests_total", "request", api)
-		timed := sumOver(mfs, "kafka_network_requestmetrics_totaltimems", "request", api)
-		hist, _ := metricValue(mfs, "sluice_request_duration_seconds", "request="+api)
-		if reqs == 0 || timed != reqs || hist != reqs {
-			t.Errorf("%s: %v requests, %v timed, %v in the histogram", api, reqs, timed, hist)
+	// A request is counted once its response is written, after the client
+	// may have read it: scrape until the counts settle.
+	untilScraped(t, maddr, 10*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		for _, api := range []string{"Produce", "Fetch", "Metadata", "ApiVersions", "CreateTopics"} {
+			reqs := sumOver(mfs, "kafka_network_requestmetrics_requests_total", "request", api)
+			timed := sumOver(mfs, "kafka_network_requestmetrics_totaltimems", "request", api)
+			hist, _ := metricValue(mfs, "sluice_request_duration_seconds", "request="+api)
+			if reqs == 0 || timed != reqs || hist != reqs {
+				return fmt.Sprintf("%s: %v requests, %v timed, %v in the histogram", api, reqs, timed, hist)
+			}
 		}
-	}
+		return ""
+	})
 	if mf := mfs["kafka_network_requestmetrics_totaltimems"]; mf == nil || len(mf.Metric[0].GetSummary().GetQuantile()) != 6 {
 		t.Errorf("totaltimems has no six quantiles: %v", mf)
 	}
@@ -269,8 +291,14 @@ func TestMetricsProduceFetch(t *testing.T) {
 	check(btm+"failedfetchrequests_total", 0, "topic="+topic)
 	check(btm+"failedfetchrequests_total", 1)
 	check(btm+"messagesin_total", n)
-	check("kafka_network_requestmetrics_requests_total", 2, "request=Produce", "version=9")
-	check("kafka_network_requestmetrics_requests_total", 1, "request=Fetch", "version=12")
+	untilScraped(t, maddr, 10*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		p, _ := metricValue(mfs, "kafka_network_requestmetrics_requests_total", "request=Produce", "version=9")
+		f, _ := metricValue(mfs, "kafka_network_requestmetrics_requests_total", "request=Fetch", "version=12")
+		if p != 2 || f != 1 {
+			return fmt.Sprintf("Produce v9 %v, Fetch v12 %v, want 2 and 1", p, f)
+		}
+		return ""
+	})
 
 	closed = true
 	if err := b.Close(); err != nil {
