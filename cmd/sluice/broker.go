@@ -25,17 +25,17 @@ func runBroker(args []string, stdout, stderr io.Writer) int {
 	config := fs.String("config", "", "server.properties file with Kafka's key names")
 	zookeeper := fs.String("zookeeper", "", "ZooKeeper to join a cluster through, host:port[,host:port...][/chroot] (default: none, a single node)")
 	rack := fs.String("rack", "", "this broker's rack (broker.rack)")
-	verbose := fs.Bool("v", false, "log debug events")
+	verbose := fs.Bool("v", false, "log debug events (as --log-level debug)")
+	metricsAddr := fs.String("metrics-addr", "", "HOST:PORT to serve /metrics, /healthz and /readyz on (metrics.listen; default: none)")
+	pprofOn := fs.Bool("pprof", false, "also serve /debug/pprof on the metrics address (metrics.pprof.enable)")
+	logLevel := fs.String("log-level", "", "debug, info, warn or error (log.level; default info)")
+	logFormat := fs.String("log-format", "", "text or json (log.format; default text)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	level := slog.LevelInfo
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 
 	var cfg broker.Config
+	var unknown []string
 	if *config != "" {
 		f, err := os.Open(*config)
 		if err != nil {
@@ -45,16 +45,36 @@ func runBroker(args []string, stdout, stderr io.Writer) int {
 		props, err := broker.ParseProperties(f)
 		f.Close()
 		if err == nil {
-			var unknown []string
 			unknown, err = cfg.Apply(props)
-			for _, k := range unknown {
-				logger.Warn("ignoring unknown configuration key", "key", k, "file", *config)
-			}
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "sluice broker: %s: %v\n", *config, err)
 			return 1
 		}
+	}
+	obs := &cfg.Observability
+	if *metricsAddr != "" {
+		obs.MetricsListen = *metricsAddr
+	}
+	if *pprofOn {
+		obs.Pprof = true
+	}
+	if *logLevel != "" {
+		obs.LogLevel = *logLevel
+	}
+	if *verbose {
+		obs.LogLevel = "debug"
+	}
+	if *logFormat != "" {
+		obs.LogFormat = *logFormat
+	}
+	logger, err := newLogger(*obs, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "sluice broker: %v\n", err)
+		return 2
+	}
+	for _, k := range unknown {
+		logger.Warn("ignoring unknown configuration key", "key", k, "file", *config)
 	}
 	// Flags override the file.
 	if *listen != "" {
@@ -106,4 +126,20 @@ func runBroker(args []string, stdout, stderr io.Writer) int {
 	}
 	logger.Info("stopped cleanly")
 	return 0
+}
+
+// newLogger is the broker's logger as log.level and log.format ask.
+func newLogger(obs broker.ObservabilityConfig, w io.Writer) (*slog.Logger, error) {
+	level, err := broker.ParseLogLevel(obs.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch obs.LogFormat {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: text or json", obs.LogFormat)
 }
