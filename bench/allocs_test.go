@@ -24,6 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -141,7 +142,13 @@ func sluiceWithTopic(b *testing.B, topic string, partitions int32) *rawConn {
 // sluiceWithTopics starts a sluice broker with topics of the given
 // partitions, each with its configs, and returns a raw connection to it.
 func sluiceWithTopics(b *testing.B, partitions int32, topics map[string]map[string]string) *rawConn {
-	addr, stop, err := startSluice(b)
+	return sluiceWithTopicsCfg(b, partitions, topics, nil)
+}
+
+// sluiceWithTopicsCfg is sluiceWithTopics with the broker's configuration
+// adjusted by mod.
+func sluiceWithTopicsCfg(b *testing.B, partitions int32, topics map[string]map[string]string, mod func(*broker.Config)) *rawConn {
+	addr, stop, err := startSluiceCfg(b, mod)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -46,12 +46,15 @@ func labeled(name string, fn func()) {
 // startSluice starts a sluice broker with its data in a fresh directory
 // under tb.TempDir(), removed at stop. The configuration is the default:
 // no forced flush.
-func startSluice(tb testing.TB) (string, func(), error) {
+func startSluice(tb testing.TB) (string, func(), error) { return startSluiceCfg(tb, nil) }
+
+// startSluiceCfg is startSluice with the configuration adjusted by mod.
+func startSluiceCfg(tb testing.TB, mod func(*broker.Config)) (string, func(), error) {
 	dir, err := os.MkdirTemp(tb.TempDir(), "sluice")
 	if err != nil {
 		return "", nil, err
 	}
-	s, err := serveSluice("sluice", dir, nil)
+	s, err := serveSluice("sluice", dir, mod)
 	if err != nil {
 		os.RemoveAll(dir)
 		return "", nil, err
