@@ -107,6 +107,7 @@ func (f *wireFetch) release() {
 
 func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.FetchRequest)
+	c.fetchFollower = req.ReplicaID >= 0 || req.Version >= 15 && req.ReplicaState.ID >= 0
 	f := &c.fetch
 	f.resp = wire.FetchResponse{Version: req.Version, Topics: f.resp.Topics[:0]}
 	if req.SessionID != 0 {
@@ -151,7 +152,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 		}
 	}
 	c.b.repl.leader.record(f.throttledBytes)
-	c.b.countFetch(f, req.ReplicaID >= 0 || req.Version >= 15 && req.ReplicaState.ID >= 0)
+	c.b.countFetch(f, c.fetchFollower)
 	_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)
 	f.release()
 	return nil, err

@@ -73,7 +73,11 @@ func TestClusterMetrics(t *testing.T) {
 	waitMetric(t, leader, fmt.Sprintf("broker %d stopped", follower), "kafka_server_replicamanager_underreplicatedpartitions", led)
 	c.start(follower)
 	waitMetric(t, leader, fmt.Sprintf("broker %d back", follower), "kafka_server_replicamanager_underreplicatedpartitions", 0)
-	if v, _ := metricValue(scrape(t, leader.MetricsAddr().String()), "kafka_server_replicamanager_isrexpands_total"); v < 1 {
+	mfs := scrape(t, leader.MetricsAddr().String())
+	if v, _ := metricValue(mfs, "kafka_server_replicamanager_isrexpands_total"); v < 1 {
 		t.Errorf("isrexpands_total %v on the leader after the follower rejoined, want at least 1", v)
+	}
+	if v := sumOver(mfs, "kafka_network_requestmetrics_requests_total", "request", "FetchFollower"); v == 0 {
+		t.Error("the leader counts no FetchFollower request")
 	}
 }

@@ -33,6 +33,9 @@ type conn struct {
 	fetch  wireFetch
 	wake   chan struct{} // this connection's fetch waiter
 	closed atomic.Bool   // stop reading new requests
+	// fetchFollower: the last Fetch was a replica's (its metrics,
+	// requestlog.go).
+	fetchFollower bool
 
 	// The request in hand and where it is (connread.go).
 	pending      int     // bytes of c.r it occupies, if it is read there

@@ -23,7 +23,8 @@ package broker
 // BrokerTopicMetrics without a topic). A partition of an unknown topic
 // counts only there.
 //
-//	kafka_network_requestmetrics_requests_total{request,version}  counter  requests served, by API name (Kafka's: Produce, Fetch, ...) and version
+//	kafka_network_requestmetrics_requests_total{request,version}  counter  requests served, by API name (Kafka's: Produce, Fetch, ...) and version;
+//	                                                                       a Fetch counts also as FetchConsumer or FetchFollower (a replica's)
 //	kafka_network_requestmetrics_totaltimems{request,quantile}    summary  milliseconds from a request's last byte read to its response written;
 //	                                                                       quantiles 0.5, 0.75, 0.95, 0.98, 0.99, 0.999 over 10 minutes, _sum, _count
 //	sluice_request_duration_seconds{request}                       histogram  the same time, in Prometheus's buckets (1 ms to 10 s)
@@ -69,8 +70,10 @@ type brokerMetrics struct {
 	times    *prometheus.SummaryVec
 	hist     *prometheus.HistogramVec
 	// perAPI holds each API key's metrics by version, made at the first
-	// request of that key and version.
-	perAPI [maxAPIKey + 1][]atomic.Pointer[requestMetrics]
+	// request of that key and version; fetchBy Fetch's again as Kafka
+	// splits them, FetchConsumer [0] and FetchFollower [1].
+	perAPI  [maxAPIKey + 1][]atomic.Pointer[requestMetrics]
+	fetchBy [2][]atomic.Pointer[requestMetrics]
 
 	isrShrinks, isrExpands prometheus.Counter
 }
@@ -142,7 +145,26 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 			m.perAPI[key] = make([]atomic.Pointer[requestMetrics], a.max+1)
 		}
 	}
+	for i := range m.fetchBy {
+		m.fetchBy[i] = make([]atomic.Pointer[requestMetrics], apis[fetchKey].max+1)
+	}
 	return m
+}
+
+const fetchKey = 1
+
+// requestName is an API key's name as Kafka's ApiKeys gives it (the
+// request label): kmsg's but for three spellings.
+func requestName(key int16) string {
+	switch key {
+	case 4:
+		return "LeaderAndIsr"
+	case 22:
+		return "InitProducerId"
+	case 45:
+		return "AlterPartitionReassignments"
+	}
+	return kmsg.NameForKey(key)
 }
 
 // mergedCounter registers a vector and its label-less sibling under one
@@ -202,15 +224,28 @@ func (m *brokerMetrics) failedUnknown(i int) {
 	m.all[i+totalProduce-failedProduce].Inc()
 }
 
-// request counts one served request and its time.
-func (m *brokerMetrics) request(key, version int16, took time.Duration) {
+// request counts one served request and its time; a Fetch also as
+// FetchConsumer or FetchFollower (follower: a replica's), as Kafka does.
+func (m *brokerMetrics) request(key, version int16, follower bool, took time.Duration) {
 	if key < 0 || int(key) >= len(m.perAPI) || int(version) >= len(m.perAPI[key]) || version < 0 {
 		return
 	}
-	slot := &m.perAPI[key][version]
+	m.observe(&m.perAPI[key][version], requestName(key), version, took)
+	if key == fetchKey {
+		kind, name := 0, "FetchConsumer"
+		if follower {
+			kind, name = 1, "FetchFollower"
+		}
+		m.observe(&m.fetchBy[kind][version], name, version, took)
+	}
+}
+
+// observe counts one request into the metrics in slot, made (as name,
+// version) at the first.
+func (m *brokerMetrics) observe(slot *atomic.Pointer[requestMetrics], name string, version int16, took time.Duration) {
 	rm := slot.Load()
 	if rm == nil {
-		rm = m.newRequestMetrics(key, version)
+		rm = m.newRequestMetrics(name, version)
 		if !slot.CompareAndSwap(nil, rm) {
 			rm = slot.Load()
 		}
@@ -220,8 +255,7 @@ func (m *brokerMetrics) request(key, version int16, took time.Duration) {
 	rm.hist.Observe(took.Seconds())
 }
 
-func (m *brokerMetrics) newRequestMetrics(key, version int16) *requestMetrics {
-	name := kmsg.NameForKey(key)
+func (m *brokerMetrics) newRequestMetrics(name string, version int16) *requestMetrics {
 	return &requestMetrics{
 		count: m.requests.WithLabelValues(name, strconv.Itoa(int(version))),
 		time:  m.times.WithLabelValues(name),

@@ -245,7 +245,7 @@ func TestMetricsProduceFetch(t *testing.T) {
 	// A request is counted once its response is written, after the client
 	// may have read it: scrape until the counts settle.
 	untilScraped(t, maddr, 10*time.Second, func(mfs map[string]*dto.MetricFamily) string {
-		for _, api := range []string{"Produce", "Fetch", "Metadata", "ApiVersions", "CreateTopics"} {
+		for _, api := range []string{"Produce", "Fetch", "FetchConsumer", "Metadata", "ApiVersions", "CreateTopics"} {
 			reqs := sumOver(mfs, "kafka_network_requestmetrics_requests_total", "request", api)
 			timed := sumOver(mfs, "kafka_network_requestmetrics_totaltimems", "request", api)
 			hist, _ := metricValue(mfs, "sluice_request_duration_seconds", "request="+api)
