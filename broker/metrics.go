@@ -27,7 +27,7 @@ package broker
 //	                                                                       a Fetch counts also as FetchConsumer or FetchFollower (a replica's)
 //	kafka_network_requestmetrics_totaltimems{request,quantile}    summary  milliseconds from a request's last byte read to its response written;
 //	                                                                       quantiles 0.5, 0.75, 0.95, 0.98, 0.99, 0.999 over 10 minutes, _sum, _count
-//	sluice_request_duration_seconds{request}                       histogram  the same time, in Prometheus's buckets (1 ms to 10 s)
+//	sluice_request_duration_seconds{request}                       histogram  the same time, in seconds (buckets 0.5 ms to 10 s)
 //	kafka_server_replicamanager_isrshrinks_total                   counter  ISR shrinks of partitions this broker leads, as the controller accepted them
 //	kafka_server_replicamanager_isrexpands_total                   counter  ISR expansions, likewise
 //
@@ -77,6 +77,10 @@ type brokerMetrics struct {
 
 	isrShrinks, isrExpands prometheus.Counter
 }
+
+// requestBuckets are sluice_request_duration_seconds' upper bounds: 0.5 ms
+// to 10 s, 1-2.5-5 per decade.
+var requestBuckets = []float64{0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}
 
 // maxAPIKey bounds the served keys (DescribeCluster, 60, is the highest).
 const maxAPIKey = 127
@@ -132,7 +136,7 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		MaxAge:     10 * time.Minute}, []string{"request"})
 	m.hist = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_request_duration_seconds",
 		Help:    "Seconds from a request's last byte read to its response written.",
-		Buckets: prometheus.ExponentialBucketsRange(0.001, 10, 14)}, []string{"request"})
+		Buckets: requestBuckets}, []string{"request"})
 	m.isrShrinks = prometheus.NewCounter(prometheus.CounterOpts{Name: "kafka_server_replicamanager_isrshrinks_total",
 		Help: "ISR shrinks of partitions this broker leads."})
 	m.isrExpands = prometheus.NewCounter(prometheus.CounterOpts{Name: "kafka_server_replicamanager_isrexpands_total",
