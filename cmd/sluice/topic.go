@@ -2,7 +2,7 @@ package main
 
 // sluice topic: create, list, describe, alter the configuration of and
 // delete topics, with output shaped like Kafka's kafka-topics.sh (and
-// elect their leaders: topicelect.go).
+// elect their leaders: topicelect.go; reassign them: topicreassign.go).
 
 import (
 	"context"
@@ -31,6 +31,7 @@ commands:
   alter-config NAME  set or delete topic configuration keys
   delete NAME...     delete topics
   elect-leaders      preferred or unclean leader elections
+  reassign           move partitions between brokers (kafka-reassign-partitions.sh's JSON)
 
 Run "sluice topic <command> -h" for a command's flags.
 `
@@ -43,6 +44,7 @@ func runTopic(args []string, stdout, stderr io.Writer) int {
 		"alter-config":  runTopicAlterConfig,
 		"delete":        runTopicDelete,
 		"elect-leaders": runTopicElectLeaders,
+		"reassign":      runTopicReassign,
 	}, args, stdout, stderr)
 }
 
