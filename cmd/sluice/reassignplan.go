@@ -348,41 +348,59 @@ type moveCand struct {
 	t, a, b int
 }
 
-// improvingMoves lists the moves of one count (a replica or a
+// bestMove offers try the moves of one count (a replica or a
 // leadership) that lower the sums of squares of count (per broker) and
 // tcount (per topic and broker), best first, ties in topic and broker
-// order.
-func (s *planState) improvingMoves(count []int, tcount [][]int) []moveCand {
-	var cands []moveCand
-	for t := range s.topics {
-		for a := range s.brokers {
-			if tcount[t][a] == 0 {
-				continue
-			}
-			for b := range s.brokers {
-				g := gain{moveDelta(count[a], count[b]), moveDelta(tcount[t][a], tcount[t][b])}
-				if a != b && g.better(gain{}) {
-					cands = append(cands, moveCand{g, t, a, b})
+// order, until try takes one; it returns whether one was taken. The best
+// is almost always taken, so it is found in one pass, and the others are
+// listed and sorted only if it is not.
+func (s *planState) bestMove(count []int, tcount [][]int, try func(moveCand) bool) bool {
+	each := func(f func(moveCand)) {
+		for t := range s.topics {
+			for a := range s.brokers {
+				if tcount[t][a] == 0 {
+					continue
+				}
+				for b := range s.brokers {
+					g := gain{moveDelta(count[a], count[b]), moveDelta(tcount[t][a], tcount[t][b])}
+					if a != b && g.better(gain{}) {
+						f(moveCand{g, t, a, b})
+					}
 				}
 			}
 		}
 	}
+	var best moveCand
+	found := false
+	each(func(c moveCand) {
+		if !found || c.g.better(best.g) {
+			best, found = c, true
+		}
+	})
+	if !found {
+		return false
+	}
+	if try(best) {
+		return true
+	}
+	var cands []moveCand
+	each(func(c moveCand) { cands = append(cands, c) })
 	slices.SortStableFunc(cands, func(x, y moveCand) int {
 		return cmp.Or(cmp.Compare(x.g.global, y.g.global), cmp.Compare(x.g.topic, y.g.topic))
 	})
-	return cands
+	return slices.ContainsFunc(cands, func(c moveCand) bool { return c != best && try(c) })
 }
 
 // moveReplica makes the single replica move that lowers the sums most,
 // if any does.
 func (s *planState) moveReplica() bool {
-	for _, c := range s.improvingMoves(s.count, s.tcount) {
-		if p, slot := s.movable(c.t, c.a, c.b); p != nil {
+	return s.bestMove(s.count, s.tcount, func(c moveCand) bool {
+		p, slot := s.movable(c.t, c.a, c.b)
+		if p != nil {
 			s.setReplica(p, slot, c.b)
-			return true
 		}
-	}
-	return false
+		return p != nil
+	})
 }
 
 // swapReplicas, when no single move helps, swaps a replica of one topic
@@ -488,13 +506,13 @@ func (s *planState) setLeader(p *planPart, pos int) {
 // moveLeader makes the single leadership move that lowers the leader sums
 // most, if any does.
 func (s *planState) moveLeader() bool {
-	for _, c := range s.improvingMoves(s.lead, s.tlead) {
-		if p, pos := s.ledBy(c.t, c.a, c.b); p != nil {
+	return s.bestMove(s.lead, s.tlead, func(c moveCand) bool {
+		p, pos := s.ledBy(c.t, c.a, c.b)
+		if p != nil {
 			s.setLeader(p, pos)
-			return true
 		}
-	}
-	return false
+		return p != nil
+	})
 }
 
 // ledBy finds a partition of topic t (any topic if t < 0) led by broker a

@@ -342,3 +342,30 @@ func TestPlanDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkPlanReassignment plans the spread of a cluster of 10 brokers,
+// topics of 100 partitions RF 3 each placed round-robin from its own
+// broker, onto 12 brokers: what sluice cluster rebalance computes before
+// it prints anything, on clusters of 1,000 to 10,000 partitions.
+func BenchmarkPlanReassignment(b *testing.B) {
+	old := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	for _, n := range []int{1000, 5000, 10000} {
+		var parts []partitionAssignment
+		for i := range n / 100 {
+			parts = append(parts, roundRobin(fmt.Sprintf("t%03d", i), 100, 3, old, i)...)
+		}
+		in := planInput{Partitions: parts, Brokers: plainBrokers(append(old, 11, 12)...)}
+		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
+			b.ReportAllocs()
+			var moves []replicaMove
+			for b.Loop() {
+				var err error
+				if moves, err = planReassignment(in); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(replicasMoved(moves)), "replicas-moved")
+			b.ReportMetric(float64(len(moves)), "partitions-changed")
+		})
+	}
+}
