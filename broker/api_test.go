@@ -49,6 +49,8 @@ var served = map[int16][2]int16{
 	42: {0, 2},  // DeleteGroups
 	43: {0, 2},  // ElectLeaders
 	44: {0, 1},  // IncrementalAlterConfigs
+	45: {0, 0},  // AlterPartitionReassignments
+	46: {0, 0},  // ListPartitionReassignments
 	47: {0, 0},  // OffsetDelete
 	56: {0, 3},  // AlterPartition
 	60: {0, 1},  // DescribeCluster

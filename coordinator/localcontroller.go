@@ -60,6 +60,7 @@ type localController struct {
 	// elections ElectLeaders (localelect.go).
 	alters    calls[*kmsg.AlterPartitionResponse]
 	elections calls[[]controller.ElectionResult]
+	reassigns calls[controller.ReassignAnswer]
 
 	busy bool          // the goroutine is working on events
 	idle chan struct{} // closed when it next finds nothing to do
@@ -213,6 +214,9 @@ func (e *Embedded) answer(lc *localController, rd controller.Ready) {
 	for _, a := range rd.Elections {
 		lc.elections.reply(a.ID, a.Results)
 	}
+	for _, a := range rd.Reassignments {
+		lc.reassigns.reply(a.ID, a)
+	}
 }
 
 // stopController stops the driver and waits for it.
@@ -271,7 +275,7 @@ func (e *Embedded) drive(lc *localController) {
 					results = append(results, controller.Response{Request: r, Response: resp, Err: err})
 				}
 				lc.core.Advance(rd)
-				if len(rd.Answers) > 0 || len(rd.Elections) > 0 {
+				if len(rd.Answers) > 0 || len(rd.Elections) > 0 || len(rd.Reassignments) > 0 {
 					e.answer(lc, rd)
 				}
 				for _, ev := range results {

@@ -43,8 +43,16 @@ type TopicAssignment struct {
 	// which the controller gives one (a SetAssignment write).
 	ID engine.TopicID
 	// Replicas holds partition p's replicas at index p, the preferred
-	// leader first.
+	// leader first. During a reassignment (KIP-455) it is every replica
+	// the partition has: the target ones first, then the others.
 	Replicas [][]int32
+	// Adding and Removing are the replicas an ongoing reassignment adds and
+	// removes, by partition (the znode's adding_replicas and
+	// removing_replicas); nil, or without the partition, when none. A
+	// replica in both was added by a reassignment that another replaced or
+	// cancelled before it completed. The target replicas are Replicas less
+	// Removing, the original ones Replicas less Adding (reassign.go).
+	Adding, Removing map[int32][]int32
 	// Version is the znode's version as read; in a SetAssignment, the
 	// version the write is conditional on.
 	Version int32
@@ -114,6 +122,14 @@ type partition struct {
 	// nextEpoch is the leader epoch a CreateState starts at: 0, or past
 	// the epoch of a state znode that vanished (so epochs never go back).
 	nextEpoch int32
+	// adding and removing are the partition's ongoing reassignment
+	// (reassign.go), nil when none; reassign its progress.
+	adding, removing []int32
+	reassign         *reassignment
+	// assignSeq is the topic's assignment sequence number at which
+	// replicas, adding or removing last changed: ZooKeeper has them once
+	// the topic's writtenSeq reaches it.
+	assignSeq uint64
 	// fenced are brokers that bounced while leading or in the ISR, with
 	// the bounce's sequence number: the next decision for the partition
 	// treats them as dead, as Kafka's onBrokerFailure does before the
@@ -134,6 +150,16 @@ type topic struct {
 	// unclean is the topic's unclean.leader.election.enable: a partition
 	// with no live ISR member may be led by a live out-of-sync replica.
 	unclean bool
+	// version is the topic znode's version as last known (read, or after
+	// the controller's own SetAssignment).
+	version int32
+	// assignSeq numbers the changes of its partitions' replicas the
+	// controller made (reassignments); writtenSeq is the last one
+	// ZooKeeper has, queuedSeq the one the queued SetAssignment holds.
+	assignSeq, writtenSeq, queuedSeq uint64
+	// waiters are AlterPartitionReassignments partitions waiting for their
+	// assignment to be written (reassign.go).
+	waiters []*reassignWaiter
 }
 
 // cluster is the controller's view.
@@ -175,12 +201,21 @@ func (c *cluster) partition(tp engine.Partition) *partition {
 
 // addTopic adds a topic with new partitions (no state).
 func (c *cluster) addTopic(a TopicAssignment) *topic {
-	t := &topic{name: a.Name, id: a.ID, unclean: a.UncleanLeaderElection}
+	t := &topic{name: a.Name, id: a.ID, unclean: a.UncleanLeaderElection, version: a.Version}
 	c.topics[a.Name] = t
 	if a.ID != (engine.TopicID{}) {
 		c.byID[a.ID] = t
 	}
-	c.addPartitions(t, a.Replicas)
+	for _, p := range c.addPartitions(t, a.Replicas) {
+		p.adding = reassigning(p.replicas, a.Adding[p.tp.Partition])
+		p.removing = reassigning(p.replicas, a.Removing[p.tp.Partition])
+		switch {
+		case len(without(p.replicas, p.removing)) == 0 || len(without(p.replicas, p.adding)) == 0:
+			p.adding, p.removing = nil, nil // no target or no origin: not a reassignment
+		case len(p.adding)+len(p.removing) > 0:
+			p.reassign = &reassignment{}
+		}
+	}
 	return t
 }
 

@@ -34,8 +34,9 @@ type Options struct {
 
 // Event is an input of Step: Load, BrokersChanged, TopicsChanged,
 // DeleteTopics, WriteResult, Response, AlterPartition (alter.go),
-// ControlledShutdown (shutdown.go), ElectLeaders, TopicConfigs (elect.go)
-// or ImbalanceCheck (rebalance.go).
+// ControlledShutdown (shutdown.go), ElectLeaders, TopicConfigs (elect.go),
+// ImbalanceCheck (rebalance.go), AlterReassignments or ZkReassignments
+// (reassign.go).
 type Event interface{ event() }
 
 // Load is the cluster as read from ZooKeeper after the election, before
@@ -61,8 +62,9 @@ type BrokersChanged struct {
 
 // TopicsChanged carries topic assignments read from /brokers/topics: of
 // topics that appeared there, or whose znode changed (partitions added).
-// Assignments of existing partitions never change here (reassignment is
-// not handled): only partitions beyond the known count are taken.
+// Assignments of existing partitions never change here (the controller
+// makes reassignments, reassign.go): only partitions beyond the known
+// count are taken, and the znode's version.
 type TopicsChanged struct {
 	Topics []TopicAssignment
 }
@@ -78,7 +80,8 @@ type DeleteTopics struct {
 type WriteResult struct {
 	Write Write
 	// Version is the state znode's version after a successful CreateState
-	// or UpdateState (0 after a create).
+	// or UpdateState (0 after a create), or the topic znode's after a
+	// SetAssignment.
 	Version int32
 	// Err is nil on success, or wraps ErrControllerMoved (the epoch check
 	// failed: the controller resigns), ErrConflict (a state znode's version
@@ -137,9 +140,17 @@ const (
 	// that does not exist, or with deletion disabled). A missing znode is
 	// not an error.
 	RemoveDeleteMarker
+	// RemoveReassignments rewrites /admin/reassign_partitions without the
+	// entries Reassignments names (one whose Replicas is nil matches its
+	// partition whatever its target), deleting the znode once it lists no
+	// partition, as Kafka's maybeRemoveFromZkReassignment: a read, then a
+	// write conditional on the version read, again on a conflict. A
+	// missing znode is not an error. Topic is empty.
+	RemoveReassignments
 )
 
-var writeOpNames = [...]string{CreateState: "CreateState", UpdateState: "UpdateState", SetAssignment: "SetAssignment", DeleteTopic: "DeleteTopic", RemoveDeleteMarker: "RemoveDeleteMarker"}
+var writeOpNames = [...]string{CreateState: "CreateState", UpdateState: "UpdateState", SetAssignment: "SetAssignment", DeleteTopic: "DeleteTopic",
+	RemoveDeleteMarker: "RemoveDeleteMarker", RemoveReassignments: "RemoveReassignments"}
 
 func (op WriteOp) String() string {
 	if op > 0 && int(op) < len(writeOpNames) {
@@ -161,6 +172,8 @@ type Write struct {
 	// ISRChange says an UpdateState is a leader's AlterPartition: the
 	// leader and its epoch stay, the ISR changes (alter.go).
 	ISRChange bool
+	// Reassignments are the entries RemoveReassignments removes.
+	Reassignments []ReassignTarget
 	// Unclean says an UpdateState elects a leader from outside the
 	// committed ISR (an unclean election): records acknowledged by the old
 	// ISR and not replicated to the new leader are lost. The driver logs
@@ -169,11 +182,20 @@ type Write struct {
 }
 
 func (w Write) key() writeKey {
-	if w.Op == CreateState || w.Op == UpdateState {
+	switch w.Op {
+	case CreateState, UpdateState:
 		return writeKey{engine.Partition{Topic: w.Topic, Partition: w.Partition}, false}
+	case RemoveReassignments:
+		return zkReassignWrite
 	}
 	return writeKey{engine.Partition{Topic: w.Topic, Partition: -1}, true}
 }
+
+// zkReassignKey is the partition number of the key of RemoveReassignments,
+// which changes no topic: one is in flight at a time.
+const zkReassignKey = -2
+
+var zkReassignWrite = writeKey{engine.Partition{Partition: zkReassignKey}, true}
 
 // writeKey names what a write changes: a partition's state znode, or a
 // topic's other znodes. At most one write per key is in flight.
@@ -214,6 +236,9 @@ type Ready struct {
 	// Elections are the results of ElectLeaders requests, sent back
 	// likewise (elect.go).
 	Elections []ElectionAnswer
+	// Reassignments are the results of AlterPartitionReassignments
+	// requests, sent back likewise (reassign.go).
+	Reassignments []ReassignAnswer
 	// Resigned says the controller was deposed (a write failed on the
 	// controller epoch, or another controller wrote a partition's state):
 	// it asks for nothing more and ignores every later event.
@@ -223,7 +248,7 @@ type Ready struct {
 // Empty reports whether rd asks for nothing.
 func (rd Ready) Empty() bool {
 	return len(rd.Writes) == 0 && len(rd.Requests) == 0 && len(rd.Answers) == 0 && len(rd.ShutdownAnswers) == 0 &&
-		len(rd.Elections) == 0 && !rd.Resigned
+		len(rd.Elections) == 0 && len(rd.Reassignments) == 0 && !rd.Resigned
 }
 
 // Controller is the decision core of the controller elected at one epoch.
@@ -264,6 +289,17 @@ type Controller struct {
 	// results not yet handed out (elect.go).
 	elections map[engine.Partition][]*electItem
 	elected   []ElectionAnswer
+	// reassigned are the AlterPartitionReassignments answers not yet
+	// handed out; zkRemovals the entries of /admin/reassign_partitions to
+	// remove, not yet handed out; zkTargets the targets taken from it, by
+	// partition, removed from it once reached (reassign.go).
+	reassigned []ReassignAnswer
+	zkRemovals []ReassignTarget
+	zkTargets  map[engine.Partition][]int32
+	// strays are replicas a completed reassignment removed whose deletion
+	// was not confirmed, by broker: sent StopReplica again when it
+	// registers.
+	strays map[int32]map[engine.Partition]bool
 
 	batch batch
 
@@ -279,6 +315,10 @@ type flight struct {
 	alter *alterItem
 	// elect is the election a write performs.
 	elect *electItem
+	// step is the reassignment step a state write performs (reassign.go);
+	// seq is the assignment sequence number a SetAssignment holds.
+	step reassignStep
+	seq  uint64
 }
 
 // New returns the controller of broker self, elected at controller epoch
@@ -304,6 +344,8 @@ func New(self, epoch int32, opts Options) *Controller {
 		alters:      map[engine.Partition][]*alterItem{},
 		shutting:    map[int32]bool{},
 		elections:   map[engine.Partition][]*electItem{},
+		zkTargets:   map[engine.Partition][]int32{},
+		strays:      map[int32]map[engine.Partition]bool{},
 		batch:       newBatch(),
 	}
 }
@@ -334,6 +376,10 @@ func (c *Controller) Step(ev Event) {
 	}
 	if e, ok := ev.(ElectLeaders); ok && (c.resigned || !c.loaded) {
 		c.elected = append(c.elected, notControllerElection(e))
+		return
+	}
+	if r, ok := ev.(AlterReassignments); ok && (c.resigned || !c.loaded) {
+		c.reassigned = append(c.reassigned, ReassignAnswer{ID: r.ID, ErrorCode: kerr.NotController.Code})
 		return
 	}
 	if c.resigned {
@@ -371,6 +417,10 @@ func (c *Controller) Step(ev Event) {
 		c.topicConfigs(ev)
 	case ImbalanceCheck:
 		c.imbalanceCheck(ev)
+	case AlterReassignments:
+		c.alterReassignments(ev)
+	case ZkReassignments:
+		c.zkReassignments(ev)
 	default:
 		panic("controller: unknown event")
 	}
@@ -386,14 +436,14 @@ func (c *Controller) Ready() Ready {
 	}
 	if c.resigned {
 		c.notControllerShutdowns()
-		rd := Ready{Resigned: !c.told, Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected}
-		if len(rd.Answers) > 0 || len(rd.ShutdownAnswers) > 0 || len(rd.Elections) > 0 {
+		rd := Ready{Resigned: !c.told, Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected, Reassignments: c.reassigned}
+		if len(rd.Answers) > 0 || len(rd.ShutdownAnswers) > 0 || len(rd.Elections) > 0 || len(rd.Reassignments) > 0 {
 			c.handed = &rd
 		}
 		return rd
 	}
 	c.answerShutdowns()
-	rd := Ready{Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected}
+	rd := Ready{Answers: c.answers, ShutdownAnswers: c.shutdownAnswers, Elections: c.elected, Reassignments: c.reassigned}
 	for _, f := range c.pending {
 		rd.Writes = append(rd.Writes, f.w)
 	}
@@ -409,6 +459,9 @@ func (c *Controller) Ready() Ready {
 	slices.Sort(names)
 	for _, name := range names {
 		rd.Writes = append(rd.Writes, c.topicWrites[name][0])
+	}
+	if len(c.zkRemovals) > 0 && c.inflight[zkReassignWrite] == nil {
+		rd.Writes = append(rd.Writes, Write{Op: RemoveReassignments, Reassignments: c.zkRemovals})
 	}
 	rd.Requests = c.buildRequests()
 	if !rd.Empty() {
@@ -427,22 +480,33 @@ func (c *Controller) Advance(rd Ready) {
 		return
 	}
 	if len(rd.Writes) != len(c.handed.Writes) || len(rd.Requests) != len(c.handed.Requests) || len(rd.Answers) != len(c.handed.Answers) ||
-		len(rd.ShutdownAnswers) != len(c.handed.ShutdownAnswers) || len(rd.Elections) != len(c.handed.Elections) {
+		len(rd.ShutdownAnswers) != len(c.handed.ShutdownAnswers) || len(rd.Elections) != len(c.handed.Elections) ||
+		len(rd.Reassignments) != len(c.handed.Reassignments) {
 		panic("controller: Advance with another Ready")
 	}
 	c.handed = nil
 	c.answers = nil
 	c.shutdownAnswers = nil
 	c.elected = nil
+	c.reassigned = nil
 	c.clearSent()
 	for _, w := range rd.Writes {
 		k := w.key()
+		if w.Op == RemoveReassignments {
+			c.inflight[k] = &flight{w: w}
+			c.zkRemovals = nil
+			continue
+		}
 		if k.topicLevel {
 			c.topicWrites[w.Topic] = c.topicWrites[w.Topic][1:]
 			if len(c.topicWrites[w.Topic]) == 0 {
 				delete(c.topicWrites, w.Topic)
 			}
-			c.inflight[k] = &flight{w: w}
+			f := &flight{w: w}
+			if t := c.topics[w.Topic]; t != nil && w.Op == SetAssignment {
+				f.seq = t.queuedSeq
+			}
+			c.inflight[k] = f
 			continue
 		}
 		c.inflight[k] = c.pending[k.tp]

@@ -109,6 +109,7 @@ func (c *Controller) removeMarker(name string) {
 // the topic's partitions stop changing, brokers drop them from their
 // metadata, and the replicas' deletion starts.
 func (c *Controller) startDeletion(t *topic) {
+	c.dropReassignments(t)
 	t.deletion = newDeletion(t)
 	for _, p := range t.parts {
 		c.dropPending(p.tp)
@@ -188,6 +189,7 @@ func (c *Controller) stopReplicaResponse(b int32, req *kmsg.StopReplicaRequest, 
 			}
 		}
 	}
+	c.strayDeleted(b, codes)
 	var touched []*topic
 	for tp, code := range codes {
 		t := c.topics[tp.Topic]
@@ -224,6 +226,12 @@ func (c *Controller) tornDown(name string) {
 	c.removeTopic(t)
 	for _, p := range t.parts {
 		c.batch.drop(p.tp)
+		for b, m := range c.strays {
+			delete(m, p.tp)
+			if len(m) == 0 {
+				delete(c.strays, b)
+			}
+		}
 	}
 	c.topicWrites[name] = slices.DeleteFunc(c.topicWrites[name], func(w Write) bool { return w.Op == SetAssignment })
 	if len(c.topicWrites[name]) == 0 {

@@ -16,6 +16,8 @@
 //     (processReplicaLeaderElection) and topics' unclean election setting.
 //   - rebalance.go: the automatic leader rebalance's check
 //     (checkAndTriggerAutoLeaderRebalance).
+//   - reassign.go: partition reassignment (KIP-455), by
+//     AlterPartitionReassignments and /admin/reassign_partitions.
 //   - partitions.go: the partition state machine and the election rule.
 //   - deletion.go: topic deletion (Kafka's TopicDeletionManager).
 //   - requests.go: the per-broker batches of control requests (Kafka's
@@ -57,9 +59,12 @@
 // each Answer back to the leader after Advance), ElectLeaders (an
 // administrator's election, answered likewise in Elections), TopicConfigs
 // (topics' unclean.leader.election.enable, after a config change
-// notification) and ImbalanceCheck (a tick of the automatic rebalance, which
+// notification), ImbalanceCheck (a tick of the automatic rebalance, which
 // the driver steps every leader.imbalance.check.interval.seconds: the core
-// has no clock).
+// has no clock), AlterReassignments (an administrator's reassignment,
+// answered in Reassignments) and ZkReassignments (/admin/reassign_partitions,
+// read when created or changed). Liveness includes: once every follower
+// caught up, no reassignment is left and each has its last target.
 //
 // Writes may be pipelined and batched into multi-ops; each is answered
 // alone (a write that failed only because another op of its multi did is
@@ -104,7 +109,11 @@
 //     about to change; LeaderAndIsr goes only to replicas, never for a topic
 //     being deleted; UpdateMetadata's live brokers are the controller's.
 //   - StopReplica (delete=true) goes only to replicas of topics being
-//     deleted; a topic's znodes are deleted only once every replica was.
+//     deleted, or to brokers a reassignment removed from a partition's
+//     replicas; a topic's znodes are deleted only once every replica was.
+//   - A state or a request names only replicas ZooKeeper's assignment has:
+//     a partition whose replicas a reassignment changed is decided and told
+//     of once its topic's znode holds them.
 //   - An ElectLeaders answer has one result per partition asked, in
 //     order; a leader it reports elected (the first replica, for a
 //     preferred election) is one the committed state has had since the

@@ -150,6 +150,12 @@ func (k *checker) checkElection(c *Controller, a ElectionAnswer) error {
 		}
 		had := v.leaders[tp][min(r.since[tp], len(v.leaders[tp])):]
 		preferred, known := r.preferred[tp]
+		if a, ok := c.Topic(tp.Topic); ok && known && int(tp.Partition) < len(a.Replicas) && a.Replicas[tp.Partition][0] != preferred &&
+			(slices.Contains(had, a.Replicas[tp.Partition][0]) || res.Leader == a.Replicas[tp.Partition][0]) {
+			// A reassignment since the request changed the first replica:
+			// the election may have been decided on the new one.
+			preferred = a.Replicas[tp.Partition][0]
+		}
 		switch {
 		case !known && (res.ErrorCode == 0 || res.ErrorCode == kerr.ElectionNotNeeded.Code):
 			return fmt.Errorf("ElectLeaders %d: %v unknown when asked, answered %+v", a.ID, tp, res)

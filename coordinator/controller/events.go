@@ -42,6 +42,7 @@ func (c *Controller) load(ev Load) {
 	}
 	for _, name := range ev.Deleting {
 		if t := c.topics[name]; t != nil && !c.opts.DisableTopicDeletion {
+			c.dropReassignments(t)
 			t.deletion = newDeletion(t)
 		}
 	}
@@ -180,6 +181,7 @@ func (c *Controller) fence(ids []int32) {
 func (c *Controller) startup(ids []int32) {
 	for _, id := range ids {
 		delete(c.offlineDirs, id)
+		c.resendStrays(id)
 	}
 	for id := range c.brokers {
 		if slices.Contains(ids, id) {
@@ -256,17 +258,43 @@ func (c *Controller) takeTopic(a TopicAssignment) *topic {
 	}
 	t := c.addTopic(a)
 	if read.ID == (engine.TopicID{}) {
-		c.setAssignment(t, read.Replicas, read.Version)
+		c.setAssignment(t)
 	}
 	return t
 }
 
-// setAssignment queues the write of t's znode with t's id and replicas,
-// conditional on version; it replaces one queued before.
-func (c *Controller) setAssignment(t *topic, replicas [][]int32, version int32) {
-	a := cloneAssignment(TopicAssignment{Name: t.name, ID: t.id, Replicas: replicas, Version: version})
+// setAssignment queues the write of t's znode with t's id and its
+// partitions' replicas and reassignments as the controller has them,
+// conditional on the znode's version as last known; it replaces one
+// queued before.
+func (c *Controller) setAssignment(t *topic) {
+	a := TopicAssignment{Name: t.name, ID: t.id, Replicas: make([][]int32, len(t.parts)), Version: t.version}
+	for i, p := range t.parts {
+		a.Replicas[i] = slices.Clone(p.replicas)
+		if len(p.adding) > 0 {
+			if a.Adding == nil {
+				a.Adding = map[int32][]int32{}
+			}
+			a.Adding[int32(i)] = slices.Clone(p.adding)
+		}
+		if len(p.removing) > 0 {
+			if a.Removing == nil {
+				a.Removing = map[int32][]int32{}
+			}
+			a.Removing[int32(i)] = slices.Clone(p.removing)
+		}
+	}
+	t.queuedSeq = t.assignSeq
 	q := slices.DeleteFunc(c.topicWrites[t.name], func(w Write) bool { return w.Op == SetAssignment })
 	c.topicWrites[t.name] = append(q, Write{Op: SetAssignment, Topic: t.name, Assignment: a})
+}
+
+// assignmentQueued reports whether a SetAssignment of t waits to be
+// handed out, and inflight whether one is in flight.
+func (c *Controller) assignmentQueued(t *topic) (queued, inflight bool) {
+	queued = slices.ContainsFunc(c.topicWrites[t.name], func(w Write) bool { return w.Op == SetAssignment })
+	f := c.inflight[writeKey{engine.Partition{Topic: t.name, Partition: -1}, true}]
+	return queued, f != nil && f.w.Op == SetAssignment
 }
 
 // topicChanged takes a topic's assignment as read from ZooKeeper: a new
@@ -290,18 +318,27 @@ func (c *Controller) topicChanged(a TopicAssignment) {
 			t.recreated = &cp
 		}
 	case t.deletion != nil:
+		t.version = max(t.version, a.Version)
 		if len(a.Replicas) > len(t.parts) && !t.deletion.tearingDown {
-			cur, _ := c.Topic(t.name)
-			c.setAssignment(t, cur.Replicas, a.Version)
+			c.setAssignment(t)
 		}
 	default:
+		t.version = max(t.version, a.Version)
 		if len(a.Replicas) > len(t.parts) {
 			for _, p := range c.addPartitions(t, a.Replicas[len(t.parts):]) {
 				c.reconcile(t, p)
 			}
 		}
-		if a.ID == (engine.TopicID{}) {
-			c.setAssignment(t, a.Replicas, a.Version)
+		// The controller's own reassignments stand: a SetAssignment queued
+		// is rebuilt (with the partitions just added and the version just
+		// read), and one that failed on the version is asked for again.
+		queued, inflight := c.assignmentQueued(t)
+		switch {
+		case queued:
+			c.setAssignment(t)
+		case inflight:
+		case a.ID == (engine.TopicID{}) || t.assignSeq > t.writtenSeq:
+			c.setAssignment(t)
 		}
 	}
 }
@@ -312,6 +349,17 @@ func cloneAssignment(a TopicAssignment) TopicAssignment {
 		rs[i] = slices.Clone(r)
 	}
 	a.Replicas = rs
+	cloneMap := func(m map[int32][]int32) map[int32][]int32 {
+		if m == nil {
+			return nil
+		}
+		out := make(map[int32][]int32, len(m))
+		for p, r := range m {
+			out[p] = slices.Clone(r)
+		}
+		return out
+	}
+	a.Adding, a.Removing = cloneMap(a.Adding), cloneMap(a.Removing)
 	return a
 }
 
@@ -343,8 +391,13 @@ func (c *Controller) writeResult(r WriteResult) {
 		c.stateResult(r, f)
 		return
 	}
-	if errors.Is(r.Err, ErrConflict) && f.w.Op == SetAssignment {
-		return // the znode changed: its watch brings what to decide on
+	if k.tp.Partition == zkReassignKey {
+		c.zkRemovalResult(f, r)
+		return
+	}
+	if f.w.Op == SetAssignment {
+		c.assignmentResult(f, r)
+		return
 	}
 	if r.Err != nil {
 		// Asked for again, ahead of the topic's later writes.
@@ -353,6 +406,37 @@ func (c *Controller) writeResult(r WriteResult) {
 	}
 	if f.w.Op == DeleteTopic {
 		c.tornDown(f.w.Topic)
+	}
+}
+
+// assignmentResult applies a SetAssignment's result. Written, the
+// reassignments it holds go on (reassign.go). On a conflict the znode
+// changed: its watch brings the new version, and the controller's
+// assignment is written again then (at once if that version is known
+// already). Another error asks for it again.
+func (c *Controller) assignmentResult(f *flight, r WriteResult) {
+	t := c.topics[f.w.Topic]
+	if t == nil {
+		return
+	}
+	queued, _ := c.assignmentQueued(t)
+	switch {
+	case r.Err == nil:
+		t.version = max(t.version, r.Version)
+		prev := t.writtenSeq
+		t.writtenSeq = max(t.writtenSeq, f.seq)
+		if queued {
+			c.setAssignment(t) // at the version just written
+		}
+		c.assignmentWritten(t, prev)
+	case errors.Is(r.Err, ErrConflict):
+		if !queued && t.version > f.w.Assignment.Version && t.deletion == nil {
+			c.setAssignment(t)
+		}
+	default:
+		if !queued {
+			c.topicWrites[t.name] = append([]Write{f.w}, c.topicWrites[t.name]...)
+		}
 	}
 }
 
@@ -385,6 +469,7 @@ func (c *Controller) response(r Response) {
 // a driver that gives up.)
 func (c *Controller) resync(b int32) {
 	c.batch.umFull[b] = true
+	c.resendStrays(b)
 	for _, t := range c.topics {
 		for _, p := range t.parts {
 			if !slices.Contains(p.replicas, b) {
@@ -446,6 +531,7 @@ func (c *Controller) leaderAndISRResponse(b int32, resp *kmsg.LeaderAndISRRespon
 func (c *Controller) resign() {
 	c.notController()
 	c.electionsNotController()
+	c.reassignNotController()
 	c.resigned = true
 	c.pending = map[engine.Partition]*flight{}
 	c.topicWrites = map[string][]Write{}

@@ -337,15 +337,20 @@ func (k *checker) checkRequest(c *Controller, r Request) error {
 		if err := header(m.Version, StopReplicaVersion, m.ControllerID, m.ControllerEpoch, m.BrokerEpoch); err != nil {
 			return err
 		}
-		// A deletion's, or (no deletion) a broker's in controlled shutdown
-		// for the partitions it does not lead.
+		// A deletion's, a reassignment's for a replica it removed, or (no
+		// deletion) a broker's in controlled shutdown for the partitions it
+		// does not lead.
 		for _, ts := range m.Topics {
 			a, ok := c.Topic(ts.Topic)
 			if !ok {
 				return fmt.Errorf("StopReplica for unknown topic %s", ts.Topic)
 			}
 			for _, ps := range ts.PartitionStates {
-				if !slices.Contains(a.Replicas[ps.Partition], r.Broker) {
+				replica := slices.Contains(a.Replicas[ps.Partition], r.Broker)
+				if ps.Delete && !replica {
+					continue // a replica a reassignment removed
+				}
+				if !replica {
 					return fmt.Errorf("StopReplica for %s-%d to a broker not a replica", ts.Topic, ps.Partition)
 				}
 				p := c.partition(engine.Partition{Topic: ts.Topic, Partition: ps.Partition})

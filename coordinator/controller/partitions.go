@@ -117,9 +117,13 @@ func Elect(in ElectionInput) (int32, []int32) {
 // call for no write, the decision is made again without them.
 func (c *Controller) reconcile(t *topic, p *partition) {
 	c.dropPending(p.tp)
+	defer c.serveReassignment(t, p)
 	defer c.serveElections(t, p)
 	defer c.serveAlters(t, p)
-	if t.deletion != nil || c.inflight[writeKey{p.tp, false}] != nil {
+	if t.deletion != nil || c.inflight[writeKey{p.tp, false}] != nil || p.assignSeq > t.writtenSeq {
+		// Decided once the write is done, or once ZooKeeper has the
+		// replicas a reassignment gave (reassign.go): a state never names
+		// replicas ZooKeeper's assignment does not.
 		return
 	}
 	for {
@@ -214,9 +218,12 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 				delete(p.fenced, b)
 			}
 		}
-		if f.alter != nil {
+		switch {
+		case f.alter != nil:
 			c.alterResult(p, f, r) // brokers get UpdateMetadata only, as Kafka's
-		} else {
+		case f.step != noStep:
+			c.reassignResult(t, p, f)
+		default:
 			c.tellReplicas(t, p, f.w.Op == CreateState)
 		}
 		if f.elect != nil {

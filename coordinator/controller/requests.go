@@ -116,8 +116,20 @@ func (b *batch) drop(tp engine.Partition) {
 // can go out now (and be cleared by Advance): no write for it is decided
 // or in flight. Entries for partitions that are gone, or new, or of topics
 // being deleted (for LeaderAndIsr) are dropped when sendable.
+//
+// A partition whose replicas a reassignment changed is not sendable either
+// until ZooKeeper has its new assignment (reassign.go): brokers hear only
+// of replicas ZooKeeper holds, so that a controller elected after a failed
+// write tells (and deletes) the same ones.
 func (c *Controller) sendable(tp engine.Partition) bool {
-	return c.pending[tp] == nil && c.inflight[writeKey{tp, false}] == nil
+	if c.pending[tp] != nil || c.inflight[writeKey{tp, false}] != nil {
+		return false
+	}
+	if t := c.topics[tp.Topic]; t != nil && t.assignSeq > t.writtenSeq {
+		p := c.partition(tp)
+		return p == nil || p.assignSeq <= t.writtenSeq
+	}
+	return true
 }
 
 // umSendable is sendable for UpdateMetadata, which for a topic being
@@ -305,7 +317,8 @@ func (c *Controller) leaderAndISRMsg(id int32, epoch int64) *kmsg.LeaderAndISRRe
 	for tp := range c.batch.leaderAndISR[id] {
 		t := c.topics[tp.Topic]
 		p := c.partition(tp)
-		if c.sendable(tp) && p != nil && p.state != nil && t.deletion == nil {
+		// A replica a reassignment removed since it was queued is left out.
+		if c.sendable(tp) && p != nil && p.state != nil && t.deletion == nil && slices.Contains(p.replicas, id) {
 			tps = append(tps, tp)
 		}
 	}
@@ -340,6 +353,8 @@ func (c *Controller) leaderAndISRMsg(id int32, epoch int64) *kmsg.LeaderAndISRRe
 			ISR:                 s.ISR,
 			ZKVersion:           s.PartitionEpoch,
 			Replicas:            p.replicas,
+			AddingReplicas:      p.adding,
+			RemovingReplicas:    p.removing,
 			IsNew:               isNew[tp],
 			LeaderRecoveryState: s.LeaderRecoveryState,
 		})

@@ -117,6 +117,9 @@ func (s *sim) takeAnswers(rd Ready) {
 	for _, a := range rd.Elections {
 		s.elected(a)
 	}
+	for _, a := range rd.Reassignments {
+		s.reassignAnswered(a)
+	}
 }
 
 // elected takes an ElectLeaders answer (the checker checked it against
@@ -169,6 +172,7 @@ func (s *sim) settled() {
 	second()
 	s.quiesce()
 	s.converged()
+	s.reassignsDone()
 	c := s.ctl
 	for _, tp := range all {
 		a, _ := c.Topic(tp.Topic)

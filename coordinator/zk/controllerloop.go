@@ -23,8 +23,8 @@ package zk
 // broker's ControlledShutdown through ControlledShutdown), which any
 // goroutine may call: the loop Steps it and sends the core's Answer
 // back once it comes; a term that ends answers what it holds
-// NOT_CONTROLLER, so a caller never waits past the term. ElectLeaders and
-// config change notices come the same way; a term also steps the automatic
+// NOT_CONTROLLER, so a caller never waits past the term. ElectLeaders,
+// reassignments (reassignments.go) and config change notices come the same way; a term also steps the automatic
 // rebalance's checks (elections.go).
 //
 // Watches are one-shot: each is armed again, with the data re-read, when
@@ -88,6 +88,8 @@ type ControllerLoop struct {
 	alters    chan alterCall
 	shutdowns chan shutdownCall
 	elects    chan electCall
+	reassigns chan reassignCall
+	lists     chan listCall
 	notices   *configNotices
 
 	// epoch is the controller epoch of the current term, 0 when this
@@ -114,7 +116,8 @@ func StartControllerLoop(ctx context.Context, client *Client, id int32, s Sender
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	l := &ControllerLoop{client: client, id: id, send: s, opts: o, cancel: cancel, done: make(chan struct{}),
-		alters: make(chan alterCall), shutdowns: make(chan shutdownCall), elects: make(chan electCall), notices: newConfigNotices(),
+		alters: make(chan alterCall), shutdowns: make(chan shutdownCall), elects: make(chan electCall),
+		reassigns: make(chan reassignCall), lists: make(chan listCall), notices: newConfigNotices(),
 		log: o.Logger.With("broker", id)}
 	l.active.Store(-1)
 	l.mu.changed = make(chan struct{})
@@ -307,6 +310,7 @@ const (
 	watchTopic
 	watchDeletes
 	watchController
+	watchReassign
 )
 
 // term is one election's run as controller.
@@ -329,6 +333,7 @@ type term struct {
 	// answered, numbered from alterID too.
 	shutdownReplies map[uint64]shutdownCall
 	el              termElections
+	ra              termReassigns
 }
 
 // alter Steps an AlterPartition into the core.
@@ -384,6 +389,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 	defer t.endAlters()
 	defer t.endShutdowns()
 	defer t.endElections()
+	defer t.endReassignments()
 	t.ch = newChannels(ctx, l.send, &wg, func(r controller.Response) { t.post(r) })
 	t.core.Step(ld)
 	if err := t.stillController(); err != nil {
@@ -399,6 +405,9 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		t.watched[name] = true
 		t.forward(ch, watchTopic, name)
 	}
+	if err := t.zkReassignmentsChanged(); err != nil {
+		return errors.Join(errReadFailed, err)
+	}
 	t.startImbalanceChecks()
 	l.setRole(e.Epoch, l.id)
 	l.log.Info("elected controller", "epoch", e.Epoch, "brokers", len(ld.Brokers),
@@ -411,6 +420,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 			t.answer(rd.Answers)
 			t.answerShutdowns(rd.ShutdownAnswers)
 			t.answerElections(rd.Elections)
+			t.answerReassignments(rd.Reassignments)
 			return errResigned
 		}
 		if !rd.Empty() {
@@ -419,6 +429,7 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 			t.answer(rd.Answers)
 			t.answerShutdowns(rd.ShutdownAnswers)
 			t.answerElections(rd.Elections)
+			t.answerReassignments(rd.Reassignments)
 		}
 		// Wait for an event, then take every one already come before the
 		// next Ready, so that their consequences are batched. (Only this
@@ -434,6 +445,10 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 				t.shutdown(sd)
 			case e := <-l.elects:
 				t.elect(e)
+			case r := <-l.reassigns:
+				t.reassign(r)
+			case q := <-l.lists:
+				t.list(q)
 			case <-l.notices.wake:
 				t.configsChanged()
 			case f := <-t.fired:
@@ -513,6 +528,8 @@ func (t *term) handle(f fire) error {
 		if err = t.stillController(); errors.Is(err, errResigned) {
 			return err
 		}
+	case watchReassign:
+		err = t.zkReassignmentsChanged()
 	case watchDeletes:
 		var names []string
 		var ch <-chan gozk.Event

@@ -114,7 +114,7 @@ func (c *Client) watchTopic(name string) (watchedTopic, error) {
 		return watchedTopic{}, err
 	}
 	return watchedTopic{
-		assignment: controller.TopicAssignment{Name: name, ID: a.ID, Replicas: a.Replicas, Version: stat.Version},
+		assignment: controller.TopicAssignment{Name: name, ID: a.ID, Replicas: a.Replicas, Adding: a.Adding, Removing: a.Removing, Version: stat.Version},
 		watch:      ch,
 	}, nil
 }

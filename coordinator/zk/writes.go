@@ -197,12 +197,18 @@ func (c *Client) writeTopic(e Election, w controller.Write) controller.WriteResu
 	r := controller.WriteResult{Write: w}
 	switch w.Op {
 	case controller.SetAssignment:
-		data := EncodeTopic(TopicAssignment{ID: w.Assignment.ID, Replicas: w.Assignment.Replicas})
-		_, err := c.Multi(e, &gozk.SetDataRequest{Path: TopicPath(w.Topic), Data: data, Version: w.Assignment.Version})
+		data := EncodeTopic(TopicAssignment{ID: w.Assignment.ID, Replicas: w.Assignment.Replicas,
+			Adding: w.Assignment.Adding, Removing: w.Assignment.Removing})
+		res, err := c.Multi(e, &gozk.SetDataRequest{Path: TopicPath(w.Topic), Data: data, Version: w.Assignment.Version})
 		if errors.Is(err, gozk.ErrBadVersion) || errors.Is(err, gozk.ErrNoNode) {
 			err = fmt.Errorf("%w: %s: %v", controller.ErrConflict, TopicPath(w.Topic), err)
 		}
+		if err == nil && len(res) > 0 && res[len(res)-1].Stat != nil {
+			r.Version = res[len(res)-1].Stat.Version
+		}
 		r.Err = moved(err)
+	case controller.RemoveReassignments:
+		r.Err = moved(c.removeReassignments(e, w.Reassignments))
 	case controller.DeleteTopic:
 		r.Err = moved(c.deleteTopicZnodes(e, w.Topic))
 	case controller.RemoveDeleteMarker:
