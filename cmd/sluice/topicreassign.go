@@ -311,22 +311,32 @@ func (r *reassigner) cancel(preserve bool) int {
 
 // clearAll removes the throttles, as kafka-reassign-partitions.sh does
 // once a reassignment is done or cancelled: the rates from every live
-// broker and every broker of the plan (the brokers that took part are not
-// known for sure), the throttled replicas from the plan's topics.
+// broker (the brokers that took part are not known for sure), the
+// throttled replicas from the plan's topics. A broker of the plan that is
+// not live cannot be asked (its dynamic configs are its own): it is named
+// in a warning.
 func (r *reassigner) clearAll(md kadm.Metadata) int {
 	var brokers []int32
 	for _, b := range md.Brokers {
 		brokers = append(brokers, b.NodeID)
 	}
-	for _, p := range r.plan {
-		brokers = append(brokers, p.Replicas...)
-	}
 	slices.Sort(brokers)
-	brokers = slices.Compact(brokers)
+	var gone []int32
+	for _, p := range r.plan {
+		for _, b := range p.Replicas {
+			if !slices.Contains(brokers, b) && !slices.Contains(gone, b) {
+				gone = append(gone, b)
+			}
+		}
+	}
+	slices.Sort(gone)
 	topics := slices.Sorted(maps.Keys(md.Topics))
 	topics = slices.DeleteFunc(topics, func(t string) bool { return md.Topics[t].Err != nil })
 	fmt.Fprintf(r.c.stdout, "Clearing broker-level throttles on broker%s %s\n", plural(len(brokers)), ints(brokers))
 	fmt.Fprintf(r.c.stdout, "Clearing topic-level throttles on topic%s %s\n", plural(len(topics)), strings.Join(topics, ","))
+	if len(gone) > 0 {
+		r.c.warn("broker%s %s of the plan not live: any throttle rate set on %s stays until cleared (sluice topic reassign --verify again once back)", plural(len(gone)), ints(gone), map[bool]string{true: "it", false: "them"}[len(gone) == 1])
+	}
 	if err := clearThrottles(r.ctx, r.adm, brokers, topics); err != nil {
 		return r.c.fail(fmt.Errorf("clearing the throttles: %w", err))
 	}
