@@ -20,7 +20,14 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
+
+// freshMetadata makes the admin client ask for Metadata each time it is
+// asked: franz-go answers a Metadata request from what it fetched within
+// MetadataMinAge (5 s by default), which would hide for that long the
+// final replicas of a completed move.
+var freshMetadata = kgo.MetadataMinAge(10 * time.Millisecond)
 
 // moveFlags are the flags of a command that carries out moves.
 type moveFlags struct {
@@ -72,7 +79,7 @@ as kafka-reassign-partitions.sh does, and removes them when done.
 	if len(pos) > 0 {
 		return c.usageError("unexpected argument %q", pos[0])
 	}
-	ctx, adm, release, err := openAdmin(cf)
+	ctx, adm, release, err := openAdmin(cf, freshMetadata)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -118,7 +125,7 @@ not be live. --dry-run prints the plan only. --throttle as for rebalance.
 		return c.usageError("%q is not a broker id", pos[0])
 	}
 	id := int32(n)
-	ctx, adm, release, err := openAdmin(cf)
+	ctx, adm, release, err := openAdmin(cf, freshMetadata)
 	if err != nil {
 		return c.fail(err)
 	}
