@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -221,4 +222,83 @@ func TestClusterTopicReassign(t *testing.T) {
 			t.Fatalf("bad plan: exit %d, no %q in\n%s%s", r.code, want, r.stdout, r.stderr)
 		}
 	}
+}
+
+// topic reassign --execute --throttle sets kafka-reassign-partitions.sh's
+// throttle: both rates on the brokers of the move, the leader side's
+// throttled replicas on the current replicas, the follower side's on the
+// added one; --verify, once the move is done, removes them all. Skipped
+// while the brokers do not know the throttle keys.
+func TestClusterTopicReassignThrottle(t *testing.T) {
+	c := startCluster(t, 3)
+	createAndProduce(t, c, "th", 2, 1)
+	md := c.waitAgree("th led", func(m *kmsg.MetadataResponse) error { return c.wantTopic(m, "th", 2, 1) })
+	from := partitionOf(md[1], "th", 0).Replicas[0]
+	to := from%3 + 1
+	f := filepath.Join(t.TempDir(), "move.json")
+	if err := os.WriteFile(f, []byte(fmt.Sprintf(`{"version":1,"partitions":[{"topic":"th","partition":0,"replicas":[%d]}]}`, to)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := c.cli(t).run("", "topic", "reassign", "--execute", "--reassignment-json-file", f, "--throttle", "1000000")
+	if r.code != 0 && strings.Contains(r.stderr, "it is not a broker config sluice knows") {
+		t.Skipf("the brokers have no replication throttles: %s", r.stderr)
+	}
+	if r.code != 0 || !strings.Contains(r.stdout, "Warning: You must run --verify periodically") || !strings.Contains(r.stdout, "The inter-broker throttle limit was set to 1000000 B/s\n") {
+		t.Fatalf("--execute --throttle: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	adm := kadm.NewClient(c.client())
+	ctx, cancel := context.WithTimeout(context.Background(), testWait)
+	defer cancel()
+	// throttles returns the throttle configs set (not at their defaults)
+	// on the topic and on brokers from and to, as "resource key=value".
+	throttles := func() ([]string, error) {
+		var out []string
+		add := func(rcs kadm.ResourceConfigs, err error) error {
+			if err != nil {
+				return err
+			}
+			for _, rc := range rcs {
+				if rc.Err != nil {
+					return rc.Err
+				}
+				for _, cfg := range rc.Configs {
+					if strings.Contains(cfg.Key, "throttled") && cfg.Source != kmsg.ConfigSourceDefaultConfig {
+						out = append(out, fmt.Sprintf("%s %s=%s", rc.Name, cfg.Key, cfg.MaybeValue()))
+					}
+				}
+			}
+			return nil
+		}
+		if err := add(adm.DescribeTopicConfigs(ctx, "th")); err != nil {
+			return nil, err
+		}
+		if err := add(adm.DescribeBrokerConfigs(ctx, min(from, to), max(from, to))); err != nil {
+			return nil, err
+		}
+		slices.Sort(out)
+		return out, nil
+	}
+	lo, hi := min(from, to), max(from, to)
+	want := []string{
+		fmt.Sprintf("%d follower.replication.throttled.rate=1000000", lo), fmt.Sprintf("%d leader.replication.throttled.rate=1000000", lo),
+		fmt.Sprintf("%d follower.replication.throttled.rate=1000000", hi), fmt.Sprintf("%d leader.replication.throttled.rate=1000000", hi),
+		fmt.Sprintf("th follower.replication.throttled.replicas=0:%d", to), fmt.Sprintf("th leader.replication.throttled.replicas=0:%d", from),
+	}
+	slices.Sort(want)
+	got, err := throttles()
+	if err != nil || !slices.Equal(got, want) {
+		t.Fatalf("throttles during the move: %v, %v, want %v", got, err, want)
+	}
+	poll(t, "--verify reports th-0 completed", func() error {
+		if out := c.cli(t).ok("", "topic", "reassign", "--verify", "--reassignment-json-file", f); !strings.Contains(out, "Reassignment of partition th-0 is completed.\n") {
+			return fmt.Errorf("%s", out)
+		}
+		return nil
+	})
+	poll(t, "every throttle removed", func() error {
+		if got, err := throttles(); err != nil || len(got) > 0 {
+			return fmt.Errorf("%v, %v", got, err)
+		}
+		return nil
+	})
 }
