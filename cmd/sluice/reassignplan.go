@@ -202,6 +202,9 @@ func newPlanState(in planInput) (*planState, error) {
 			s.tlead = append(s.tlead, make([]int, n))
 		}
 		t := len(s.topics) - 1
+		if len(pa.Replicas) == 0 {
+			return nil, fmt.Errorf("%w: %s-%d has no replicas", errNoPlan, pa.Topic, pa.Partition)
+		}
 		if len(pa.Replicas) > n {
 			return nil, fmt.Errorf("%w: %s-%d has %d replicas but only %d brokers can hold them", errNoPlan, pa.Topic, pa.Partition, len(pa.Replicas), n)
 		}

@@ -242,6 +242,7 @@ func TestPlanErrors(t *testing.T) {
 		{"more replicas than brokers", planInput{Partitions: roundRobin("a", 2, 3, []int32{1, 2, 3}, 0), Brokers: plainBrokers(1, 2, 3), Drain: []int32{3}}},
 		{"some brokers without a rack", planInput{Partitions: roundRobin("a", 2, 2, []int32{1, 2}, 0), Brokers: []planBroker{{ID: 1, Rack: "x"}, {ID: 2}}}},
 		{"no broker", planInput{Partitions: roundRobin("a", 2, 1, []int32{1}, 0), Brokers: plainBrokers(1), Drain: []int32{1}}},
+		{"a partition without replicas", planInput{Partitions: []partitionAssignment{{Topic: "a"}}, Brokers: plainBrokers(1)}},
 		{"a partition twice", planInput{Partitions: append(roundRobin("a", 2, 1, []int32{1}, 0), roundRobin("a", 1, 1, []int32{1}, 0)...), Brokers: plainBrokers(1)}},
 	} {
 		if _, err := planReassignment(tc.in); !errors.Is(err, errNoPlan) {
