@@ -17,6 +17,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -41,6 +42,56 @@ func BenchmarkReplicaAllocs(b *testing.B) {
 				timedAllocs(b, partitions*perBatch, func() { checkProduced(b, rc.roundTrip(b, req)) })
 			})
 		}
+	}
+}
+
+// BenchmarkReplicaAllocsThrottled is BenchmarkReplicaAllocs's rf3 case on
+// a cluster of its own (the same partitions, so the same fetches) with
+// every replica leader- and follower-throttled
+// (*.replication.throttled.replicas "*") under rates it never reaches
+// (1 TiB/s, each broker's own): the throttles' bookkeeping (a flag per
+// partition, each side's bytes counted once per fetch) must add nothing
+// to rf3's allocations.
+//
+//	go test -run '^$' -bench ReplicaAllocs -benchtime 200x ./bench/
+func BenchmarkReplicaAllocsThrottled(b *testing.B) {
+	const partitions = 8
+	ctx := benchCtx(b)
+	c := startCluster(b, 3)
+	c.createAssigned(ctx, "allocs-rf3", partitions, []int32{0, 1, 2}, map[string]string{"min.insync.replicas": "2",
+		"leader.replication.throttled.replicas": "*", "follower.replication.throttled.replicas": "*"})
+	for id := range int32(3) {
+		c.setBrokerConfigs(ctx, id, map[string]string{"leader.replication.throttled.rate": "1099511627776", "follower.replication.throttled.rate": "1099511627776"})
+	}
+	rc := dialRaw(b, c.live[0].addr)
+	for _, perBatch := range []int{100, 1000} {
+		req := produceRequestAcks("allocs-rf3", partitions, recordBatch(perBatch), -1)
+		b.Run(fmt.Sprintf("rf3/acks=all/records=%d", partitions*perBatch), func(b *testing.B) {
+			checkProduced(b, rc.roundTrip(b, req))
+			timedAllocs(b, partitions*perBatch, func() { checkProduced(b, rc.roundTrip(b, req)) })
+		})
+	}
+}
+
+// setBrokerConfigs sets dynamic configs of broker id, for it alone
+// (IncrementalAlterConfigs of resource "<id>", which applies them at once).
+func (c *cluster) setBrokerConfigs(ctx context.Context, id int32, configs map[string]string) {
+	c.tb.Helper()
+	req := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+	rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeBroker, strconv.Itoa(int(id))
+	for k, v := range configs {
+		rc := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		rc.Name, rc.Value = k, kmsg.StringPtr(v)
+		rr.Configs = append(rr.Configs, rc)
+	}
+	req.Resources = append(req.Resources, rr)
+	resp, err := c.request(ctx, id, req)
+	if err != nil {
+		c.tb.Fatalf("broker %d configs: %v", id, err)
+	}
+	if r := resp.(*kmsg.IncrementalAlterConfigsResponse).Resources[0]; r.ErrorCode != 0 {
+		c.tb.Fatalf("broker %d configs: error %d %v", id, r.ErrorCode, r.ErrorMessage)
 	}
 }
 

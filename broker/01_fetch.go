@@ -24,6 +24,11 @@ package broker
 //     with UNSUPPORTED_COMPRESSION_TYPE, as Kafka does (those clients
 //     predate zstd); zstd batches a producer stored in another topic are
 //     served to them as they are, as Kafka serves them.
+//   - A follower's fetch of a leader-throttled partition (KIP-73,
+//     throttle.go) gets no records while the follower is out of the ISR
+//     and the leader's replication quota is exceeded: it waits, as a fetch
+//     short of MinBytes does, until the quota allows again or MaxWaitMs.
+//     The bytes sent for throttled partitions count against the quota.
 //   - No transactions yet: the last stable offset is the high watermark and
 //     there are no aborted transactions.
 
@@ -46,6 +51,11 @@ type wireFetch struct {
 	w     wire.FetchWriter
 	resp  wire.FetchResponse
 	views []engine.View
+	// A follower's fetch, at the last read: the bytes read for
+	// leader-throttled partitions, and how long the leader quota stays
+	// exceeded for those it left without records (0: none was).
+	throttledBytes int64
+	throttledFor   time.Duration
 }
 
 func (f *wireFetch) release() {
@@ -81,11 +91,15 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 			break
 		}
 		f.release()
+		wait := deadline.Sub(now)
+		if f.throttledFor > 0 { // read again when the quota allows
+			wait = min(wait, f.throttledFor)
+		}
 		if timer == nil {
-			timer = time.NewTimer(deadline.Sub(now))
+			timer = time.NewTimer(wait)
 			defer timer.Stop()
 		} else {
-			timer.Reset(deadline.Sub(now))
+			timer.Reset(wait)
 		}
 		select {
 		case <-c.wake:
@@ -96,6 +110,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 			deadline = now
 		}
 	}
+	c.b.repl.leader.record(f.throttledBytes)
 	_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)
 	f.release()
 	return nil, err
@@ -106,8 +121,10 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 // register, each partition first records wake as a waiting fetch.
 func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, wake chan struct{}) (int64, bool) {
 	f.resp.Topics = f.resp.Topics[:0]
+	f.throttledBytes, f.throttledFor = 0, 0
 	var total int64
 	failed := false
+	quotaChecked := false // the leader quota, read once per fetch
 	remaining := int64(req.MaxBytes)
 	if req.Version < 3 || remaining <= 0 {
 		remaining = 1<<31 - 1
@@ -165,6 +182,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 			}
 			hw := p.highWatermark()
 			upTo, from := hw, rp.FetchOffset
+			throttled := false // a follower's fetch of a leader-throttled partition
 			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, p.log.StartOffset()
 			if follower >= 0 {
 				// A replica's fetch: the core answers it (replica.go).
@@ -172,7 +190,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				if req.Version >= 12 {
 					lastFetched = rp.LastFetchedEpoch
 				}
-				a := p.followerFetch(replication.FollowerFetch{Replica: follower, ReplicaEpoch: followerEpoch,
+				a, inISR := p.followerFetch(replication.FollowerFetch{Replica: follower, ReplicaEpoch: followerEpoch,
 					FetchOffset: rp.FetchOffset, LastFetchedEpoch: lastFetched, CurrentLeaderEpoch: rp.CurrentLeaderEpoch, Now: now()})
 				switch {
 				case a.Err != nil:
@@ -187,6 +205,15 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 					continue
 				}
 				from, upTo = a.From, a.LogEnd
+				if throttled = p.leaderThrottled.Load(); throttled && !inISR {
+					if !quotaChecked {
+						f.throttledFor, quotaChecked = b.repl.leader.exceeded(), true
+					}
+					if f.throttledFor > 0 {
+						out.Partitions = append(out.Partitions, fp) // no records until the quota allows
+						continue
+					}
+				}
 			}
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			if limit > 0 || total == 0 {
@@ -202,6 +229,9 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 					fp.Records = &f.views[len(f.views)-1]
 					total += v.Len()
 					remaining -= v.Len()
+					if throttled {
+						f.throttledBytes += v.Len()
+					}
 				}
 			}
 			out.Partitions = append(out.Partitions, fp)

@@ -45,11 +45,12 @@ type Broker struct {
 	}
 	closing chan struct{}
 	connWG  sync.WaitGroup
-	groups  groupsState   // the group coordinator (groups.go)
-	pool    *requestPool  // request memory (reqpool.go)
-	quotas  *connQuotas   // connection bounds (connquota.go)
-	ctl     *controlState // the controller's requests' state (controlplane.go)
-	cluster *cluster      // ZooKeeper mode (cluster.go); nil on the single node
+	groups  groupsState       // the group coordinator (groups.go)
+	pool    *requestPool      // request memory (reqpool.go)
+	quotas  *connQuotas       // connection bounds (connquota.go)
+	ctl     *controlState     // the controller's requests' state (controlplane.go)
+	cluster *cluster          // ZooKeeper mode (cluster.go); nil on the single node
+	repl    replicationQuotas // replication throttles (throttle.go)
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -102,6 +103,7 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.coord = coord
 	b.pids.coord = coord
+	b.repl.init(cfg.Cluster)
 	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
 		Log:                    b.logOptions(nil),

@@ -175,56 +175,60 @@ func consumeAll(t *testing.T, ctx context.Context, c *testCluster, topic string,
 	}
 }
 
-// A move to a broker that died before it caught up waits; cancelled, the
-// partition returns to its original replicas, and the dead broker's copy
-// is deleted when it comes back.
+// A move held back by a throttle (the new replica copies 1 KiB/s of a
+// 64 KiB log, in 1 KiB fetches) is in progress, its copy begun on the new
+// broker; cancelled, the partition returns to its original replicas, the
+// started copy is deleted, and the records are all there.
 func TestClusterReassignCancelled(t *testing.T) {
-	c := startCluster(t, 3, nil)
+	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Fetch.MaxBytes = 1 << 10 })
 	ctx := ctxTimeout(t, 90*time.Second)
-	cl := clusterClient(t, c.bootstrap()[:2], kgo.RequiredAcks(kgo.AllISRAcks()))
+	cl := clusterClient(t, c.bootstrap(), kgo.RequiredAcks(kgo.AllISRAcks()))
 	createAssigned(t, ctx, cl, "stay", []int32{0, 1})
 	c.waitAgree("stay is replicated", replicasAre("stay", []int32{0, 1}))
-	produceNumbered(t, ctx, cl, "stay", 100)
-	c.stopBroker(2)
-	c.waitAgreeOn(c.live(), "broker 2 gone", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == 2 })
-	c.start(2)
-	c.waitAgree("broker 2 back", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == 3 })
-
+	value := make([]byte, 512)
+	for i := range 128 {
+		cl.Produce(ctx, &kgo.Record{Topic: "stay", Value: append(strconv.AppendInt(nil, int64(i), 10), value...)}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
 	adm := kadm.NewClient(cl)
+	mustAlter(t)(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("follower.replication.throttled.replicas", "0:2")}, "stay"))
+	mustAlter(t)(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("follower.replication.throttled.rate", "1024")}, 2))
+
 	var req kadm.AlterPartitionAssignmentsReq
 	req.Assign("stay", 0, []int32{2, 0})
 	if res, err := adm.AlterPartitionAssignments(ctx, req); err != nil || res["stay"][0].Err != nil {
 		t.Fatalf("reassign stay-0: %v %+v", err, res)
 	}
-	c.stopBroker(2) // before or after it caught up: the cancel undoes both
+	deadline := time.Now().Add(30 * time.Second)
+	for !hasLog(c.broker(2), "stay", 0) {
+		if time.Now().After(deadline) {
+			t.Fatal("broker 2 never began copying stay-0")
+		}
+		time.Sleep(10 * time.Millisecond) // the LeaderAndIsr reaches it after the answer
+	}
+	if got := ongoingReassignments(t, ctx, cl)["stay-0"]; !slices.Equal(got, []int32{2, 0, 1}) {
+		t.Fatalf("stay-0 while moving: replicas %v, want [2 0 1]", got)
+	}
 	var cancel kadm.AlterPartitionAssignmentsReq
 	cancel.CancelAssign("stay", 0)
 	res, err := adm.AlterPartitionAssignments(ctx, cancel)
-	switch {
-	case err != nil:
-		t.Fatal(err)
-	case errors.Is(res["stay"][0].Err, kerr.NoReassignmentInProgress):
-		t.Log("the move completed before the cancel: cancelling it was refused")
-		c.start(2)
-		c.waitAgree("stay-0 on 2 and 0", replicasAre("stay", []int32{2, 0}))
-		return
-	case res["stay"][0].Err != nil:
-		t.Fatalf("cancel: %v", res["stay"][0].Err)
+	if err != nil || res["stay"][0].Err != nil {
+		t.Fatalf("cancel: %v %+v", err, res)
 	}
-	c.waitAgreeOn(c.live(), "stay-0 back on 0 and 1", replicasAre("stay", []int32{0, 1}))
+	c.waitAgree("stay-0 back on 0 and 1", replicasAre("stay", []int32{0, 1}))
 	if left := ongoingReassignments(t, ctx, cl); len(left) > 0 {
 		t.Fatalf("reassignments left after the cancel: %v", left)
 	}
-	c.start(2)
-	c.waitAgree("stay-0 on 0 and 1 everywhere", replicasAre("stay", []int32{0, 1}))
-	deadline := time.Now().Add(20 * time.Second)
+	deadline = time.Now().Add(20 * time.Second)
 	for hasLog(c.broker(2), "stay", 0) {
 		if time.Now().After(deadline) {
-			t.Fatal("broker 2 keeps the cancelled replica of stay-0")
+			t.Fatal("broker 2 keeps the cancelled copy of stay-0")
 		}
-		time.Sleep(20 * time.Millisecond) // StopReplica follows its registration
+		time.Sleep(10 * time.Millisecond) // StopReplica follows the metadata
 	}
-	consumeAll(t, ctx, c, "stay", 100)
+	consumeAll(t, ctx, c, "stay", 128)
 }
 
 // Bad plans get Kafka's errors and change nothing.

@@ -39,6 +39,25 @@ type ClusterConfig struct {
 	ControlledShutdown   *bool
 	ShutdownRetries      int
 	ShutdownRetryBackoff time.Duration
+	// QuotaWindowNum is replication.quota.window.num (11) and
+	// QuotaWindowSize replication.quota.window.size.seconds (1 s): the
+	// replication throttles measure their rates over this many samples of
+	// this length (throttle.go).
+	QuotaWindowNum  int
+	QuotaWindowSize time.Duration
+}
+
+// quotaWindows are the replication quotas' samples and their length, with
+// Kafka's defaults.
+func (c ClusterConfig) quotaWindows() (int, time.Duration) {
+	n, size := c.QuotaWindowNum, c.QuotaWindowSize
+	if n <= 0 {
+		n = 11
+	}
+	if size <= 0 {
+		size = time.Second
+	}
+	return n, size
 }
 
 // shutdownConfig is the controlled shutdown's settings with defaults.
@@ -111,6 +130,16 @@ func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
 		}
 	case "controlled.shutdown.retry.backoff.ms":
 		c.ShutdownRetryBackoff, err = ms()
+	case "replication.quota.window.num", "replication.quota.window.size.seconds":
+		n, perr := strconv.ParseInt(v, 10, 32)
+		if perr != nil || n < 1 {
+			return true, fmt.Errorf("broker: config %s=%q: not a number of at least 1", k, v)
+		}
+		if k == "replication.quota.window.num" {
+			c.QuotaWindowNum = int(n)
+		} else {
+			c.QuotaWindowSize = time.Duration(n) * time.Second
+		}
 	default:
 		if ok, err := c.Election.apply(k, v); ok {
 			return ok, err

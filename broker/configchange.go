@@ -33,6 +33,7 @@ func (b *Broker) refreshPartition(p *partition, topicConfigs map[string]string) 
 		p.step(replication.MinInsyncChanged{MinInsyncReplicas: int(n)})
 	}
 	p.compacted.Store(p.log.Options().Compaction.Policy != engine.PolicyDelete)
+	b.refreshThrottles(p, topicConfigs)
 	durable := p.log.Options().FlushMessages == 1
 	if durable && !p.durableHW.Load() {
 		if err := p.log.Flush(); err != nil && !errors.Is(err, engine.ErrClosed) {
@@ -190,9 +191,10 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 	return 0, ""
 }
 
-// refreshAllLocked applies the broker configs to every open log. b.admin
-// is held.
+// refreshAllLocked applies the broker configs to every open log and to
+// the replication throttles. b.admin is held.
 func (b *Broker) refreshAllLocked() {
+	b.applyReplicationRates()
 	b.store.ReloadAllOptions()
 	type part struct {
 		p       *partition

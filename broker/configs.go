@@ -365,9 +365,9 @@ var topicKeys = []configKey{
 		synonyms: []synonym{{name: "log.message.timestamp.after.max.ms"}},
 		doc:      "Bound on how far a record timestamp may lead the broker's clock; only the default is supported."},
 	{name: "leader.replication.throttled.replicas", typ: kmsg.ConfigTypeList, def: str(""), check: throttledReplicas,
-		doc: "Replicas whose replication is throttled on the leader side (no effect on a single node)."},
+		doc: "Replicas (partition:broker, or * for all) whose leader sends to out-of-sync followers no faster than its leader.replication.throttled.rate (no effect on a single node)."},
 	{name: "follower.replication.throttled.replicas", typ: kmsg.ConfigTypeList, def: str(""), check: throttledReplicas,
-		doc: "Replicas whose replication is throttled on the follower side (no effect on a single node)."},
+		doc: "Replicas (partition:broker, or * for all) that fetch, while out of sync, no faster than their broker's follower.replication.throttled.rate (no effect on a single node)."},
 	{name: "message.downconversion.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
 		synonyms: []synonym{{name: "log.message.downconversion.enable"}},
 		doc:      "Whether old fetch versions get down-converted records (no effect: sluice serves record batch v2 only)."},
@@ -388,7 +388,8 @@ var topicKeys = []configKey{
 // brokerKeys are the broker keys sluice knows: the ones it reads from its
 // configuration file (read-only, as in Kafka), and the dynamic ones:
 // DynamicLogConfig's (the first synonym of every topic key but
-// message.format.version) and producer.id.expiration.ms. Defaults are
+// message.format.version), producer.id.expiration.ms and the replication
+// throttles' rates. Defaults are
 // sluice's where they differ from Kafka's (broker.id, listeners, log.dirs).
 var brokerKeys = []configKey{
 	{name: "broker.id", typ: kmsg.ConfigTypeInt, def: str("0"), doc: "This broker's id."},
@@ -478,6 +479,17 @@ var brokerKeys = []configKey{
 	{name: "log.local.retention.bytes", typ: kmsg.ConfigTypeLong, def: str("-2"), dynamic: true, topic: "local.retention.bytes"},
 	{name: "producer.id.expiration.ms", typ: kmsg.ConfigTypeInt, def: str("86400000"), dynamic: true, check: atLeast(1),
 		doc: "How long an idle producer's idempotence state is kept."},
+	// The replication throttles (throttle.go): Kafka's dynamic broker
+	// quotas of DynamicConfig.Broker, and the static windows they are
+	// measured over.
+	{name: "leader.replication.throttled.rate", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(0), dynamic: true,
+		doc: "Bytes/s this broker sends, as leader, to followers of the replicas leader.replication.throttled.replicas names; out-of-sync followers of them get no records while the rate is above it."},
+	{name: "follower.replication.throttled.rate", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(0), dynamic: true,
+		doc: "Bytes/s this broker fetches, as follower, for the replicas follower.replication.throttled.replicas names; out-of-sync ones are not fetched while the rate is above it."},
+	{name: "replication.quota.window.num", typ: kmsg.ConfigTypeInt, def: str("11"), check: atLeast(1),
+		doc: "Samples the replication throttles' rates are measured over."},
+	{name: "replication.quota.window.size.seconds", typ: kmsg.ConfigTypeInt, def: str("1"), check: atLeast(1),
+		doc: "Length of each of those samples."},
 
 	// Kafka's dynamic SASL keys of a broker's listeners
 	// (DynamicListenerConfig.ReconfigurableConfigs), per broker only. sluice

@@ -76,5 +76,7 @@
 // after controlState.mu and Broker.admin (LeaderAndIsr and configuration
 // changes step the core under them) and before the engine Log's lock (the
 // core's effects set the log's high watermark); an acks=all produce waits
-// for its completion with no lock held.
+// for its completion with no lock held. A replication quota's mutex
+// (throttle.go) nests no other lock; a fetcher reads its follower quota
+// under a partition's replicaDriver.mu.
 package broker

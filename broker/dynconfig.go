@@ -58,6 +58,7 @@ type sourcedValue struct {
 func (b *Broker) loadConfigs(raw Config) {
 	b.cfgs.static = staticBrokerConfigs(raw)
 	b.loadDynamicConfigs()
+	b.applyReplicationRates()
 }
 
 // loadDynamicConfigs reads the dynamic layers from the coordinator.
@@ -137,6 +138,8 @@ func staticBrokerConfigs(c Config) map[string]string {
 	c.Cleaner.static(m)
 	c.Network.static(m)
 	c.Cluster.Election.static(m)
+	num("replication.quota.window.num", int64(c.Cluster.QuotaWindowNum))
+	num("replication.quota.window.size.seconds", int64(c.Cluster.QuotaWindowSize/time.Second))
 	return m
 }
 

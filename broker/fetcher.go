@@ -15,6 +15,11 @@ package broker
 // (as a replica asks: its log end, not the high watermark), which the core
 // needs to decide where the follower's log goes.
 //
+// A follower-throttled partition (throttle.go) that is not in sync is
+// left out of the fetch while the follower quota is exceeded, and taken
+// again when it allows; the bytes fetched for throttled partitions count
+// against the quota.
+//
 // Only ZooKeeper mode has followers (the single node leads every
 // partition): requests go through zk.NetSenders, which find a broker's
 // address from its registration. Each fetcher has one of its own, which
@@ -167,9 +172,9 @@ type pending struct {
 }
 
 // take returns the fetches the fetcher's partitions want now (their
-// core's pending fetch of this leader, unless delayed), dropping
-// partitions that follow another leader or none, and when the first
-// delayed partition is due (zero if none is).
+// core's pending fetch of this leader, unless delayed or held back by the
+// follower quota), dropping partitions that follow another leader or none,
+// and when the first partition held back is due (zero if none is).
 // Lock order: a partition's replica lock before fetcher.mu (want is
 // called under it), so the partitions are read with fetcher.mu released.
 func (f *fetcher) take() ([]pending, time.Time) {
@@ -191,13 +196,27 @@ func (f *fetcher) take() ([]pending, time.Time) {
 	}
 	f.mu.Unlock()
 	var out []pending
+	quota, quotaChecked := time.Duration(0), false // the follower quota, read once
 	for _, p := range parts {
 		p.rep.mu.Lock()
 		req, ok := p.rep.mu.fetch, p.rep.mu.fetching
-		if ok && req.Leader == f.leader {
+		held := false
+		if ok && req.Leader == f.leader && p.followerThrottled.Load() && !p.rep.mu.inSync {
+			if !quotaChecked {
+				quota, quotaChecked = f.f.b.repl.follower.exceeded(), true
+			}
+			held = quota > 0
+		}
+		if ok && req.Leader == f.leader && !held {
 			p.rep.mu.fetching = false // sent now; the answer's Ready asks for the next
 		}
 		p.rep.mu.Unlock()
+		if held {
+			if until := now.Add(quota); due.IsZero() || until.Before(due) {
+				due = until
+			}
+			continue
+		}
 		if !ok {
 			continue
 		}
@@ -276,6 +295,7 @@ func (f *fetcher) fetch(ps []pending) error {
 	}
 	resp := raw.(*kmsg.FetchResponse)
 	answered := map[*partition]bool{}
+	var throttledBytes int64
 	var outOfRange []pending
 	var errored, fine []*partition
 	defer func() { f.delay(errored, fine) }()
@@ -286,6 +306,9 @@ func (f *fetcher) fetch(ps []pending) error {
 					continue
 				}
 				answered[pd.p] = true
+				if pd.p.followerThrottled.Load() {
+					throttledBytes += int64(len(rp.RecordBatches))
+				}
 				if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
 					outOfRange = append(outOfRange, pd)
 					continue
@@ -300,6 +323,7 @@ func (f *fetcher) fetch(ps []pending) error {
 			}
 		}
 	}
+	b.repl.follower.record(throttledBytes)
 	if len(outOfRange) > 0 {
 		f.outOfRange(ctx, outOfRange)
 	}
@@ -397,6 +421,9 @@ func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicP
 	p.rep.mu.batchIndex = ev.Batches
 	p.stepLocked(ev)
 	p.rep.mu.batches, p.rep.mu.spans, p.rep.mu.batchIndex = nil, nil, nil
+	if ev.Err == nil && !ev.Diverged {
+		p.rep.mu.inSync = p.log.EndOffset() >= rp.HighWatermark
+	}
 }
 
 // performFollower carries out a follower's Ready: truncation, the

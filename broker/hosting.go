@@ -270,6 +270,7 @@ func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *
 	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
 	b.initReplica(p, p.minInsync.Load())
 	p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
+	b.refreshThrottles(p, t.Configs)
 	return p
 }
 

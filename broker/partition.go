@@ -44,6 +44,11 @@ type partition struct {
 	// refuses records without a key. It follows the log's options
 	// (refreshPartition) and is read on the produce path.
 	compacted atomic.Bool
+	// leaderThrottled and followerThrottled: the topic's
+	// leader.replication.throttled.replicas and
+	// follower.replication.throttled.replicas name this broker's replica
+	// (refreshThrottles, throttle.go); read on the fetch paths.
+	leaderThrottled, followerThrottled atomic.Bool
 
 	mu struct {
 		sync.Mutex

@@ -68,6 +68,11 @@ type replicaDriver struct {
 		batches    []byte
 		spans      [][2]int
 		batchIndex []replication.Batch
+		// inSync: as follower, the last answer's records reached the
+		// leader's high watermark (Kafka's PartitionFetchState
+		// isReplicaInSync); false until the first answer after
+		// becoming a follower. The follower's throttle spares it.
+		inSync bool
 	}
 }
 
@@ -144,18 +149,20 @@ func (p *partition) stepLocked(ev replication.Event) {
 // followerFetch steps a follower's fetch of p and returns the leader's
 // answer: an error, a diverging epoch, or the records [From, LogEnd) to
 // send (not capped at the high watermark: the follower copies what the
-// leader has, KIP-101's rule that the high watermark follows).
-func (p *partition) followerFetch(ev replication.FollowerFetch) replication.FetchAnswer {
+// leader has, KIP-101's rule that the high watermark follows); and whether
+// the follower is in the committed ISR after it (the leader's throttle
+// spares it, throttle.go).
+func (p *partition) followerFetch(ev replication.FollowerFetch) (replication.FetchAnswer, bool) {
 	p.rep.mu.Lock()
 	defer p.rep.mu.Unlock()
 	p.rep.mu.answers = p.rep.mu.answers[:0]
 	p.stepLocked(ev)
 	for i := len(p.rep.mu.answers) - 1; i >= 0; i-- {
 		if a := p.rep.mu.answers[i]; a.Replica == ev.Replica {
-			return a
+			return a, slices.Contains(p.rep.mu.r.ISR(), ev.Replica)
 		}
 	}
-	return replication.FetchAnswer{Replica: ev.Replica, Err: kerr.NotLeaderForPartition}
+	return replication.FetchAnswer{Replica: ev.Replica, Err: kerr.NotLeaderForPartition}, false
 }
 
 // becomeLeader makes p's core the leader at epoch with isr.
@@ -185,7 +192,10 @@ func (p *partition) roleLogLevel() slog.Level {
 func (p *partition) becomeFollower(leader, epoch, partitionEpoch int32, replicas []int32) {
 	p.rep.log.Log(context.Background(), p.roleLogLevel(), "following", "topic", p.topic, "partition", p.index, "leader", leader, "leader_epoch", epoch,
 		"log_end", p.log.EndOffset(), "high_watermark", p.log.HighWatermark())
-	p.step(replication.BecomeFollower{Leader: leader, Epoch: epoch, PartitionEpoch: partitionEpoch, Replicas: replicas,
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	p.rep.mu.inSync = false
+	p.stepLocked(replication.BecomeFollower{Leader: leader, Epoch: epoch, PartitionEpoch: partitionEpoch, Replicas: replicas,
 		Log: logState(p.log)})
 }
 

@@ -1,119 +1,143 @@
 package main
 
-// sluice cluster rebalance, sluice cluster decommission and sluice topic
-// reassign on subprocess clusters.
+// Partition reassignment on broker processes: the controller SIGKILLed in
+// the middle of a move (its target broker stopped, so that the move cannot
+// finish before), and the new controller finishing it from the topic
+// znode's adding and removing replicas; then a move asked through the
+// legacy /admin/reassign_partitions znode, which the controller removes
+// once done.
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
+	"slices"
 	"testing"
 
+	"github.com/go-zookeeper/zk"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// cli returns a runner of the binary's console commands against the
-// brokers live now.
-func (c *testCluster) cli(t *testing.T) *cli {
-	return &cli{t: t, bin: c.bin, brokers: strings.Join(c.addrs(c.live()...), ",")}
-}
-
-// brokerColumns reads the per-broker table of a plan or of the counts
-// after a move: column name → broker → value.
-func brokerColumns(t *testing.T, out string) map[string]map[int32]int {
-	t.Helper()
-	var header []string
-	for l := range strings.SplitSeq(out, "\n") {
-		if f := strings.Fields(l); len(f) > 0 && f[0] == "BROKER" {
-			header = f
-		}
-	}
-	if header == nil {
-		t.Fatalf("no BROKER table in\n%s", out)
-	}
-	cols := map[string]map[int32]int{}
-	for _, row := range tableRows(out, strings.Join(header, "  ")) {
-		id, _ := strconv.Atoi(row[0])
-		for i, name := range header[1:] {
-			if cols[name] == nil {
-				cols[name] = map[int32]int{}
+// wantReplicas is a waitAgree condition: topic's partition p has replicas
+// (in order) and all of them in its ISR.
+func wantReplicas(topic string, p int32, replicas ...int32) func(*kmsg.MetadataResponse) error {
+	return func(m *kmsg.MetadataResponse) error {
+		for _, tp := range m.Topics {
+			if *tp.Topic != topic {
+				continue
 			}
-			cols[name][int32(id)], _ = strconv.Atoi(row[i+1])
+			for _, mp := range tp.Partitions {
+				if mp.Partition != p {
+					continue
+				}
+				isr := slices.Sorted(slices.Values(mp.ISR))
+				if !slices.Equal(mp.Replicas, replicas) || !slices.Equal(isr, slices.Sorted(slices.Values(replicas))) {
+					return fmt.Errorf("%s-%d: replicas %v ISR %v, want %v", topic, p, mp.Replicas, mp.ISR, replicas)
+				}
+				return nil
+			}
+		}
+		return fmt.Errorf("no %s-%d", topic, p)
+	}
+}
+
+func TestClusterReassignSurvivesTheController(t *testing.T) {
+	c := startCluster(t, 4)
+	ctx, cancel := context.WithTimeout(context.Background(), 4*testWait)
+	defer cancel()
+	c.waitAgree("every broker registered", func(m *kmsg.MetadataResponse) error { return c.wantBrokers(m, c.ids()...) })
+	ctl := c.waitController(-1)
+	var others []int32
+	for _, id := range c.ids() {
+		if id != ctl {
+			others = append(others, id)
 		}
 	}
-	return cols
-}
-
-// wantCounts fails unless counts holds want for each of ids.
-func wantCounts(t *testing.T, what string, counts map[int32]int, want map[int32]int) {
-	t.Helper()
-	if fmt.Sprint(counts) != fmt.Sprint(want) {
-		t.Fatalf("%s: %v, want %v", what, counts, want)
+	a, b, target := others[0], others[1], others[2]
+	adm := kadm.NewClient(c.client())
+	req := kmsg.NewPtrCreateTopicsRequest()
+	rt := kmsg.NewCreateTopicsRequestTopic()
+	rt.Topic, rt.NumPartitions, rt.ReplicationFactor = "moving", -1, -1
+	for p, rs := range [][]int32{{a, b}, {b, a}} {
+		ra := kmsg.NewCreateTopicsRequestTopicReplicaAssignment()
+		ra.Partition, ra.Replicas = int32(p), rs
+		rt.ReplicaAssignment = append(rt.ReplicaAssignment, ra)
 	}
-}
-
-// The plans on a live cluster, before anything moves: 3 brokers hold 12
-// partitions RF 2, a fourth joins. rebalance proposes 6 replicas and 3
-// preferred leaders for each; decommission --dry-run empties a broker on
-// paper; topic reassign --generate proposes the same as rebalance, as
-// kafka-reassign-partitions.sh's JSON.
-func TestClusterReassignPlans(t *testing.T) {
-	c := startCluster(t, 3)
-	createTopic(t, c, "orders", 12, 2)
-	c.addBroker(4)
-	c.waitAgree("broker 4 registered", func(m *kmsg.MetadataResponse) error { return c.wantBrokers(m, 1, 2, 3, 4) })
-
-	out := c.cli(t).ok("", "cluster", "rebalance")
-	cols := brokerColumns(t, out)
-	wantCounts(t, "replicas before", cols["REPLICAS"], map[int32]int{1: 8, 2: 8, 3: 8, 4: 0})
-	wantCounts(t, "replicas after", cols["NEW-REPLICAS"], map[int32]int{1: 6, 2: 6, 3: 6, 4: 6})
-	wantCounts(t, "leaders after", cols["NEW-LEADERS"], map[int32]int{1: 3, 2: 3, 3: 3, 4: 3})
-	if !strings.HasPrefix(out, "Plan: 6 replica moves in 6 partitions\n") || !strings.Contains(out, "Run again with --execute") {
-		t.Fatalf("rebalance:\n%s", out)
+	req.Topics = append(req.Topics, rt)
+	if resp, err := req.RequestWith(ctx, c.client()); err != nil || resp.Topics[0].ErrorCode != 0 {
+		t.Fatalf("create: %v %+v", err, resp)
 	}
-
-	out = c.cli(t).ok("", "cluster", "decommission", "2", "--dry-run")
-	cols = brokerColumns(t, out)
-	if cols["NEW-REPLICAS"][2] != 0 || cols["NEW-LEADERS"][2] != 0 || !strings.HasSuffix(out, "Dry run: nothing moved.\n") {
-		t.Fatalf("decommission 2 --dry-run:\n%s", out)
+	c.waitAgree("moving is replicated", wantReplicas("moving", 0, a, b))
+	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	const n = 1000
+	for i := range n {
+		prod.Produce(ctx, &kgo.Record{Topic: "moving", Partition: int32(i % 2), Value: fmt.Appendf(nil, "%d", i)}, nil)
 	}
-	if out := c.cli(t).ok("", "cluster", "decommission", "4", "--dry-run"); out != "Broker 4 holds no replicas: it can be stopped.\n" {
-		t.Fatalf("decommission 4:\n%s", out)
-	}
-	if r := c.cli(t).run("", "cluster", "decommission", "9"); r.code != 1 || !strings.Contains(r.stderr, "broker 9 is not live and holds no replica") {
-		t.Fatalf("decommission 9: exit %d, %s", r.code, r.stderr)
-	}
-
-	dir := t.TempDir()
-	topics := filepath.Join(dir, "topics.json")
-	if err := os.WriteFile(topics, []byte(`{"version":1,"topics":[{"topic":"orders"}]}`), 0o644); err != nil {
+	if err := prod.Flush(ctx); err != nil {
 		t.Fatal(err)
 	}
-	out = c.cli(t).ok("", "topic", "reassign", "--generate", "--topics-to-move-json-file", topics, "--broker-list", "1,2,3,4")
-	lines := strings.Split(out, "\n")
-	if len(lines) != 6 || lines[0] != "Current partition replica assignment" || lines[3] != "Proposed partition reassignment configuration" {
-		t.Fatalf("--generate:\n%s", out)
-	}
-	current, err := parseReassignment("current", []byte(lines[1]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	proposed, err := parseReassignment("proposed", []byte(lines[4]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	replicas, leaders := replicaCounts(applyMovesOf(current, proposed))
-	wantCounts(t, "--generate: replicas", replicas, map[int32]int{1: 6, 2: 6, 3: 6, 4: 6})
-	wantCounts(t, "--generate: leaders", leaders, map[int32]int{1: 3, 2: 3, 3: 3, 4: 3})
-}
 
-// applyMovesOf is parts with the replica lists of the partitions in to.
-func applyMovesOf(parts, to []partitionAssignment) []partitionAssignment {
-	moves := make([]replicaMove, len(to))
-	for i, p := range to {
-		moves[i] = replicaMove{Topic: p.Topic, Partition: p.Partition, To: p.Replicas}
+	// The target stopped (still registered): the move is accepted and
+	// cannot complete.
+	// (A loaded machine may have let a session expire: wait for all.)
+	c.waitAgree("every broker still registered", func(m *kmsg.MetadataResponse) error { return c.wantBrokers(m, c.ids()...) })
+	c.pause(target)
+	var move kadm.AlterPartitionAssignmentsReq
+	move.Assign("moving", 0, []int32{target, a})
+	res, err := adm.AlterPartitionAssignments(ctx, move)
+	if err != nil || res["moving"][0].Err != nil {
+		t.Fatalf("reassign moving-0: %v %+v", err, res)
 	}
-	return applyMoves(parts, moves)
+	data, _ := c.znode("/brokers/topics/moving")
+	type topicZnode struct {
+		Partitions map[string][]int32 `json:"partitions"`
+		Adding     map[string][]int32 `json:"adding_replicas"`
+		Removing   map[string][]int32 `json:"removing_replicas"`
+	}
+	var znode topicZnode
+	if err := json.Unmarshal(data, &znode); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(znode.Partitions["0"], []int32{target, a, b}) || !slices.Equal(znode.Adding["0"], []int32{target}) || !slices.Equal(znode.Removing["0"], []int32{b}) {
+		t.Fatalf("topic znode during the move: %s", data)
+	}
+
+	c.kill(ctl)
+	c.resume(target)
+	next := c.waitController(ctl)
+	t.Logf("controller %d killed mid-move, %d took over", ctl, next)
+	c.waitAgree("moving-0 on the target and a", wantReplicas("moving", 0, target, a))
+	poll(t, "the topic znode without adding and removing replicas", func() error {
+		data, _ := c.znode("/brokers/topics/moving")
+		var znode topicZnode
+		if err := json.Unmarshal(data, &znode); err != nil {
+			return err
+		}
+		if len(znode.Adding)+len(znode.Removing) > 0 || !slices.Equal(znode.Partitions["0"], []int32{target, a}) {
+			return fmt.Errorf("%s", data)
+		}
+		return nil
+	})
+
+	// The legacy znode: moving-1 to the target alone.
+	if c.zkConn == nil {
+		c.znode("/") // opens the connection
+	}
+	if _, err := c.zkConn.Create(c.chroot+"/admin/reassign_partitions",
+		fmt.Appendf(nil, `{"version":1,"partitions":[{"topic":"moving","partition":1,"replicas":[%d]}]}`, target), 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	c.waitAgree("moving-1 on the target alone", wantReplicas("moving", 1, target))
+	poll(t, "/admin/reassign_partitions removed once done", func() error {
+		if data, stat := c.znode("/admin/reassign_partitions"); stat != nil {
+			return fmt.Errorf("still there: %s", data)
+		}
+		return nil
+	})
+	got := readToEnds(ctx, t, c, "moving", map[int32]int64{0: n / 2, 1: n / 2})
+	if len(got) != n {
+		t.Fatalf("read %d records after the moves, want %d", len(got), n)
+	}
 }

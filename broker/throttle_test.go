@@ -1,0 +1,234 @@
+package broker
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+const sec = int64(time.Second)
+
+// The meter is Kafka's SimpleRate over sampled windows: bytes over the
+// time since the oldest sample began, at least one window; samples a ring
+// old are dropped.
+func TestRateMeter(t *testing.T) {
+	m := newRateMeter(11, time.Second)
+	if r := m.rate(0); r != 0 {
+		t.Fatalf("empty meter: rate %v, want 0", r)
+	}
+	if d := m.over(0, 0); d != 0 {
+		t.Fatalf("empty meter over a bound of 0 for %v, want not over", d)
+	}
+	// The first window counts as a whole one: 1000 bytes at once are
+	// 1000 B/s, at the bound and not above it.
+	m.record(0, 1000)
+	if r := m.rate(0); r != 1000 {
+		t.Fatalf("1000 bytes at 0: rate %v, want 1000", r)
+	}
+	if d := m.over(0, 1000); d != 0 {
+		t.Fatalf("1000 B/s against a bound of 1000: over for %v, want not over", d)
+	}
+	m.record(sec/2, 1) // the same sample
+	if d, want := m.over(sec/2, 1000), time.Duration(1001*time.Millisecond-500*time.Millisecond); d != want {
+		t.Fatalf("1001 bytes since 0 at 0.5 s against 1000 B/s: over for %v, want %v (until 1.001 s)", d, want)
+	}
+	if d := m.over(1001*sec/1000, 1000); d != 0 {
+		t.Fatalf("at 1.001 s: over for %v, want not over", d)
+	}
+	// A steady 1000 B each second: the ring keeps 11 samples, begun 10 s
+	// apart at most, so the rate reads 11000 / 10 s.
+	for s := int64(1); s <= 20; s++ {
+		m.record(s*sec, 1000)
+	}
+	if r := m.rate(20 * sec); r != 1100 {
+		t.Fatalf("steady 1000 B/s at 20 s: rate %v, want 1100", r)
+	}
+	// Idle a whole ring: nothing is left.
+	if r := m.rate(31 * sec); r != 0 {
+		t.Fatalf("11 s idle: rate %v, want 0", r)
+	}
+}
+
+// With a bound of 0 nothing is allowed while any sample is kept: over
+// lasts until the oldest one leaves the ring, not forever.
+func TestRateMeterZeroBound(t *testing.T) {
+	m := newRateMeter(3, time.Second)
+	m.record(0, 1)
+	m.record(2*sec, 1)
+	if d := m.over(sec, 0); d != 2*time.Second {
+		t.Fatalf("bound 0: over for %v at 1 s, want 2 s (the first sample leaves at 3 s)", d)
+	}
+	if d := m.over(3*sec, 0); d != 2*time.Second {
+		t.Fatalf("bound 0: over for %v at 3 s, want 2 s (the second sample leaves at 5 s)", d)
+	}
+	if d := m.over(5*sec, 0); d != 0 {
+		t.Fatalf("bound 0, every sample gone: over for %v, want not over", d)
+	}
+	if d := m.over(5*sec, math.MaxInt64); d != 0 {
+		t.Fatalf("no bound: over for %v", d)
+	}
+}
+
+// A copier that takes a chunk whenever the meter allows and otherwise
+// waits as long as over says (the leader's and the follower's loops)
+// copies at the bound: 5 MiB at 1 MiB/s in 64 KiB chunks takes 5 s less
+// the first chunk, never less, with 11 windows of 1 s as Kafka's defaults.
+func TestRateMeterPacesACopier(t *testing.T) {
+	for _, chunk := range []int64{64 << 10, 256 << 10, 1 << 20} {
+		m := newRateMeter(11, time.Second)
+		const total, bound = 5 << 20, 1 << 20
+		var now, copied int64
+		waits := 0
+		for copied < total {
+			if d := m.over(now, bound); d > 0 {
+				now += int64(d)
+				waits++
+				continue
+			}
+			n := min(chunk, total-copied)
+			m.record(now, n)
+			copied += n
+		}
+		// The last chunk leaves at once: the time is that of the rest.
+		want := time.Duration(float64(total-chunk) / bound * float64(time.Second))
+		if got := time.Duration(now); got < want-time.Millisecond || got > want+10*time.Millisecond {
+			t.Errorf("chunk %d: 5 MiB at 1 MiB/s took %v, want %v", chunk, got, want)
+		}
+		if waits > int(total/chunk)+1 {
+			t.Errorf("chunk %d: %d waits for %d chunks: over's waits are too short", chunk, waits, total/chunk)
+		}
+	}
+}
+
+// A quota reads its clock through the seam, and its bound as set.
+func TestReplicationQuota(t *testing.T) {
+	var q replicationQuota
+	q.init(11, time.Second)
+	var clock int64
+	q.clock = func() int64 { return clock }
+	q.record(10 << 20)
+	if d := q.exceeded(); d != 0 {
+		t.Fatalf("no bound: exceeded for %v", d)
+	}
+	q.bound.Store(1 << 20)
+	if d := q.exceeded(); d != 10*time.Second {
+		t.Fatalf("10 MiB at 0 against 1 MiB/s: exceeded for %v, want 10 s", d)
+	}
+	clock = 4 * sec
+	if d := q.exceeded(); d != 6*time.Second {
+		t.Fatalf("at 4 s: exceeded for %v, want 6 s", d)
+	}
+	q.bound.Store(math.MaxInt64)
+	if d := q.exceeded(); d != 0 {
+		t.Fatalf("bound removed: exceeded for %v", d)
+	}
+}
+
+// Each broker takes the entries of *.replication.throttled.replicas that
+// name it, as Kafka's parseThrottledPartitions; "*" names every replica.
+func TestNamesReplica(t *testing.T) {
+	for _, c := range []struct {
+		list      string
+		partition int32
+		broker    int32
+		want      bool
+	}{
+		{"", 0, 0, false},
+		{"*", 3, 7, true},
+		{" * ", 3, 7, true},
+		{"0:1,1:2", 0, 1, true},
+		{"0:1,1:2", 1, 2, true},
+		{"0:1,1:2", 0, 2, false},
+		{"0:1,1:2", 1, 1, false},
+		{"0:1 , 12:3", 12, 3, true},
+		{"10:1", 1, 1, false},
+		{"1:10", 1, 1, false},
+	} {
+		if got := namesReplica(c.list, c.partition, c.broker); got != c.want {
+			t.Errorf("namesReplica(%q, %d, %d) = %v, want %v", c.list, c.partition, c.broker, got, c.want)
+		}
+	}
+}
+
+// The rates are dynamic broker keys, for this broker or the cluster: this
+// broker's value wins, a deleted one falls back to the default, then to
+// no bound; a negative rate is refused as Kafka refuses it; the windows
+// are read-only, from the configuration file.
+func TestReplicationThrottleConfigs(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), func(c *Config) {
+		if _, err := c.Apply(map[string]string{"replication.quota.window.num": "5", "replication.quota.window.size.seconds": "2"}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	adm := tb.admin(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	bounds := func() (int64, int64) { return tb.repl.leader.bound.Load(), tb.repl.follower.bound.Load() }
+	if l, f := bounds(); l != math.MaxInt64 || f != math.MaxInt64 {
+		t.Fatalf("no rate set: bounds %d and %d, want none", l, f)
+	}
+	mustAlter(t)(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("follower.replication.throttled.rate", "5000"), set("leader.replication.throttled.rate", "7000")}))
+	mustAlter(t)(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("follower.replication.throttled.rate", "2000")}, 0))
+	if l, f := bounds(); l != 7000 || f != 2000 {
+		t.Fatalf("bounds %d and %d, want 7000 (the cluster default) and 2000 (this broker's)", l, f)
+	}
+	got := describedBroker(t, tb, "0")
+	if c := got["follower.replication.throttled.rate"]; c.Value == nil || *c.Value != "2000" || c.Source != kmsg.ConfigSourceDynamicBrokerConfig {
+		t.Errorf("described follower.replication.throttled.rate: %+v, want 2000 from DYNAMIC_BROKER_CONFIG", c)
+	}
+	if c := got["leader.replication.throttled.rate"]; c.Value == nil || *c.Value != "7000" || c.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig {
+		t.Errorf("described leader.replication.throttled.rate: %+v, want 7000 from DYNAMIC_DEFAULT_BROKER_CONFIG", c)
+	}
+	if c := got["replication.quota.window.num"]; c.Value == nil || *c.Value != "5" || !c.ReadOnly || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
+		t.Errorf("described replication.quota.window.num: %+v, want 5, read-only, STATIC_BROKER_CONFIG", c)
+	}
+	if n, w := len(tb.repl.leader.mu.m.samples), tb.repl.leader.mu.m.window; n != 5 || w != 2*sec {
+		t.Errorf("the leader quota has %d samples of %v, want 5 of 2 s", n, time.Duration(w))
+	}
+	for _, bad := range []kadm.AlterConfig{set("leader.replication.throttled.rate", "-1"), set("follower.replication.throttled.rate", "fast"), set("replication.quota.window.num", "3")} {
+		if err := alterResult(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{bad})); !errors.Is(err, kerr.InvalidRequest) {
+			t.Errorf("%s=%s: %v, want INVALID_REQUEST", bad.Name, *bad.Value, err)
+		}
+	}
+	mustAlter(t)(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{del("follower.replication.throttled.rate")}, 0))
+	if _, f := bounds(); f != 5000 {
+		t.Fatalf("this broker's follower rate deleted: bound %d, want the cluster default's 5000", f)
+	}
+	mustAlter(t)(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{del("follower.replication.throttled.rate"), del("leader.replication.throttled.rate")}))
+	if l, f := bounds(); l != math.MaxInt64 || f != math.MaxInt64 {
+		t.Fatalf("every rate deleted: bounds %d and %d, want none", l, f)
+	}
+}
+
+// A topic's *.replication.throttled.replicas become its partitions' flags
+// on this broker (id 0) when they change.
+func TestThrottledReplicasFlags(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), nil)
+	adm := tb.admin(t)
+	ctx := ctxTimeout(t, 10*time.Second)
+	if r, err := adm.CreateTopic(ctx, 3, 1, nil, "flags"); err != nil || r.Err != nil {
+		t.Fatalf("create: %v %v", err, r.Err)
+	}
+	flags := func() (leader, follower [3]bool) {
+		for i := range 3 {
+			p := tb.partition("flags", int32(i))
+			leader[i], follower[i] = p.leaderThrottled.Load(), p.followerThrottled.Load()
+		}
+		return
+	}
+	if l, f := flags(); l != [3]bool{} || f != [3]bool{} {
+		t.Fatalf("no throttled replicas: flags %v %v", l, f)
+	}
+	mustAlter(t)(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("leader.replication.throttled.replicas", "1:0,2:1"), set("follower.replication.throttled.replicas", "*")}, "flags"))
+	if l, f := flags(); l != [3]bool{false, true, false} || f != [3]bool{true, true, true} {
+		t.Fatalf("leader 1:0,2:1 and follower *: flags %v %v, want leader only on partition 1, follower on all", l, f)
+	}
+	mustAlter(t)(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{del("leader.replication.throttled.replicas"), del("follower.replication.throttled.replicas")}, "flags"))
+	if l, f := flags(); l != [3]bool{} || f != [3]bool{} {
+		t.Fatalf("deleted: flags %v %v", l, f)
+	}
+}
