@@ -51,9 +51,10 @@ func within1(what string, counts map[int32]int, want int, ids []int32) error {
 
 // The test: 3 brokers hold 12 partitions RF 2 while an acks=all
 // idempotent producer and a consumer group run; a fourth broker joins and
-// sluice cluster rebalance --execute spreads them: each broker ends with 6
-// replicas of the topic and leads 3 (±1), the producer saw only retriable
-// errors, nothing acknowledged is lost or duplicated and the group read
+// sluice cluster rebalance --execute spreads them (under a throttle above
+// the workload's rate, removed after): each broker ends with 6 replicas of
+// the topic and leads 3 (±1), the producer saw only retriable errors,
+// nothing acknowledged is lost or duplicated and the group read
 // everything.
 func TestClusterRebalanceNewBroker(t *testing.T) {
 	c, ctx := startFaultCluster(t, "")
@@ -63,11 +64,21 @@ func TestClusterRebalanceNewBroker(t *testing.T) {
 	c.addBroker(4)
 	c.waitAgree("broker 4 registered", func(m *kmsg.MetadataResponse) error { return c.wantBrokers(m, 1, 2, 3, 4) })
 
-	out := c.cli(t).ok("", "cluster", "rebalance", "--execute", "--interval", "100ms")
+	out := c.cli(t).ok("", "cluster", "rebalance", "--execute", "--interval", "100ms", "--throttle", "50000000")
 	t.Logf("rebalance --execute:\n%s", out)
-	if !strings.Contains(out, "0 of ") || !strings.Contains(out, "Preferred leader election: ") {
-		t.Fatalf("no progress or election in\n%s", out)
+	for _, want := range []string{"The inter-broker throttle limit was set to 50000000 B/s on brokers 1,2,3,4.\n", " 0 of ", "Preferred leader election: ",
+		"Throttles removed from brokers 1,2,3,4 and topics __consumer_offsets,grow.\n"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q in the output", want)
+		}
 	}
+	adm := kadm.NewClient(c.client())
+	poll(t, "every throttle removed", func() error {
+		if got, err := throttleConfigs(ctx, adm, []string{"grow", "__consumer_offsets"}, 1, 2, 3, 4); err != nil || len(got) > 0 {
+			return fmt.Errorf("%v, %v", got, err)
+		}
+		return nil
+	})
 	ids := []int32{1, 2, 3, 4}
 	c.waitAgree("grow spread over 4 brokers", func(m *kmsg.MetadataResponse) error {
 		replicas, leaders := topicCounts(m, "grow")
@@ -227,8 +238,7 @@ func TestClusterTopicReassign(t *testing.T) {
 // topic reassign --execute --throttle sets kafka-reassign-partitions.sh's
 // throttle: both rates on the brokers of the move, the leader side's
 // throttled replicas on the current replicas, the follower side's on the
-// added one; --verify, once the move is done, removes them all. Skipped
-// while the brokers do not know the throttle keys.
+// added one; --verify, once the move is done, removes them all.
 func TestClusterTopicReassignThrottle(t *testing.T) {
 	c := startCluster(t, 3)
 	createAndProduce(t, c, "th", 2, 1)
@@ -240,43 +250,14 @@ func TestClusterTopicReassignThrottle(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := c.cli(t).run("", "topic", "reassign", "--execute", "--reassignment-json-file", f, "--throttle", "1000000")
-	if r.code != 0 && strings.Contains(r.stderr, "it is not a broker config sluice knows") {
-		t.Skipf("the brokers have no replication throttles: %s", r.stderr)
-	}
 	if r.code != 0 || !strings.Contains(r.stdout, "Warning: You must run --verify periodically") || !strings.Contains(r.stdout, "The inter-broker throttle limit was set to 1000000 B/s\n") {
 		t.Fatalf("--execute --throttle: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	adm := kadm.NewClient(c.client())
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
-	// throttles returns the throttle configs set (not at their defaults)
-	// on the topic and on brokers from and to, as "resource key=value".
 	throttles := func() ([]string, error) {
-		var out []string
-		add := func(rcs kadm.ResourceConfigs, err error) error {
-			if err != nil {
-				return err
-			}
-			for _, rc := range rcs {
-				if rc.Err != nil {
-					return rc.Err
-				}
-				for _, cfg := range rc.Configs {
-					if strings.Contains(cfg.Key, "throttled") && cfg.Source != kmsg.ConfigSourceDefaultConfig {
-						out = append(out, fmt.Sprintf("%s %s=%s", rc.Name, cfg.Key, cfg.MaybeValue()))
-					}
-				}
-			}
-			return nil
-		}
-		if err := add(adm.DescribeTopicConfigs(ctx, "th")); err != nil {
-			return nil, err
-		}
-		if err := add(adm.DescribeBrokerConfigs(ctx, min(from, to), max(from, to))); err != nil {
-			return nil, err
-		}
-		slices.Sort(out)
-		return out, nil
+		return throttleConfigs(ctx, adm, []string{"th"}, min(from, to), max(from, to))
 	}
 	lo, hi := min(from, to), max(from, to)
 	want := []string{
@@ -301,4 +282,34 @@ func TestClusterTopicReassignThrottle(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// throttleConfigs returns the throttle configs set (not at their
+// defaults) on topics and brokers, as "resource key=value", sorted.
+func throttleConfigs(ctx context.Context, adm *kadm.Client, topics []string, brokers ...int32) ([]string, error) {
+	var out []string
+	add := func(rcs kadm.ResourceConfigs, err error) error {
+		if err != nil {
+			return err
+		}
+		for _, rc := range rcs {
+			if rc.Err != nil {
+				return rc.Err
+			}
+			for _, cfg := range rc.Configs {
+				if strings.Contains(cfg.Key, "throttled") && cfg.Source != kmsg.ConfigSourceDefaultConfig {
+					out = append(out, fmt.Sprintf("%s %s=%s", rc.Name, cfg.Key, cfg.MaybeValue()))
+				}
+			}
+		}
+		return nil
+	}
+	if err := add(adm.DescribeTopicConfigs(ctx, topics...)); err != nil {
+		return nil, err
+	}
+	if err := add(adm.DescribeBrokerConfigs(ctx, brokers...)); err != nil {
+		return nil, err
+	}
+	slices.Sort(out)
+	return out, nil
 }
