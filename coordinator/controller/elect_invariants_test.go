@@ -33,8 +33,25 @@ type view struct {
 type electRequest struct {
 	ev    ElectLeaders
 	since map[engine.Partition]int
-	// preferred is each known partition's first replica when asked.
+	// preferred is each known partition's first replica when asked;
+	// firsts every first replica it has had since (reassignments change
+	// it), of which the election may have chosen any.
 	preferred map[engine.Partition]int32
+	firsts    map[engine.Partition][]int32
+}
+
+// sawFirsts records the first replicas of the partitions of c's
+// unanswered ElectLeaders, after a step.
+func (k *checker) sawFirsts(c *Controller) {
+	for _, r := range k.view(c).requests {
+		for tp := range r.preferred {
+			if a, ok := c.Topic(tp.Topic); ok && int(tp.Partition) < len(a.Replicas) {
+				if f := a.Replicas[tp.Partition][0]; !slices.Contains(r.firsts[tp], f) {
+					r.firsts[tp] = append(r.firsts[tp], f)
+				}
+			}
+		}
+	}
 }
 
 func (k *checker) view(c *Controller) *view {
@@ -73,7 +90,7 @@ func (k *checker) stepping(c *Controller, ev Event) {
 			v.unclean[name] = on
 		}
 	case ElectLeaders:
-		r := electRequest{ev: ev, since: map[engine.Partition]int{}, preferred: map[engine.Partition]int32{}}
+		r := electRequest{ev: ev, since: map[engine.Partition]int{}, preferred: map[engine.Partition]int32{}, firsts: map[engine.Partition][]int32{}}
 		for _, tp := range ev.Partitions {
 			if ev.Type == UncleanElection {
 				v.asked[tp] = true
@@ -81,6 +98,7 @@ func (k *checker) stepping(c *Controller, ev Event) {
 			r.since[tp] = max(0, len(v.leaders[tp])-1)
 			if a, ok := c.Topic(tp.Topic); ok && int(tp.Partition) < len(a.Replicas) && tp.Partition >= 0 {
 				r.preferred[tp] = a.Replicas[tp.Partition][0]
+				r.firsts[tp] = []int32{a.Replicas[tp.Partition][0]}
 			}
 		}
 		v.requests[ev.ID] = r
@@ -149,21 +167,19 @@ func (k *checker) checkElection(c *Controller, a ElectionAnswer) error {
 			return fmt.Errorf("ElectLeaders %d: result %d for %v, asked %v", a.ID, i, tp, want[i])
 		}
 		had := v.leaders[tp][min(r.since[tp], len(v.leaders[tp])):]
-		preferred, known := r.preferred[tp]
-		if a, ok := c.Topic(tp.Topic); ok && known && int(tp.Partition) < len(a.Replicas) && a.Replicas[tp.Partition][0] != preferred &&
-			(slices.Contains(had, a.Replicas[tp.Partition][0]) || res.Leader == a.Replicas[tp.Partition][0]) {
-			// A reassignment since the request changed the first replica:
-			// the election may have been decided on the new one.
-			preferred = a.Replicas[tp.Partition][0]
-		}
+		_, known := r.preferred[tp]
+		// The first replica when asked, or one a reassignment made first
+		// since: the election may have been decided on any of them.
+		firsts := r.firsts[tp]
+		hadFirst := slices.ContainsFunc(firsts, func(f int32) bool { return slices.Contains(had, f) })
 		switch {
 		case !known && (res.ErrorCode == 0 || res.ErrorCode == kerr.ElectionNotNeeded.Code):
 			return fmt.Errorf("ElectLeaders %d: %v unknown when asked, answered %+v", a.ID, tp, res)
 		case res.ErrorCode == 0 && !slices.Contains(had, res.Leader):
 			return fmt.Errorf("ElectLeaders %d: %v elected %d, committed leaders since %v", a.ID, tp, res.Leader, had)
-		case res.ErrorCode == 0 && r.ev.Type == PreferredElection && res.Leader != preferred:
-			return fmt.Errorf("ElectLeaders %d: preferred election of %v elected %d, preferred %d", a.ID, tp, res.Leader, preferred)
-		case res.ErrorCode == kerr.ElectionNotNeeded.Code && r.ev.Type == PreferredElection && !slices.Contains(had, preferred):
+		case res.ErrorCode == 0 && r.ev.Type == PreferredElection && !slices.Contains(firsts, res.Leader):
+			return fmt.Errorf("ElectLeaders %d: preferred election of %v elected %d, first replicas since %v", a.ID, tp, res.Leader, firsts)
+		case res.ErrorCode == kerr.ElectionNotNeeded.Code && r.ev.Type == PreferredElection && !hadFirst:
 			return fmt.Errorf("ElectLeaders %d: preferred election of %v not needed, committed leaders since %v", a.ID, tp, had)
 		case res.ErrorCode == kerr.ElectionNotNeeded.Code && r.ev.Type == UncleanElection && !slices.ContainsFunc(had, func(l int32) bool { return l != NoLeader }):
 			return fmt.Errorf("ElectLeaders %d: unclean election of %v not needed, committed leaders since %v", a.ID, tp, had)

@@ -52,8 +52,11 @@ func (h *harness) ok(rd Ready) Ready {
 
 func succeeded(w Write) WriteResult {
 	r := WriteResult{Write: w}
-	if w.Op == UpdateState {
+	switch w.Op {
+	case UpdateState:
 		r.Version = w.State.PartitionEpoch + 1
+	case SetAssignment:
+		r.Version = w.Assignment.Version + 1
 	}
 	return r
 }

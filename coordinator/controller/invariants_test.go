@@ -90,6 +90,7 @@ func (k *checker) step(c *Controller, evs ...Event) (Ready, error) {
 		if l, ok := ev.(Load); ok {
 			k.loaded(c, l)
 		}
+		k.sawFirsts(c)
 	}
 	rd := c.Ready()
 	return rd, k.check(c, rd)

@@ -26,6 +26,10 @@ package controller
 //     the partition leaves /admin/reassign_partitions if it came from
 //     there with this target.
 //
+// The original replicas are RS less AR in RS's order, as Kafka's
+// ReplicaAssignment.originReplicas: a move of [1 2] to [3 2] cancelled
+// returns to [2 1] (the preferred leader changes), as in Kafka.
+//
 // A new controller finds ongoing reassignments in the topic znodes and
 // resumes them at step 2 (after step 3, whose write is done, it finishes
 // at once). A broker that registers gets LeaderAndIsr for its replicas as
@@ -45,8 +49,8 @@ package controller
 // a broker that is not live: INVALID_REPLICA_ASSIGNMENT; a cancellation
 // of a partition not being reassigned: NO_REASSIGNMENT_IN_PROGRESS; a
 // partition that does not exist, or of a topic being deleted:
-// UNKNOWN_TOPIC_OR_PARTITION. A target equal to the partition's replicas
-// changes nothing and is answered at once. A reassignment through the API
+// UNKNOWN_TOPIC_OR_PARTITION. A target the partition has, or moves to,
+// already changes nothing: answered once ZooKeeper has that assignment. A reassignment through the API
 // removes the partition from /admin/reassign_partitions, as Kafka's
 // ("the latest reassignment always takes precedence").
 //
@@ -195,7 +199,9 @@ func (c *Controller) alterReassignments(ev AlterReassignments) {
 			target = without(p.replicas, p.adding)
 		}
 		t := c.topics[tp.Topic]
-		if c.reassignTo(t, p, target) {
+		// Answered once ZooKeeper has the assignment: the one just
+		// made, or the same target asked before and not yet written.
+		if c.reassignTo(t, p, target) || p.assignSeq > t.writtenSeq {
 			t.waiters = append(t.waiters, &reassignWaiter{call: call, slot: i, seq: p.assignSeq})
 			call.awaiting++
 		}
@@ -403,8 +409,10 @@ func (c *Controller) reassignResult(t *topic, p *partition, f *flight) {
 	removed := p.removing
 	p.replicas = without(p.replicas, removed)
 	p.adding, p.removing, p.reassign = nil, nil, nil
+	// The final assignment is written next; the target replicas are told
+	// at once (a subset of the replicas ZooKeeper has: p stays sendable),
+	// so the new leader leads before that write, as in Kafka.
 	t.assignSeq++
-	p.assignSeq = t.assignSeq
 	c.setAssignment(t)
 	c.tellReplicas(t, p, false)
 	for _, b := range removed {
