@@ -48,6 +48,7 @@ type Broker struct {
 	closing chan struct{}
 	connWG  sync.WaitGroup
 	groups  groupsState       // the group coordinator (groups.go)
+	lag     lagSampler        // consumer lag, sampled when asked (grouplag.go)
 	pool    *requestPool      // request memory (reqpool.go)
 	quotas  *connQuotas       // connection bounds (connquota.go)
 	ctl     *controlState     // the controller's requests' state (controlplane.go)
@@ -408,6 +409,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 		<-done
 	}
 	b.pool.close()
+	b.closeLag()
 	if b.cluster != nil {
 		b.cluster.close() // the registration goes, another broker becomes controller
 	}

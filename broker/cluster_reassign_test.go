@@ -176,9 +176,11 @@ func consumeAll(t *testing.T, ctx context.Context, c *testCluster, topic string,
 }
 
 // A move held back by a throttle (the new replica copies 1 KiB/s of a
-// 64 KiB log, in 1 KiB fetches) is in progress, its copy begun on the new
-// broker; cancelled, the partition returns to its original replicas, the
-// started copy is deleted, and the records are all there.
+// 64 KiB log of 128 batches, in 1 KiB fetches) is in progress, its copy
+// begun on the new broker; cancelled, the partition returns to its
+// original replicas, the started copy is deleted, and the records are all
+// there. (A fetch returns at least one whole batch: the records go one per
+// batch, or the producer's one large batch would go in one fetch.)
 func TestClusterReassignCancelled(t *testing.T) {
 	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Fetch.MaxBytes = 1 << 10 })
 	ctx := ctxTimeout(t, 90*time.Second)
@@ -187,10 +189,9 @@ func TestClusterReassignCancelled(t *testing.T) {
 	c.waitAgree("stay is replicated", replicasAre("stay", []int32{0, 1}))
 	value := make([]byte, 512)
 	for i := range 128 {
-		cl.Produce(ctx, &kgo.Record{Topic: "stay", Value: append(strconv.AppendInt(nil, int64(i), 10), value...)}, nil)
-	}
-	if err := cl.Flush(ctx); err != nil {
-		t.Fatal(err)
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "stay", Value: append(strconv.AppendInt(nil, int64(i), 10), value...)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	adm := kadm.NewClient(cl)
 	mustAlter(t)(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("follower.replication.throttled.replicas", "0:2")}, "stay"))

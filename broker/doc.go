@@ -50,7 +50,9 @@
 // unloads partitions of __consumer_offsets as this broker gains and loses
 // their leadership.
 //
-// Lock order, outermost first: groupsState.mu (the coordinator is made,
+// Lock order, outermost first: lagSampler.mu (grouplag.go: taken with no
+// other lock held, held across its ListOffsets to other brokers, so one
+// sample runs at a time); groupsState.mu (the coordinator is made,
 // and __consumer_offsets created, under it); Broker.admin (one change to
 // the topics, their partitions or the configuration at a time);
 // coordinator/group's own locks (a group's commits append to

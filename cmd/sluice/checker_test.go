@@ -311,10 +311,12 @@ type workload struct {
 	ctx        context.Context
 	topic      string
 	partitions int32
+	rf         int16
 	h          *history
 	producers  []*workProducer
 	group      *groupReader
-	ends       map[int32]int64 // per partition, the end offset check read to
+	ends       map[int32]int64   // per partition, the end offset check read to
+	replicas   map[int32][]int32 // per partition, its replicas when check ran
 }
 
 // startWorkload creates topic (partitions partitions, RF 3,
@@ -323,8 +325,14 @@ type workload struct {
 // bounds every produce and read of the workload.
 func startWorkload(ctx context.Context, c *testCluster, topic string, partitions int32) *workload {
 	c.t.Helper()
-	createReplicated(ctx, c.t, c, topic, partitions)
-	w := &workload{c: c, ctx: ctx, topic: topic, partitions: partitions, h: newHistory()}
+	return startWorkloadRF(ctx, c, topic, partitions, 3)
+}
+
+// startWorkloadRF is startWorkload with rf replicas a partition.
+func startWorkloadRF(ctx context.Context, c *testCluster, topic string, partitions int32, rf int16) *workload {
+	c.t.Helper()
+	createReplicatedRF(ctx, c.t, c, topic, partitions, rf)
+	w := &workload{c: c, ctx: ctx, topic: topic, partitions: partitions, rf: rf, h: newHistory()}
 	w.group = startGroupReader(ctx, c, w.h, topic)
 	return w
 }
@@ -540,22 +548,24 @@ func (g *groupReader) waitReached(t *testing.T, ends map[int32]int64) {
 // the log end once every replica is in sync), the group must have read as
 // far, the history must show no anomaly, and every live replica of each
 // partition must hold the same bytes in its segment files, ending there.
-// Every broker should be running and in sync when it is called. It fails
-// the test on any anomaly and returns the report.
+// Every live replica should be in sync when it is called. It fails the
+// test on any anomaly and returns the report.
 func (w *workload) check(t *testing.T) report {
 	t.Helper()
 	for _, p := range w.producers {
 		p.finish(t)
 	}
-	ids := w.c.live()
-	w.c.waitAgree(fmt.Sprintf("every partition of %s led with all of %v in sync", w.topic, ids), func(m *kmsg.MetadataResponse) error {
-		if err := w.c.wantTopic(m, w.topic, int(w.partitions), 3); err != nil {
+	w.c.waitAgree(fmt.Sprintf("every partition of %s led with its live replicas in sync", w.topic), func(m *kmsg.MetadataResponse) error {
+		if err := w.c.wantTopic(m, w.topic, int(w.partitions), int(w.rf)); err != nil {
 			return err
 		}
+		w.replicas = map[int32][]int32{}
 		for p := range w.partitions {
-			isr := slices.Sorted(slices.Values(partitionOf(m, w.topic, p).ISR))
-			if !slices.Equal(isr, ids) {
-				return fmt.Errorf("%s-%d: ISR %v", w.topic, p, isr)
+			part := partitionOf(m, w.topic, p)
+			w.replicas[p] = part.Replicas
+			isr := slices.Sorted(slices.Values(part.ISR))
+			if want := w.liveReplicas(p); !slices.Equal(isr, want) {
+				return fmt.Errorf("%s-%d: ISR %v, want %v", w.topic, p, isr, want)
 			}
 		}
 		return nil
@@ -587,13 +597,19 @@ func (w *workload) check(t *testing.T) report {
 	return rep
 }
 
-// replicasEqual waits until the live brokers' copies of each partition
-// hold the same bytes, ending at the offset check read to (check first).
+// replicasEqual waits until the live replicas of each partition hold
+// the same bytes, ending at the offset check read to (check first).
 func (w *workload) replicasEqual(t *testing.T) {
 	t.Helper()
 	for p := range w.partitions {
-		w.c.waitLogsEqual(w.topic, p, w.c.live(), wantEnd(w.ends[p]))
+		w.c.waitLogsEqual(w.topic, p, w.liveReplicas(p), wantEnd(w.ends[p]))
 	}
+}
+
+// liveReplicas lists the live brokers among partition's replicas when
+// check ran, sorted.
+func (w *workload) liveReplicas(partition int32) []int32 {
+	return slices.DeleteFunc(slices.Clone(w.c.live()), func(id int32) bool { return !slices.Contains(w.replicas[partition], id) })
 }
 
 // readToEnds reads every partition of topic from its start until the

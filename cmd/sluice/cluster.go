@@ -3,7 +3,7 @@ package main
 // sluice cluster: the cluster as a whole (issue 17's operator commands).
 // brokers: every live broker with its address, rack, whether it is the
 // controller, the replicas it hosts, the partitions it leads and the bytes
-// its log directories hold.
+// its log directories hold. rebalance and decommission: clusterrebalance.go.
 
 import (
 	"fmt"
@@ -18,13 +18,17 @@ const clusterUsage = `usage: sluice cluster <command> [flags]
 
 commands:
   brokers            live brokers: address, rack, controller, replicas, leaders, disk used
+  rebalance          spread replicas and leaders evenly over the live brokers (--execute)
+  decommission ID    move every replica off broker ID
 
 Run "sluice cluster <command> -h" for a command's flags.
 `
 
 func runCluster(args []string, stdout, stderr io.Writer) int {
 	return runSubcommand("cluster", clusterUsage, map[string]func([]string, io.Writer, io.Writer) int{
-		"brokers": runClusterBrokers,
+		"brokers":      runClusterBrokers,
+		"rebalance":    runClusterRebalance,
+		"decommission": runClusterDecommission,
 	}, args, stdout, stderr)
 }
 

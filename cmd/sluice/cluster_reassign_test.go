@@ -1,11 +1,11 @@
 package main
 
 // Partition reassignment on broker processes: the controller SIGKILLed in
-// the middle of a move (its target broker stopped, so that the move cannot
-// finish before), and the new controller finishing it from the topic
-// znode's adding and removing replicas; then a move asked through the
-// legacy /admin/reassign_partitions znode, which the controller removes
-// once done.
+// the middle of a move (held back by a follower throttle on its target, so
+// that it cannot finish before), and the new controller finishing it from
+// the topic znode's adding and removing replicas once the throttle is
+// lifted; then a move asked through the legacy /admin/reassign_partitions
+// znode, which the controller removes once done.
 
 import (
 	"context"
@@ -44,7 +44,8 @@ func wantReplicas(topic string, p int32, replicas ...int32) func(*kmsg.MetadataR
 }
 
 func TestClusterReassignSurvivesTheController(t *testing.T) {
-	c := startCluster(t, 4)
+	// 1 KiB fetches: the throttle below lets one through a second.
+	c := startClusterWith(t, 4, "replica.fetch.max.bytes=1024\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*testWait)
 	defer cancel()
 	c.waitAgree("every broker registered", func(m *kmsg.MetadataResponse) error { return c.wantBrokers(m, c.ids()...) })
@@ -70,20 +71,34 @@ func TestClusterReassignSurvivesTheController(t *testing.T) {
 		t.Fatalf("create: %v %+v", err, resp)
 	}
 	c.waitAgree("moving is replicated", wantReplicas("moving", 0, a, b))
+	// One record per batch (a fetch takes at least one whole batch), 512
+	// bytes each: 100 KiB to copy at 1 KiB/s.
 	prod := c.client(kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
-	const n = 1000
+	const n = 400
+	pad := make([]byte, 500)
 	for i := range n {
-		prod.Produce(ctx, &kgo.Record{Topic: "moving", Partition: int32(i % 2), Value: fmt.Appendf(nil, "%d", i)}, nil)
-	}
-	if err := prod.Flush(ctx); err != nil {
-		t.Fatal(err)
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "moving", Partition: int32(i % 2), Value: fmt.Appendf(nil, "%d-%s", i, pad)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
 	}
 
-	// The target stopped (still registered): the move is accepted and
-	// cannot complete.
-	// (A loaded machine may have let a session expire: wait for all.)
-	c.waitAgree("every broker still registered", func(m *kmsg.MetadataResponse) error { return c.wantBrokers(m, c.ids()...) })
-	c.pause(target)
+	// The target's copy of moving-0 throttled to 1 KiB/s: the move is
+	// accepted and cannot complete.
+	throttle := func(rate *string) {
+		t.Helper()
+		op := kadm.SetConfig
+		if rate == nil {
+			op = kadm.DeleteConfig
+		}
+		if _, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{{Op: op, Name: "follower.replication.throttled.rate", Value: rate}}, target); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replicas := fmt.Sprintf("0:%d", target)
+	if _, err := adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{{Name: "follower.replication.throttled.replicas", Value: &replicas}}, "moving"); err != nil {
+		t.Fatal(err)
+	}
+	throttle(kadm.StringPtr("1024"))
 	var move kadm.AlterPartitionAssignmentsReq
 	move.Assign("moving", 0, []int32{target, a})
 	res, err := adm.AlterPartitionAssignments(ctx, move)
@@ -104,8 +119,13 @@ func TestClusterReassignSurvivesTheController(t *testing.T) {
 		t.Fatalf("topic znode during the move: %s", data)
 	}
 
+	var set kadm.TopicsSet
+	set.Add("moving", 0)
+	if ongoing, err := adm.ListPartitionReassignments(ctx, set); err != nil || len(ongoing["moving"]) != 1 {
+		t.Fatalf("moving-0 not moving when the controller is killed: %v %+v", err, ongoing)
+	}
 	c.kill(ctl)
-	c.resume(target)
+	throttle(nil) // the copy goes at full speed: the new controller completes the move
 	next := c.waitController(ctl)
 	t.Logf("controller %d killed mid-move, %d took over", ctl, next)
 	c.waitAgree("moving-0 on the target and a", wantReplicas("moving", 0, target, a))

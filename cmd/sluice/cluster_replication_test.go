@@ -251,16 +251,22 @@ func TestClusterDivergedLeaderTruncatesToTheEpochBoundary(t *testing.T) {
 // partition with all three replicas in its ISR; it returns their Metadata.
 func createReplicated(ctx context.Context, t testing.TB, c *testCluster, topic string, partitions int32) map[int32]*kmsg.MetadataResponse {
 	t.Helper()
+	return createReplicatedRF(ctx, t, c, topic, partitions, 3)
+}
+
+// createReplicatedRF is createReplicated with rf replicas a partition.
+func createReplicatedRF(ctx context.Context, t testing.TB, c *testCluster, topic string, partitions int32, rf int16) map[int32]*kmsg.MetadataResponse {
+	t.Helper()
 	two := "2"
-	if r, err := kadm.NewClient(c.client()).CreateTopic(ctx, partitions, 3, map[string]*string{"min.insync.replicas": &two}, topic); err != nil || r.Err != nil {
+	if r, err := kadm.NewClient(c.client()).CreateTopic(ctx, partitions, rf, map[string]*string{"min.insync.replicas": &two}, topic); err != nil || r.Err != nil {
 		t.Fatalf("create %s: %v %v", topic, err, r.Err)
 	}
 	return c.waitAgree(fmt.Sprintf("every replica of %s in sync", topic), func(m *kmsg.MetadataResponse) error {
-		if err := c.wantTopic(m, topic, int(partitions), 3); err != nil {
+		if err := c.wantTopic(m, topic, int(partitions), int(rf)); err != nil {
 			return err
 		}
 		for p := range partitions {
-			if isr := partitionOf(m, topic, p).ISR; len(isr) != 3 {
+			if isr := partitionOf(m, topic, p).ISR; len(isr) != int(rf) {
 				return fmt.Errorf("%s-%d: ISR %v", topic, p, isr)
 			}
 		}

@@ -19,7 +19,7 @@ commands:
   produce        send lines of standard input as records: produce TOPIC
   consume        print records of a topic: consume TOPIC [--group GROUP]
   group          list, describe, delete consumer groups or reset their offsets
-  cluster        the cluster's brokers: cluster brokers
+  cluster        the cluster's brokers: cluster brokers|rebalance|decommission ID
   bench          load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
 The console tools (topic, produce, consume, group) take --brokers host:port,...

@@ -2,7 +2,7 @@ package main
 
 // sluice topic: create, list, describe, alter the configuration of and
 // delete topics, with output shaped like Kafka's kafka-topics.sh (and
-// elect their leaders: topicelect.go).
+// elect their leaders: topicelect.go; reassign them: topicreassign.go).
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -31,6 +32,7 @@ commands:
   alter-config NAME  set or delete topic configuration keys
   delete NAME...     delete topics
   elect-leaders      preferred or unclean leader elections
+  reassign           move partitions between brokers (kafka-reassign-partitions.sh's JSON)
 
 Run "sluice topic <command> -h" for a command's flags.
 `
@@ -43,6 +45,7 @@ func runTopic(args []string, stdout, stderr io.Writer) int {
 		"alter-config":  runTopicAlterConfig,
 		"delete":        runTopicDelete,
 		"elect-leaders": runTopicElectLeaders,
+		"reassign":      runTopicReassign,
 	}, args, stdout, stderr)
 }
 
@@ -55,19 +58,20 @@ func adminContext() (context.Context, context.CancelFunc) {
 }
 
 // openAdmin opens a command's admin session: adminContext's context and an
-// admin client for cf's brokers; release ends both.
-func openAdmin(cf *clientFlags) (ctx context.Context, adm *kadm.Client, release func(), err error) {
+// admin client for cf's brokers, with opts; release ends both.
+func openAdmin(cf *clientFlags, opts ...kgo.Opt) (ctx context.Context, adm *kadm.Client, release func(), err error) {
 	ctx, cancel := adminContext()
-	if adm, err = admin(ctx, cf); err != nil {
+	if adm, err = admin(ctx, cf, opts...); err != nil {
 		cancel()
 		return nil, nil, nil, err
 	}
 	return ctx, adm, func() { adm.Close(); cancel() }, nil
 }
 
-// admin returns an admin client for cf's brokers; close it with Close.
-func admin(ctx context.Context, cf *clientFlags) (*kadm.Client, error) {
-	cl, err := cf.client(ctx)
+// admin returns an admin client for cf's brokers, with opts; close it
+// with Close.
+func admin(ctx context.Context, cf *clientFlags, opts ...kgo.Opt) (*kadm.Client, error) {
+	cl, err := cf.client(ctx, opts...)
 	if err != nil {
 		return nil, err
 	}

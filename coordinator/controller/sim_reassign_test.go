@@ -162,7 +162,11 @@ func (s *sim) movedAway(id engine.TopicID, p int32, b int32) bool { return s.awa
 // left and that the last targets answered without error were reached.
 func (s *sim) reassignsDone() {
 	c := s.ctl
-	if rs := c.Reassignments(); len(rs) > 0 {
+	// A partition whose state znode someone deleted may never grow its ISR
+	// (its brokers hold a higher leader epoch than the controller that
+	// created the znode again knows: converged leaves these out too), so
+	// its move may never complete.
+	if rs := slices.DeleteFunc(c.Reassignments(), func(r Reassignment) bool { return s.tampered[r.Partition] }); len(rs) > 0 {
 		s.fail("reassignments left with every follower caught up: %+v", rs)
 	}
 	for id, r := range s.reassigns {
@@ -173,15 +177,15 @@ func (s *sim) reassignsDone() {
 	for _, name := range slices.Sorted(maps.Keys(s.topics)) {
 		za := s.topics[name]
 		a, _ := c.Topic(name)
-		if len(za.Adding)+len(za.Removing) > 0 {
-			s.fail("topic %s: ZooKeeper's assignment still reassigning: adding %v removing %v", name, za.Adding, za.Removing)
-		}
 		for p := range za.Replicas {
+			if tp := (engine.Partition{Topic: name, Partition: int32(p)}); !s.tampered[tp] && len(za.Adding[int32(p)])+len(za.Removing[int32(p)]) > 0 {
+				s.fail("%v: ZooKeeper's assignment still reassigning: adding %v removing %v", tp, za.Adding[int32(p)], za.Removing[int32(p)])
+			}
 			if !slices.Equal(za.Replicas[p], a.Replicas[p]) {
 				s.fail("topic %s partition %d: ZooKeeper's replicas %v, controller's %v", name, p, za.Replicas[p], a.Replicas[p])
 			}
 			tp := engine.Partition{Topic: name, Partition: int32(p)}
-			if lt, ok := s.lastTarget[tp]; ok && lt.ok && !lt.cancel && !slices.Equal(lt.replica, za.Replicas[p]) {
+			if lt, ok := s.lastTarget[tp]; ok && lt.ok && !lt.cancel && !s.tampered[tp] && !slices.Equal(lt.replica, za.Replicas[p]) {
 				s.fail("%v: last reassignment %d to %v answered, replicas %v", tp, lt.id, lt.replica, za.Replicas[p])
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -102,6 +103,8 @@ type Coordinator struct {
 	// loads counts the running load goroutines; Close waits for them.
 	loads  sync.WaitGroup
 	expiry Timer
+	// rebalances counts the rebalances begun (stats.go).
+	rebalances atomic.Uint64
 }
 
 // New loads the groups and offsets of every partition of store and

@@ -342,6 +342,7 @@ func (c *Coordinator) prepareRebalance(g *group, reason string) {
 		c.armJoin(g, g.rebalanceTimeout())
 	}
 	g.transition(preparingRebalance, c.now())
+	c.rebalances.Add(1)
 	c.log.Info("preparing to rebalance group", "group", g.id, "generation", g.generation, "reason", reason)
 	// As Kafka's purgatory tries a delayed join once when it is added: a
 	// group whose members have all rejoined (or left) completes now.
