@@ -77,7 +77,12 @@ func TestClusterMetrics(t *testing.T) {
 	if v, _ := metricValue(mfs, "kafka_server_replicamanager_isrexpands_total"); v < 1 {
 		t.Errorf("isrexpands_total %v on the leader after the follower rejoined, want at least 1", v)
 	}
-	if v := sumOver(mfs, "kafka_network_requestmetrics_requests_total", "request", "FetchFollower"); v == 0 {
-		t.Error("the leader counts no FetchFollower request")
-	}
+	// A follower's fetch is counted when it is answered: at data, or after
+	// replica.fetch.wait.max.ms.
+	untilScraped(t, leader.MetricsAddr().String(), 30*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		if sumOver(mfs, "kafka_network_requestmetrics_requests_total", "request", "FetchFollower") == 0 {
+			return "the leader counts no FetchFollower request"
+		}
+		return ""
+	})
 }
