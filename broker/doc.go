@@ -50,6 +50,13 @@
 // unloads partitions of __consumer_offsets as this broker gains and loses
 // their leadership.
 //
+// Observability (Config.Observability): with metrics.listen the broker
+// keeps Prometheus metrics under jmx_exporter's names for Kafka's MBeans
+// (metrics.go: counted on the request paths through counters each
+// partition resolves once; metricscollect.go: computed at scrape) and
+// serves them with /healthz and /readyz (metricshttp.go); the connection
+// loop times requests for them and for the request log (requestlog.go).
+//
 // Lock order, outermost first: lagSampler.mu (grouplag.go: taken with no
 // other lock held, held across its ListOffsets to other brokers, so one
 // sample runs at a time); groupsState.mu (the coordinator is made,
@@ -78,7 +85,9 @@
 // after controlState.mu and Broker.admin (LeaderAndIsr and configuration
 // changes step the core under them) and before the engine Log's lock (the
 // core's effects set the log's high watermark); an acks=all produce waits
-// for its completion with no lock held. A replication quota's mutex
+// for its completion with no lock held. A metrics scrape takes Broker.mu (read)
+// to list the partitions and releases it before it takes each partition's
+// replicaDriver.mu. A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota
 // under a partition's replicaDriver.mu.
 package broker

@@ -317,3 +317,21 @@ func TestMetricsProduceFetch(t *testing.T) {
 		t.Error("metrics listener still up after Close")
 	}
 }
+
+// /debug/pprof is served only with metrics.pprof.enable.
+func TestMetricsPprof(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		tb := startBroker(t, t.TempDir(), func(c *Config) {
+			c.Observability.MetricsListen, c.Observability.Pprof = "127.0.0.1:0", on
+		})
+		resp, err := http.Get("http://" + tb.MetricsAddr().String() + "/debug/pprof/goroutine?debug=1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if got := resp.StatusCode == http.StatusOK && strings.Contains(string(body), "goroutine profile"); got != on {
+			t.Errorf("pprof %v: %d %.80q", on, resp.StatusCode, body)
+		}
+	}
+}
