@@ -76,8 +76,8 @@ func (f *wireFetch) note(b *Broker, p *partition, failed bool, bytes int64) {
 }
 
 // countFetch counts the answered fetch into the metrics: a request and a
-// failure or not per partition, and the bytes sent to a consumer (a
-// follower's are replication, which Kafka counts apart).
+// failure or not per partition, and the bytes sent, to a consumer or (as
+// replication bytes out, which Kafka counts apart) to a follower.
 func (b *Broker) countFetch(f *wireFetch, follower bool) {
 	if b.metrics == nil {
 		return
@@ -91,7 +91,11 @@ func (b *Broker) countFetch(f *wireFetch, follower bool) {
 			n.p.metrics.add(failedFetch, 1)
 		default:
 			n.p.metrics.add(totalFetch, 1)
-			if !follower && n.bytes > 0 {
+			switch {
+			case n.bytes == 0:
+			case follower:
+				n.p.metrics.replicated(replicationBytesOut, int(n.bytes))
+			default:
 				n.p.metrics.add(bytesOut, n.bytes)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/twmb/franz-go/pkg/kgo"
 )
 
 // waitMetric scrapes tb's /metrics until name (with labels) has want,
@@ -62,20 +63,50 @@ func TestClusterMetrics(t *testing.T) {
 	if follower < 0 { // of two followers at most one is the controller
 		t.Fatalf("no follower of %s-0 besides the controller: %v", topic, p0.Replicas)
 	}
-	led := 0.0 // partitions the leader leads: all have the follower as replica (RF 3 of 3)
-	for _, p := range topicOf(md, topic).Partitions {
-		if p.Leader == p0.Leader {
-			led++
-		}
-	}
 	waitMetric(t, leader, "all in sync", "kafka_server_replicamanager_underreplicatedpartitions", 0)
 	c.stopBroker(follower)
-	waitMetric(t, leader, fmt.Sprintf("broker %d stopped", follower), "kafka_server_replicamanager_underreplicatedpartitions", led)
+	// Every partition has the follower as a replica (RF 3 of 3), so each
+	// the leader leads (its own, and any the follower's controlled shutdown
+	// moved to it) is under-replicated.
+	untilScraped(t, leader.MetricsAddr().String(), 30*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		under, _ := metricValue(mfs, "kafka_server_replicamanager_underreplicatedpartitions")
+		leads, _ := metricValue(mfs, "kafka_server_replicamanager_leadercount")
+		if leads < 1 || under != leads {
+			return fmt.Sprintf("broker %d stopped: leader %d reports %v under-replicated of %v led", follower, p0.Leader, under, leads)
+		}
+		return ""
+	})
+	// Records the follower must copy when it is back, acknowledged by the
+	// two replicas left.
+	var hooks batchBytes
+	prod := clusterClient(t, c.bootstrap(), kgo.WithHooks(&hooks), kgo.RequiredAcks(kgo.AllISRAcks()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	for i := range 20 {
+		if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Partition: 0, Value: fmt.Appendf(nil, "while away %d", i)}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	produced := hooks.produced
 	c.start(follower)
 	waitMetric(t, leader, fmt.Sprintf("broker %d back", follower), "kafka_server_replicamanager_underreplicatedpartitions", 0)
-	mfs := scrape(t, leader.MetricsAddr().String())
-	if v, _ := metricValue(mfs, "kafka_server_replicamanager_isrexpands_total"); v < 1 {
+	if v, _ := metricValue(scrape(t, leader.MetricsAddr().String()), "kafka_server_replicamanager_isrexpands_total"); v < 1 {
 		t.Errorf("isrexpands_total %v on the leader after the follower rejoined, want at least 1", v)
+	}
+	// The follower copied what was produced while it was away: the leader
+	// counts it out as replication, the follower in.
+	untilScraped(t, leader.MetricsAddr().String(), 30*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		if v, _ := metricValue(mfs, "kafka_server_brokertopicmetrics_replicationbytesout_total"); v < float64(produced) {
+			return fmt.Sprintf("leader's replicationbytesout_total %v, want at least %d", v, produced)
+		}
+		return ""
+	})
+	untilScraped(t, c.broker(follower).MetricsAddr().String(), 30*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		if v, _ := metricValue(mfs, "kafka_server_brokertopicmetrics_replicationbytesin_total"); v < float64(produced) {
+			return fmt.Sprintf("follower's replicationbytesin_total %v, want at least %d", v, produced)
+		}
+		return ""
+	})
+	if v, _ := metricValue(scrape(t, c.broker(follower).MetricsAddr().String()), "kafka_server_brokertopicmetrics_bytesout_total"); v != 0 {
+		t.Errorf("follower's bytesout_total %v: replication counted as consumers' bytes", v)
 	}
 	// A follower's fetch is counted when it is answered: at data, or after
 	// replica.fetch.wait.max.ms.

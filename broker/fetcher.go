@@ -460,7 +460,11 @@ func (p *partition) performFollower(rd *replication.Ready) error {
 			}
 		}
 		if first >= 0 && last >= first {
-			_, err := p.log.AppendReplicated(p.rep.mu.batches[p.rep.mu.spans[first][0]:p.rep.mu.spans[last][1]])
+			batches := p.rep.mu.batches[p.rep.mu.spans[first][0]:p.rep.mu.spans[last][1]]
+			_, err := p.log.AppendReplicated(batches)
+			if err == nil {
+				p.metrics.replicated(replicationBytesIn, len(batches))
+			}
 			errs = append(errs, err)
 		} else {
 			errs = append(errs, errors.New("broker: the core appends batches the fetch did not carry"))

@@ -19,7 +19,10 @@ package broker
 //	kafka_server_brokertopicmetrics_totalproducerequests_total{topic}   counter  partitions of Produce requests
 //	kafka_server_brokertopicmetrics_totalfetchrequests_total{topic}     counter  partitions of Fetch requests
 //
-// Each also without the topic label: the broker-wide figure (Kafka's
+//	kafka_server_brokertopicmetrics_replicationbytesin_total   counter  record bytes a follower appended from its leaders (broker-wide only, as Kafka)
+//	kafka_server_brokertopicmetrics_replicationbytesout_total  counter  record bytes sent to followers' Fetch (broker-wide only)
+//
+// Each of the topic counters also without the topic label: the broker-wide figure (Kafka's
 // BrokerTopicMetrics without a topic). A partition of an unknown topic
 // counts only there.
 //
@@ -76,7 +79,14 @@ type brokerMetrics struct {
 	fetchBy [2][]atomic.Pointer[requestMetrics]
 
 	isrShrinks, isrExpands prometheus.Counter
+	replication            [2]prometheus.Counter // by replicationBytesIn, replicationBytesOut
 }
+
+// The replication byte counters, in brokerMetrics.replication's order.
+const (
+	replicationBytesIn = iota
+	replicationBytesOut
+)
 
 // requestBuckets are sluice_request_duration_seconds' upper bounds: 0.5 ms
 // to 10 s, 1-2.5-5 per decade.
@@ -106,7 +116,8 @@ type topicCounters [numTopicCounters]prometheus.Counter
 // partitionMetrics is what a hosted partition counts into: its topic's
 // counters and the broker's. nil when metrics are off.
 type partitionMetrics struct {
-	topic, all *topicCounters
+	topic, all  *topicCounters
+	replication *[2]prometheus.Counter
 }
 
 // requestMetrics are one API key and version's.
@@ -141,7 +152,11 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		Help: "ISR shrinks of partitions this broker leads."})
 	m.isrExpands = prometheus.NewCounter(prometheus.CounterOpts{Name: "kafka_server_replicamanager_isrexpands_total",
 		Help: "ISR expansions of partitions this broker leads."})
-	m.reg.MustRegister(m.requests, m.times, m.hist, m.isrShrinks, m.isrExpands,
+	for i, name := range []string{"replicationbytesin", "replicationbytesout"} {
+		m.replication[i] = prometheus.NewCounter(prometheus.CounterOpts{Name: "kafka_server_brokertopicmetrics_" + name + "_total",
+			Help: "Kafka's BrokerTopicMetrics " + name + ", broker-wide."})
+	}
+	m.reg.MustRegister(m.requests, m.times, m.hist, m.isrShrinks, m.isrExpands, m.replication[0], m.replication[1],
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newStateCollector(b))
 	for key, a := range apis {
@@ -195,7 +210,7 @@ func (m *brokerMetrics) forTopic(topic string) *partitionMetrics {
 	for i, v := range m.topicVecs {
 		t[i] = v.WithLabelValues(topic)
 	}
-	return &partitionMetrics{topic: &t, all: &m.all}
+	return &partitionMetrics{topic: &t, all: &m.all, replication: &m.replication}
 }
 
 // dropTopic removes a deleted topic's series, as Kafka removes its
@@ -216,6 +231,14 @@ func (pm *partitionMetrics) add(i int, n int64) {
 	}
 	pm.topic[i].Add(float64(n))
 	pm.all[i].Add(float64(n))
+}
+
+// replicated counts n bytes of replication, in or out.
+func (pm *partitionMetrics) replicated(i, n int) {
+	if pm == nil {
+		return
+	}
+	pm.replication[i].Add(float64(n))
 }
 
 // failedUnknown counts a failed partition of an unknown topic (or
