@@ -13,7 +13,7 @@ package broker
 //
 //	kafka_server_brokertopicmetrics_messagesin_total{topic}      counter  records appended by Produce
 //	kafka_server_brokertopicmetrics_bytesin_total{topic}         counter  record-batch bytes appended by Produce
-//	kafka_server_brokertopicmetrics_bytesout_total{topic}        counter  record bytes sent to consumers' Fetch (not to followers)
+//	kafka_server_brokertopicmetrics_bytesout_total{topic}        counter  record bytes sent to consumers' Fetch (followers': replicationbytesout)
 //	kafka_server_brokertopicmetrics_failedproducerequests_total{topic}  counter  partitions of Produce answered an error
 //	kafka_server_brokertopicmetrics_failedfetchrequests_total{topic}    counter  partitions of Fetch answered an error
 //	kafka_server_brokertopicmetrics_totalproducerequests_total{topic}   counter  partitions of Produce requests
