@@ -49,6 +49,9 @@ package broker
 //	kafka_log_log_numlogsegments{topic,partition}           gauge  segments
 //	kafka_server_socket_server_metrics_connection_count{listener,networkprocessor}  gauge  open client connections
 //
+// The group coordinator's (metricsgroups.go lists them): groups by state,
+// members, rebalances, committed offsets and consumer lag.
+//
 // And the Go runtime's and the process's collectors (go_*, process_*).
 
 import (
@@ -158,7 +161,7 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 	}
 	m.reg.MustRegister(m.requests, m.times, m.hist, m.isrShrinks, m.isrExpands, m.replication[0], m.replication[1],
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		newStateCollector(b))
+		newStateCollector(b), newGroupCollector(b))
 	for key, a := range apis {
 		if key >= 0 && key <= maxAPIKey {
 			m.perAPI[key] = make([]atomic.Pointer[requestMetrics], a.max+1)
