@@ -40,6 +40,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
+	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -152,18 +153,26 @@ func (s *metadataSnapshot) partitions() []engine.Partition {
 	return out
 }
 
-// electLeadersDriver returns the controller driver's ElectLeaders: the
-// cluster's controller loop, or the single node's controller; nil when
-// neither runs here.
+// electLeadersDriver returns the controller driver's ElectLeaders, nil
+// when no controller driver runs here (controllerEntry).
 func (b *Broker) electLeadersDriver() func(context.Context, controller.ElectionType, []engine.Partition) ([]controller.ElectionResult, error) {
+	type elect = func(context.Context, controller.ElectionType, []engine.Partition) ([]controller.ElectionResult, error)
+	return controllerEntry(b, func(l *zk.ControllerLoop) elect { return l.ElectLeaders }, func(e *coordinator.Embedded) elect { return e.ElectLeaders })
+}
+
+// controllerEntry returns one of the controller's entry points: the
+// cluster's controller loop's (fromLoop), or the single node's controller's
+// (fromLocal); nil when neither runs here.
+func controllerEntry[F any](b *Broker, fromLoop func(*zk.ControllerLoop) F, fromLocal func(*coordinator.Embedded) F) F {
+	var none F
 	if b.cluster != nil {
 		if l := b.cluster.loop.Load(); l != nil {
-			return l.ElectLeaders
+			return fromLoop(l)
 		}
-		return nil
+		return none
 	}
 	if e, ok := b.coord.(*coordinator.Embedded); ok {
-		return e.ElectLeaders
+		return fromLocal(e)
 	}
-	return nil
+	return none
 }

@@ -35,6 +35,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
+	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -87,32 +88,15 @@ func handleAlterPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (
 	return resp, nil
 }
 
-// reassignDriver returns the controller's reassignment entry: the
-// cluster's controller loop, or the single node's controller; nil when
-// there is none.
+// reassignDriver returns the controller's reassignment entry, nil when no
+// controller driver runs here (controllerEntry).
 func (b *Broker) reassignDriver() func(context.Context, []controller.ReassignTarget) (controller.ReassignAnswer, error) {
-	if b.cluster != nil {
-		if l := b.cluster.loop.Load(); l != nil {
-			return l.AlterReassignments
-		}
-		return nil
-	}
-	if e, ok := b.coord.(*coordinator.Embedded); ok {
-		return e.AlterReassignments
-	}
-	return nil
+	type alter = func(context.Context, []controller.ReassignTarget) (controller.ReassignAnswer, error)
+	return controllerEntry(b, func(l *zk.ControllerLoop) alter { return l.AlterReassignments }, func(e *coordinator.Embedded) alter { return e.AlterReassignments })
 }
 
 // listReassignmentsDriver is reassignDriver's for the ongoing ones.
 func (b *Broker) listReassignmentsDriver() func(context.Context) ([]controller.Reassignment, bool, error) {
-	if b.cluster != nil {
-		if l := b.cluster.loop.Load(); l != nil {
-			return l.ListReassignments
-		}
-		return nil
-	}
-	if e, ok := b.coord.(*coordinator.Embedded); ok {
-		return e.ListReassignments
-	}
-	return nil
+	type list = func(context.Context) ([]controller.Reassignment, bool, error)
+	return controllerEntry(b, func(l *zk.ControllerLoop) list { return l.ListReassignments }, func(e *coordinator.Embedded) list { return e.ListReassignments })
 }

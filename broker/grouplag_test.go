@@ -16,22 +16,14 @@ func TestGroupLagSingleNode(t *testing.T) {
 	tb := startBroker(t, t.TempDir(), nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.addr), kgo.DefaultProduceTopic("lagged"), kgo.AllowAutoTopicCreation())
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
 	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "lagged"); err != nil {
-		t.Fatal(err)
-	}
 	const n = 100
-	for i := range n {
-		cl.Produce(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}, nil)
-	}
-	if err := cl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	produceLagged(t, ctx, cl, n)
 	var offsets kadm.Offsets
 	offsets.Add(kadm.Offset{Topic: "lagged", Partition: 0, At: n / 2, LeaderEpoch: -1})
 	if resp, err := adm.CommitOffsets(ctx, "half", offsets); err != nil || resp.Error() != nil {
@@ -43,6 +35,21 @@ func TestGroupLagSingleNode(t *testing.T) {
 	}
 	if l := lags[0]; l.Group != "half" || l.Topic != "lagged" || l.Partition != 0 || l.Committed != n/2 || l.End != n || l.Lag != n/2 {
 		t.Fatalf("lag %+v, want group half at %d of %d: lag %d", l, n/2, n, n/2)
+	}
+}
+
+// produceLagged creates topic "lagged" (one partition) on a single node
+// and produces n numbered records to it through cl.
+func produceLagged(t *testing.T, ctx context.Context, cl *kgo.Client, n int) {
+	t.Helper()
+	if _, err := kadm.NewClient(cl).CreateTopic(ctx, 1, 1, nil, "lagged"); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		cl.Produce(ctx, &kgo.Record{Topic: "lagged", Value: []byte(strconv.Itoa(i))}, nil)
+	}
+	if err := cl.Flush(ctx); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -2,11 +2,9 @@ package broker
 
 import (
 	"context"
-	"strconv"
 	"testing"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -20,22 +18,13 @@ func TestMetricsGroupsAndLag(t *testing.T) {
 	maddr := tb.MetricsAddr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.addr), kgo.DefaultProduceTopic("lagged"))
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tb.addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	adm := kadm.NewClient(cl)
-	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "lagged"); err != nil {
-		t.Fatal(err)
-	}
 	const n = 200
-	for i := range n {
-		cl.Produce(ctx, &kgo.Record{Value: []byte(strconv.Itoa(i))}, nil)
-	}
-	if err := cl.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
+	produceLagged(t, ctx, cl, n)
 	cons, err := kgo.NewClient(kgo.SeedBrokers(tb.addr), kgo.ConsumerGroup("half"), kgo.ConsumeTopics("lagged"),
 		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.DisableAutoCommit())
 	if err != nil {
