@@ -37,6 +37,8 @@ package broker
 //	                                                                       partition's leader, or unclean, succeeded): milliseconds from the decision to
 //	                                                                       the write's success; quantiles as totaltimems, _count the elections
 //	kafka_controller_controllerstats_uncleanleaderelections_total  counter  of them, the unclean ones
+//	kafka_log_logflushstats_logflushrateandtimems                  summary  milliseconds of each flush of a log that synced appends (flush.messages,
+//	                                                                       flush.ms, a clean stop), from the engine's OnFlush; quantiles as totaltimems
 //
 // Computed at each scrape (metricscollect.go), nothing on the write path:
 //
@@ -92,6 +94,7 @@ type brokerMetrics struct {
 
 	elections prometheus.Summary // milliseconds
 	unclean   prometheus.Counter
+	flushes   prometheus.Summary // milliseconds
 }
 
 // kafkaQuantiles are the quantiles of the summaries standing for Kafka's
@@ -177,8 +180,11 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		Objectives: kafkaQuantiles, MaxAge: 10 * time.Minute})
 	m.unclean = prometheus.NewCounter(prometheus.CounterOpts{Name: "kafka_controller_controllerstats_uncleanleaderelections_total",
 		Help: "Unclean leader elections by this broker as controller."})
+	m.flushes = prometheus.NewSummary(prometheus.SummaryOpts{Name: "kafka_log_logflushstats_logflushrateandtimems",
+		Help:       "Milliseconds of each flush of a log that synced appends.",
+		Objectives: kafkaQuantiles, MaxAge: 10 * time.Minute})
 	m.reg.MustRegister(m.requests, m.times, m.hist, m.isrShrinks, m.isrExpands, m.replication[0], m.replication[1],
-		m.elections, m.unclean,
+		m.elections, m.unclean, m.flushes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newStateCollector(b), newGroupCollector(b))
 	for key, a := range apis {
@@ -319,6 +325,11 @@ func (m *brokerMetrics) elected(e zk.LeaderElection) {
 	if e.Unclean {
 		m.unclean.Inc()
 	}
+}
+
+// flushed times one flush of a log (the engine's Options.OnFlush).
+func (m *brokerMetrics) flushed(took time.Duration) {
+	m.flushes.Observe(float64(took) / float64(time.Millisecond))
 }
 
 // isrChanged counts an ISR change the controller accepted.
