@@ -117,3 +117,48 @@ func TestClusterMetrics(t *testing.T) {
 		return ""
 	})
 }
+
+// A leader's broker stopped: its controlled shutdown moves its
+// leaderships, and the controller's broker counts each leader elected (and
+// no unclean one); the other brokers count none.
+func TestClusterMetricsLeaderElections(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
+	ctx := ctxTimeout(t, 60*time.Second)
+	const topic = "elected"
+	c.createTopic(ctx, topic, 6, 2)
+	const elections, unclean = "kafka_controller_controllerstats_leaderelectionrateandtimems", "kafka_controller_controllerstats_uncleanleaderelections_total"
+	controller := metadataOf(t, c.broker(0)).ControllerID
+	stopped := (controller + 1) % 3
+	led := 0
+	for _, p := range topicOf(metadataOf(t, c.broker(0)), topic).Partitions {
+		if p.Leader == stopped {
+			led++
+		}
+	}
+	if led == 0 {
+		t.Fatalf("broker %d leads no partition of %s", stopped, topic)
+	}
+	ctl := c.broker(controller)
+	before, ok := metricValue(scrape(t, ctl.MetricsAddr().String()), elections)
+	if !ok {
+		t.Fatalf("the controller's broker has no %s", elections)
+	}
+	c.stopBroker(stopped)
+	untilScraped(t, ctl.MetricsAddr().String(), 30*time.Second, func(mfs map[string]*dto.MetricFamily) string {
+		if v, _ := metricValue(mfs, elections); v < before+float64(led) {
+			return fmt.Sprintf("broker %d, leading %d partitions, stopped: the controller counts %v elections, %v before", stopped, led, v, before)
+		}
+		return ""
+	})
+	mfs := scrape(t, ctl.MetricsAddr().String())
+	if v, ok := metricValue(mfs, unclean); !ok || v != 0 {
+		t.Errorf("%s = %v (present %v) on the controller, want 0", unclean, v, ok)
+	}
+	if mf := mfs[elections]; len(mf.GetMetric()) != 1 || len(mf.Metric[0].GetSummary().GetQuantile()) != 6 {
+		t.Errorf("%s is not a summary of six quantiles: %v", elections, mf)
+	}
+	other := c.broker(3 - controller - stopped)
+	if v, _ := metricValue(scrape(t, other.MetricsAddr().String()), elections); v != 0 {
+		t.Errorf("broker %d, not the controller, counts %v elections", other.cfg.ID, v)
+	}
+}

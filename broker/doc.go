@@ -55,7 +55,10 @@
 // (metrics.go: counted on the request paths through counters each
 // partition resolves once; metricscollect.go: computed at scrape) and
 // serves them with /healthz and /readyz (metricshttp.go); the connection
-// loop times requests for them and for the request log (requestlog.go).
+// loop times requests for them and for the request log (requestlog.go);
+// the controller driver reports leader elections (zk.LoopOptions.Elected)
+// and the engine each log flush (engine.Options.OnFlush), from their own
+// goroutines, into metrics that take no broker lock.
 //
 // Lock order, outermost first: lagSampler.mu (grouplag.go: taken with no
 // other lock held, held across its ListOffsets to other brokers, so one

@@ -252,7 +252,8 @@ func (d *dynamicConfigs) brokerValue(key string) (string, bool) {
 }
 
 // logOptions is the engine configuration of a topic's logs: the broker's
-// configuration with its dynamic layers, overridden by the topic's configs.
+// configuration with its dynamic layers, overridden by the topic's configs;
+// with metrics, the flushes timed.
 func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 	d := b.cfgs.dynamic.Load()
 	o := b.cfg.logOptions(d.withDynamicDefaults(topicConfigs))
@@ -260,6 +261,9 @@ func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			o.ProducerIDExpiration = time.Duration(n) * time.Millisecond
 		}
+	}
+	if b.metrics != nil {
+		o.OnFlush = b.metrics.flushed // read at a log's open only
 	}
 	return o
 }

@@ -88,7 +88,8 @@ func (c ElectionConfig) static(m map[string]string) {
 // electionLoopOptions are o with the controller driver's election options: the
 // rebalance's settings, and each topic's effective unclean election
 // setting from the broker's layers (the static default, then the dynamic
-// ones, then the topic's override, as DescribeConfigs reports it).
+// ones, then the topic's override, as DescribeConfigs reports it); and, with
+// metrics, the elections counted (metrics.go).
 func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
 	c := b.cfg.Cluster.Election
 	o.AutoLeaderRebalance = c.AutoLeaderRebalance
@@ -96,6 +97,9 @@ func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
 	o.ImbalancePercentage = c.ImbalancePercentage
 	o.Unclean = func(topicConfigs map[string]string) bool {
 		return strings.EqualFold(b.topicValue("unclean.leader.election.enable", topicConfigs), "true")
+	}
+	if b.metrics != nil {
+		o.Elected = b.metrics.elected
 	}
 	return o
 }

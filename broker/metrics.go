@@ -33,6 +33,12 @@ package broker
 //	sluice_request_duration_seconds{request}                       histogram  the same time, in seconds (buckets 0.5 ms to 10 s)
 //	kafka_server_replicamanager_isrshrinks_total                   counter  ISR shrinks of partitions this broker leads, as the controller accepted them
 //	kafka_server_replicamanager_isrexpands_total                   counter  ISR expansions, likewise
+//	kafka_controller_controllerstats_leaderelectionrateandtimems   summary  on the controller's broker, per leader elected (a state write changing a
+//	                                                                       partition's leader, or unclean, succeeded): milliseconds from the decision to
+//	                                                                       the write's success; quantiles as totaltimems, _count the elections
+//	kafka_controller_controllerstats_uncleanleaderelections_total  counter  of them, the unclean ones
+//	kafka_log_logflushstats_logflushrateandtimems                  summary  milliseconds of each flush of a log that synced appends (flush.messages,
+//	                                                                       flush.ms, a clean stop), from the engine's OnFlush; quantiles as totaltimems
 //
 // Computed at each scrape (metricscollect.go), nothing on the write path:
 //
@@ -62,6 +68,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator/zk"
 )
 
 // brokerMetrics holds the registry and the metrics counted as requests are
@@ -83,7 +91,16 @@ type brokerMetrics struct {
 
 	isrShrinks, isrExpands prometheus.Counter
 	replication            [2]prometheus.Counter // by replicationBytesIn, replicationBytesOut
+
+	elections prometheus.Summary // milliseconds
+	unclean   prometheus.Counter
+	flushes   prometheus.Summary // milliseconds
 }
+
+// kafkaQuantiles are the quantiles of the summaries standing for Kafka's
+// timers, as jmx_exporter shows them (50thPercentile ... 999thPercentile),
+// over 10 minutes.
+var kafkaQuantiles = map[float64]float64{0.5: 0.05, 0.75: 0.02, 0.95: 0.005, 0.98: 0.002, 0.99: 0.001, 0.999: 0.0001}
 
 // The replication byte counters, in brokerMetrics.replication's order.
 const (
@@ -146,8 +163,7 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		Help: "Requests served, by API and version."}, []string{"request", "version"})
 	m.times = prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: "kafka_network_requestmetrics_totaltimems",
 		Help:       "Milliseconds from a request's last byte read to its response written.",
-		Objectives: map[float64]float64{0.5: 0.05, 0.75: 0.02, 0.95: 0.005, 0.98: 0.002, 0.99: 0.001, 0.999: 0.0001},
-		MaxAge:     10 * time.Minute}, []string{"request"})
+		Objectives: kafkaQuantiles, MaxAge: 10 * time.Minute}, []string{"request"})
 	m.hist = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "sluice_request_duration_seconds",
 		Help:    "Seconds from a request's last byte read to its response written.",
 		Buckets: requestBuckets}, []string{"request"})
@@ -159,7 +175,16 @@ func newBrokerMetrics(b *Broker) *brokerMetrics {
 		m.replication[i] = prometheus.NewCounter(prometheus.CounterOpts{Name: "kafka_server_brokertopicmetrics_" + name + "_total",
 			Help: "Kafka's BrokerTopicMetrics " + name + ", broker-wide."})
 	}
+	m.elections = prometheus.NewSummary(prometheus.SummaryOpts{Name: "kafka_controller_controllerstats_leaderelectionrateandtimems",
+		Help:       "Leaders elected by this broker as controller: milliseconds from the decision to the state write's success.",
+		Objectives: kafkaQuantiles, MaxAge: 10 * time.Minute})
+	m.unclean = prometheus.NewCounter(prometheus.CounterOpts{Name: "kafka_controller_controllerstats_uncleanleaderelections_total",
+		Help: "Unclean leader elections by this broker as controller."})
+	m.flushes = prometheus.NewSummary(prometheus.SummaryOpts{Name: "kafka_log_logflushstats_logflushrateandtimems",
+		Help:       "Milliseconds of each flush of a log that synced appends.",
+		Objectives: kafkaQuantiles, MaxAge: 10 * time.Minute})
 	m.reg.MustRegister(m.requests, m.times, m.hist, m.isrShrinks, m.isrExpands, m.replication[0], m.replication[1],
+		m.elections, m.unclean, m.flushes,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		newStateCollector(b), newGroupCollector(b))
 	for key, a := range apis {
@@ -291,6 +316,20 @@ func (m *brokerMetrics) newRequestMetrics(name string, version int16) *requestMe
 		time:  m.times.WithLabelValues(name),
 		hist:  m.hist.WithLabelValues(name),
 	}
+}
+
+// elected counts a leader election of this broker's controller (the
+// driver's LoopOptions.Elected).
+func (m *brokerMetrics) elected(e zk.LeaderElection) {
+	m.elections.Observe(float64(e.Took) / float64(time.Millisecond))
+	if e.Unclean {
+		m.unclean.Inc()
+	}
+}
+
+// flushed times one flush of a log (the engine's Options.OnFlush).
+func (m *brokerMetrics) flushed(took time.Duration) {
+	m.flushes.Observe(float64(took) / float64(time.Millisecond))
 }
 
 // isrChanged counts an ISR change the controller accepted.

@@ -335,3 +335,48 @@ func TestMetricsPprof(t *testing.T) {
 		}
 	}
 }
+
+// kafka_log_logflushstats_logflushrateandtimems times each flush of a log:
+// records produced to a topic of flush.messages=1 raise its count by one
+// each (sequential produces, one sync round each), those to a topic
+// without a flush policy not at all.
+func TestMetricsLogFlush(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), func(c *Config) { c.Observability.MetricsListen = "127.0.0.1:0" })
+	ctx := ctxTimeout(t, 30*time.Second)
+	one := "1"
+	adm := tb.admin(t)
+	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"flush.messages": &one}, "durable"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "plain"); err != nil {
+		t.Fatal(err)
+	}
+	const flushes = "kafka_log_logflushstats_logflushrateandtimems"
+	count := func() float64 {
+		t.Helper()
+		mfs := scrape(t, tb.MetricsAddr().String())
+		if q := mfs[flushes].GetMetric(); len(q) != 1 || len(q[0].GetSummary().GetQuantile()) != 6 {
+			t.Fatalf("%s is not a summary of six quantiles: %v", flushes, mfs[flushes])
+		}
+		v, _ := metricValue(mfs, flushes)
+		return v
+	}
+	prod := tb.client(t)
+	produce := func(topic string, n int) {
+		t.Helper()
+		for i := range n {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: fmt.Appendf(nil, "r%d", i)}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	before := count()
+	produce("plain", 5)
+	if got := count(); got != before {
+		t.Errorf("records to a topic without a flush policy: %v flushes, %v before", got, before)
+	}
+	produce("durable", 5)
+	if got := count(); got != before+5 {
+		t.Errorf("5 records produced one by one to a flush.messages=1 topic: %v flushes, %v before", got, before)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -51,6 +52,35 @@ func TestGroupCommit(t *testing.T) {
 	t.Logf("%d appends, %d sync rounds (%.3f fsyncs per append)", appenders*each, rounds, float64(rounds)/float64(appenders*each))
 	if rounds >= appenders*each/2 {
 		t.Fatalf("%d sync rounds for %d concurrent appends: appends did not share rounds", rounds, appenders*each)
+	}
+}
+
+// Options.OnFlush hears of each flush that synced appends, with its time,
+// and stays across SetOptions (fixed at open); a flush with nothing to
+// sync is not one.
+func TestOnFlush(t *testing.T) {
+	var calls atomic.Int64
+	var took atomic.Int64
+	onFlush := func(d time.Duration) { calls.Add(1); took.Add(int64(d)) }
+	l := mustOpen(t, t.TempDir(), Options{FlushMessages: 1, OnFlush: onFlush})
+	defer l.Close()
+	batch := testBatch(t, 1, 100, 1)
+	for range 3 {
+		if _, err := l.Append(batch); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.SetOptions(Options{FlushMessages: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Append(batch); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Flush(); err != nil { // nothing left to sync
+		t.Fatal(err)
+	}
+	if n, rounds := calls.Load(), l.syncRounds.Load(); n != 4 || rounds != 4 || took.Load() <= 0 {
+		t.Fatalf("OnFlush called %d times (%v in all) for 4 durable appends and %d sync rounds", n, time.Duration(took.Load()), rounds)
 	}
 }
 

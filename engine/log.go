@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/google/btree"
 )
@@ -256,7 +257,8 @@ func (l *Log) Options() Options { return *l.opts.Load() }
 //   - SegmentIndexBytes from the next segment, as in Kafka: the active
 //     segment's index files are already sized.
 //
-// FS, Now, Logger and OpenSegments are fixed at open and ignored here.
+// FS, Now, Logger, OnFlush and OpenSegments are fixed at open and ignored
+// here.
 // Appends already past their options check finish under the old settings.
 func (l *Log) SetOptions(o Options) error {
 	l.mu.Lock()
@@ -738,6 +740,7 @@ func (l *Log) flushRound(target int64) (synced bool, err error) {
 		return false, fmt.Errorf("%w: %w", ErrLogFailed, failed)
 	}
 	v := l.view.Load()
+	start := time.Now()
 	var errs []error
 	for s := v.floor(rp); s != nil && s.base < target; s = v.after(s.base) {
 		f, err := s.acquire()
@@ -780,6 +783,9 @@ func (l *Log) flushRound(target int64) (synced bool, err error) {
 		return false, fmt.Errorf("%w: %w", ErrLogFailed, failed)
 	}
 	l.syncRounds.Add(1)
+	if onFlush := l.opts.Load().OnFlush; onFlush != nil {
+		onFlush(time.Since(start))
+	}
 	return true, nil
 }
 

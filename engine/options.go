@@ -19,8 +19,8 @@ const (
 
 // Options configures a Log. The zero value means Kafka's defaults; every
 // field documents its default. Options are copied at open; Log.SetOptions
-// changes every setting but FS, Now, Logger and OpenSegments while the log
-// is open.
+// changes every setting but FS, Now, Logger, OnFlush and OpenSegments while
+// the log is open.
 type Options struct {
 	// SegmentBytes is the size at which the active segment rolls
 	// (segment.bytes). Default 1 GiB.
@@ -98,6 +98,14 @@ type Options struct {
 
 	// Logger receives recovery and roll events. Default slog.Default().
 	Logger *slog.Logger
+
+	// OnFlush, if set, is called after each flush that synced the log's
+	// unsynced appends (a group-commit round, flush.ms's, Flush, Close),
+	// with the time its fdatasyncs took, from the goroutine that flushed,
+	// with no lock of the log held but its flush lock: it must be quick
+	// (the broker's log flush time metric). Not called for a failed flush,
+	// nor for a sealed segment's sync at its roll. Default none.
+	OnFlush func(took time.Duration)
 }
 
 func (o Options) withDefaults() Options {

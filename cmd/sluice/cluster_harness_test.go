@@ -85,11 +85,12 @@ type testCluster struct {
 	zkConn  *zk.Conn // opened by znode
 }
 
-// testBroker is one broker of a testCluster; its id, address and data
+// testBroker is one broker of a testCluster; its id, addresses and data
 // directory stay across restarts.
 type testBroker struct {
 	id      int32
 	addr    string
+	metrics string // its --metrics-addr, the port after addr's
 	data    string
 	proc    *brokerChild
 	stopped bool // SIGSTOPped and not yet continued
@@ -161,11 +162,13 @@ func (c *testCluster) cleanup() {
 	}
 }
 
-// addBroker starts a new broker id on a free port (freePorts).
+// addBroker starts a new broker id on a free port (freePorts), serving
+// metrics on the next.
 func (c *testCluster) addBroker(id int32) *testBroker {
 	c.t.Helper()
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(freePorts(c.t, 1)))
-	b := &testBroker{id: id, addr: addr, data: filepath.Join(c.dir, fmt.Sprintf("broker-%d", id))}
+	port := freePorts(c.t, 2)
+	b := &testBroker{id: id, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		metrics: net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1)), data: filepath.Join(c.dir, fmt.Sprintf("broker-%d", id))}
 	c.brokers[id] = b
 	c.launch(b)
 	return b
@@ -175,7 +178,7 @@ func (c *testCluster) addBroker(id int32) *testBroker {
 func (c *testCluster) launch(b *testBroker) {
 	c.t.Helper()
 	args := []string{"broker", "--zookeeper", c.connect, "--id", strconv.Itoa(int(b.id)),
-		"--listen", b.addr, "--data", b.data, "--config", c.props}
+		"--listen", b.addr, "--metrics-addr", b.metrics, "--data", b.data, "--config", c.props}
 	logPath := filepath.Join(c.dir, fmt.Sprintf("broker-%d.log", b.id))
 	p, err := startBrokerChild(c.bin, args, b.id, b.addr, logPath, syscall.SIGKILL)
 	if err != nil {

@@ -67,6 +67,10 @@ type LoopOptions struct {
 	AutoLeaderRebalance    *bool
 	ImbalanceCheckInterval time.Duration
 	ImbalancePercentage    *int
+	// Elected, if set, is called after each state write electing a
+	// partition's leader succeeded (elections.go), from a goroutine of the
+	// loop's: it must not block (default: none).
+	Elected func(LeaderElection)
 }
 
 // ControllerLoop is a broker's controller driver: it competes for the
@@ -653,11 +657,13 @@ func (t *term) perform(rd controller.Ready) {
 		// One goroutine for the Ready's batches, in order: a later batch
 		// may need the partitions znode an earlier one creates.
 		batches := batchStates(states, hasStates(t.core, states))
+		elections, start := t.elections(states), time.Now()
 		t.wg.Add(1)
 		go func() {
 			defer t.wg.Done()
 			for _, b := range batches {
 				for _, r := range t.l.client.writeStates(t.e, b) {
+					t.reportElected(elections, r, start)
 					t.post(r)
 				}
 			}

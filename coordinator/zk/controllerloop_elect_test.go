@@ -107,6 +107,36 @@ func led(t *testing.T, f *fakeBrokers, epoch int32, tp engine.Partition, leader 
 	})
 }
 
+// electedLog records what LoopOptions.Elected reports.
+type electedLog struct {
+	mu  sync.Mutex
+	got []LeaderElection
+}
+
+func (l *electedLog) add(e LeaderElection) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, e)
+}
+
+// want checks that the elections reported are exactly want, in any order,
+// with their times left out.
+func (l *electedLog) want(t *testing.T, want ...LeaderElection) {
+	t.Helper()
+	l.mu.Lock()
+	got := slices.Clone(l.got)
+	l.mu.Unlock()
+	for i := range got {
+		got[i].Took = 0
+	}
+	byTopic := func(a, b LeaderElection) int { return strings.Compare(a.Topic, b.Topic) }
+	slices.SortFunc(got, byTopic)
+	slices.SortFunc(want, byTopic)
+	if !slices.Equal(got, want) {
+		t.Errorf("elections reported %+v, want %+v", got, want)
+	}
+}
+
 func elect(t *testing.T, via *testBroker, typ controller.ElectionType, tps ...engine.Partition) []controller.ElectionResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitDeadline)
@@ -128,12 +158,15 @@ func elect(t *testing.T, via *testBroker, typ controller.ElectionType, tps ...en
 // Three brokers on a real ZooKeeper: a preferred election through the
 // driver moves a partition's leadership back to its first replica once it
 // is in the ISR (not before; a broker not the controller answers
-// NOT_CONTROLLER), and is not needed after.
+// NOT_CONTROLLER), and is not needed after. It alone is reported to
+// LoopOptions.Elected (not the first leader of a new partition, nor an ISR
+// change).
 func TestControllerLoopPreferredElection(t *testing.T) {
 	requireZK(t)
 	f := newFakeBrokers()
 	off := false
-	o := LoopOptions{Logger: quietLogger(), AutoLeaderRebalance: &off}
+	var elected electedLog
+	o := LoopOptions{Logger: quietLogger(), AutoLeaderRebalance: &off, Elected: elected.add}
 	chroot, bs, ctl := electCluster(t, f, o, 1, 2)
 	epoch := ctl.loop.Epoch()
 	tp := engine.Partition{Topic: "p", Partition: 0}
@@ -171,6 +204,7 @@ func TestControllerLoopPreferredElection(t *testing.T) {
 	if r := elect(t, ctl, controller.PreferredElection, tp, tp)[0]; r.ErrorCode != kerr.ElectionNotNeeded.Code {
 		t.Fatalf("again: %+v", r)
 	}
+	elected.want(t, LeaderElection{Topic: "p", Partition: 0, Leader: 3})
 }
 
 // The automatic rebalance, at a short interval, moves leadership back to
@@ -199,11 +233,14 @@ func TestControllerLoopAutoRebalance(t *testing.T) {
 // once (the ISR that replica alone, RECOVERING, and a WARN); one without
 // stays offline until the setting is changed (the driver follows
 // /config/changes) or an ElectLeaders UNCLEAN, which ignores the setting.
+// Each is reported to LoopOptions.Elected as unclean; going offline is not
+// an election.
 func TestControllerLoopUncleanElection(t *testing.T) {
 	requireZK(t)
 	f := newFakeBrokers()
 	var logs logBuffer
-	o := LoopOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	var elected electedLog
+	o := LoopOptions{Logger: slog.New(slog.NewTextHandler(&logs, nil)), Elected: elected.add}
 	_, bs, ctl := electCluster(t, f, o, 1, 2, 3)
 	epoch := ctl.loop.Epoch()
 	var rest []int32
@@ -258,4 +295,9 @@ func TestControllerLoopUncleanElection(t *testing.T) {
 	if s, _ := state(t, ctl.client, w); s.Leader != lagging || !slices.Equal(s.ISR, []int32{lagging}) || s.LeaderRecoveryState != Recovering {
 		t.Fatalf("w-0 after ElectLeaders UNCLEAN: %+v", s)
 	}
+	var want []LeaderElection
+	for _, topic := range []string{"u", "v", "w"} {
+		want = append(want, LeaderElection{Topic: topic, Leader: lagging, Unclean: true})
+	}
+	elected.want(t, want...)
 }

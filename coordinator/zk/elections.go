@@ -20,6 +20,8 @@ package zk
 //     auto-leader-rebalance-task.
 //   - An unclean election's write is logged at WARN before it is issued:
 //     acknowledged records may be lost.
+//   - Each state write that elects a leader and succeeds is reported to
+//     LoopOptions.Elected (the broker counts Kafka's ControllerStats).
 
 import (
 	"context"
@@ -286,5 +288,55 @@ func (t *term) warnUnclean(ws []controller.Write) {
 		t.l.log.Warn("unclean leader election: a replica outside the ISR becomes leader; records acknowledged by the old ISR and not replicated to it are lost",
 			"topic", w.Topic, "partition", w.Partition, "leader", w.State.Leader, "leader_epoch", w.State.LeaderEpoch,
 			"old_leader", cur.Leader, "old_isr", cur.ISR)
+	}
+}
+
+// LeaderElection is a partition's leader elected by a state write that
+// succeeded, as LoopOptions.Elected reports it.
+type LeaderElection struct {
+	Topic     string
+	Partition int32
+	// Leader is the broker elected.
+	Leader int32
+	// Unclean says it was elected from outside the ISR.
+	Unclean bool
+	// Took is the time from the decision (the Ready holding the write) to
+	// the write's success.
+	Took time.Duration
+}
+
+// elections are the leader elections among ws, by partition: the state
+// updates that change a partition's leader to a broker (from another or
+// none) or elect one uncleanly. nil without LoopOptions.Elected.
+func (t *term) elections(ws []controller.Write) map[engine.Partition]LeaderElection {
+	if t.l.opts.Elected == nil {
+		return nil
+	}
+	var out map[engine.Partition]LeaderElection
+	for _, w := range ws {
+		if w.Op != controller.UpdateState || w.ISRChange || w.State.Leader < 0 {
+			continue
+		}
+		tp := engine.Partition{Topic: w.Topic, Partition: w.Partition}
+		if cur, ok := t.core.State(tp); ok && cur.Leader == w.State.Leader && !w.Unclean {
+			continue
+		}
+		if out == nil {
+			out = map[engine.Partition]LeaderElection{}
+		}
+		out[tp] = LeaderElection{Topic: w.Topic, Partition: w.Partition, Leader: w.State.Leader, Unclean: w.Unclean}
+	}
+	return out
+}
+
+// reportElected reports r to LoopOptions.Elected if it is the success of
+// one of elections, decided at start.
+func (t *term) reportElected(elections map[engine.Partition]LeaderElection, r controller.WriteResult, start time.Time) {
+	if r.Err != nil || len(elections) == 0 {
+		return
+	}
+	if e, ok := elections[engine.Partition{Topic: r.Write.Topic, Partition: r.Write.Partition}]; ok {
+		e.Took = time.Since(start)
+		t.l.opts.Elected(e)
 	}
 }
