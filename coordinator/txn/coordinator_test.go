@@ -273,10 +273,14 @@ func TestFailedWritesAnswerErrorsAndChangeNothing(t *testing.T) {
 	if c := h.answer(1).Code; c != kerr.CoordinatorNotAvailable.Code {
 		t.Fatalf("init: code %d", c)
 	}
-	if _, ok := h.c.Get("x"); ok {
-		t.Fatal("an id whose first record failed is kept")
+	// Kafka keeps the new id, not yet written, and its producer id.
+	if m, ok := h.c.Get("x"); !ok || m.Epoch != -1 || m.ProducerID != 1000 {
+		t.Fatalf("after its first record failed: %+v, %v", m, ok)
 	}
 	a := h.begin("x", tp0)
+	if a.ProducerID != 1000 || a.Epoch != 0 {
+		t.Fatalf("init after a failed first record: %+v", a)
+	}
 	h.ack(h.step(AddPartitions{Req: 2, Version: 3, TransactionalID: "x", ProducerID: a.ProducerID, Epoch: a.Epoch, Partitions: []engine.Partition{tp1}}), kerr.NotLeaderForPartition.Code)
 	if c, m := h.answer(2).Code, h.state("x"); c != kerr.NotCoordinator.Code || len(m.Partitions) != 1 {
 		t.Fatalf("add: code %d, state %+v", c, m)
@@ -389,5 +393,37 @@ func TestTransitions(t *testing.T) {
 	}
 	if CanMove(Empty, PrepareCommit) || CanMove(CompleteCommit, CompleteAbort) || !CanMove(PrepareEpochFence, PrepareAbort) {
 		t.Error("Kafka's table not kept")
+	}
+}
+
+func TestMarkerFencedAtLeaderStopsSending(t *testing.T) {
+	h := newHarness(t, Options{})
+	a := h.begin("x", tp0, tp1)
+	rd := h.ack(h.step(EndTxn{Req: 1, Version: 3, TransactionalID: "x", ProducerID: a.ProducerID, Epoch: a.Epoch, Commit: true}), 0)
+	rd = h.step(MarkerResult{ID: rd.Markers[0].ID, Code: kerr.TransactionCoordinatorFenced.Code}, MarkerResult{ID: rd.Markers[1].ID, Code: kerr.NotLeaderForPartition.Code})
+	if !rd.Empty() {
+		t.Fatalf("after a fenced marker: %+v", rd)
+	}
+	if st := h.state("x").State; st != PrepareCommit {
+		t.Fatalf("state %v, want PrepareCommit until a newer coordinator loads it", st)
+	}
+}
+
+func TestExhaustedEpochWithOtherExpectedEpochIsNotBumped(t *testing.T) {
+	h := newHarness(t, Options{})
+	m := Metadata{TransactionalID: "x", ProducerID: 77, Epoch: 32766, TimeoutMs: 10, State: Empty, StartMs: -1, UpdateMs: 1}
+	if err := h.c.Load(EncodeKey("x"), EncodeValue(m, 1)); err != nil {
+		t.Fatal(err)
+	}
+	h.step(Loaded{}, InitProducerID{Req: 1, Version: 4, TransactionalID: "x", TimeoutMs: 10, ProducerID: 77, Epoch: 5})
+	if c := h.answer(1).Code; c != kerr.ProducerFenced.Code {
+		t.Fatalf("code %d, want PRODUCER_FENCED", c)
+	}
+	h.ack(h.step(InitProducerID{Req: 2, Version: 4, TransactionalID: "x", TimeoutMs: 10, ProducerID: 77, Epoch: 32766}), 0)
+	if a := h.answer(2); a.ProducerID == 77 || a.Epoch != 0 {
+		t.Fatalf("rotation with the current epoch expected: %+v", a)
+	}
+	if m := h.state("x"); m.LastProducerID != 77 || m.LastEpoch != 32766 {
+		t.Fatalf("last producer %d epoch %d", m.LastProducerID, m.LastEpoch)
 	}
 }

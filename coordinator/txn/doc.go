@@ -75,6 +75,13 @@
 //     begun more than its timeout ago; ExpireIDs writes a tombstone for each
 //     id idle (Empty or Complete*) for transactional.id.expiration.ms and
 //     forgets it once written.
+//   - A marker refused with INVALID_PRODUCER_EPOCH or
+//     TRANSACTION_COORDINATOR_FENCED stops the sending of that
+//     transaction's markers (Kafka's abortSending): it stays prepared until
+//     a newer coordinator loads it. Other marker errors are retried.
+//   - A new id whose first record failed is kept in memory with epoch -1
+//     and its producer id, as Kafka's putTransactionStateIfNotExists
+//     leaves it, so the retry reuses that producer id.
 //   - Loaded resends the markers of transactions left in Prepare*.
 //
 // # Invariants
@@ -97,6 +104,9 @@
 //   - Kafka 4.0's KIP-890 (transaction version 2, the previous and next
 //     producer ids of the value's tagged fields) is not implemented:
 //     LastProducerID and LastEpoch live in memory only, as in Kafka 3.9.
+//   - A KIP-360 InitProducerId that retries, with the previous epoch, a
+//     bump to an exhausted epoch gets that epoch back; Kafka's
+//     prepareIncrementProducerEpoch throws (UNKNOWN_SERVER_ERROR).
 //   - PrepareEpochFence is never written or kept: the fence bumps the epoch
 //     at once and writes PrepareAbort, which is what Kafka 3.9 appends.
 package txn

@@ -94,20 +94,22 @@ func (c *Coordinator) initProducerID(ev InitProducerID) {
 		c.fenceAndAbort(s, r)
 	case Empty, CompleteCommit, CompleteAbort:
 		t := m.transit(Empty, c.nowMs)
-		t.timeoutMs, t.partitions, t.startMs = ev.TimeoutMs, nil, -1
-		if epochExhausted(m.Epoch) {
+		t.timeoutMs, t.partitions, t.startMs, t.lastID = ev.TimeoutMs, nil, -1, m.ProducerID
+		if epochExhausted(m.Epoch) && (!expected || ev.Epoch == m.Epoch) {
 			pid, code := c.opts.NewProducerID()
 			if code != 0 {
 				c.fail(r, code)
 				return
 			}
-			t.lastID, t.lastEpoch = m.ProducerID, -1
+			t.lastEpoch = -1
 			if expected {
 				t.lastEpoch = m.Epoch
 			}
 			t.producerID, t.epoch = pid, 0
 		} else {
-			// prepareIncrementProducerEpoch.
+			// prepareIncrementProducerEpoch. An exhausted epoch comes here
+			// only with an expected epoch other than the current one, and
+			// is never bumped.
 			bumped := m.Epoch + 1
 			switch {
 			case !expected:
@@ -275,9 +277,6 @@ func (c *Coordinator) written(ev WriteResult) {
 		if f.fence {
 			s.fenceFailed = true
 		}
-		if f.kind == flightInit && s.meta.Epoch == -1 {
-			delete(c.txns, f.id) // never written: forget the new id
-		}
 		c.fail(f.req, writeError(ev.Code))
 		return
 	}
@@ -322,14 +321,27 @@ func (c *Coordinator) markerDone(ev MarkerResult) {
 	if !ok {
 		return // a duplicate
 	}
-	if ev.Code != 0 && !ev.Gone {
+	id := c.markerOf[ev.ID]
+	s := c.txns[id]
+	switch {
+	case ev.Code == kerr.InvalidProducerEpoch.Code || ev.Code == kerr.TransactionCoordinatorFenced.Code:
+		// The producer or this coordinator was fenced at the leader: stop
+		// sending this transaction's markers (Kafka's abortSending). It
+		// stays prepared until a newer coordinator loads it.
+		for mid, tid := range c.markerOf {
+			if tid == id {
+				delete(c.markers, mid)
+				delete(c.markerOf, mid)
+			}
+		}
+		s.markersLeft = nil
+		return
+	case ev.Code != 0 && !ev.Gone:
 		c.retry = append(c.retry, ev.ID)
 		return
 	}
 	delete(c.markers, ev.ID)
-	id := c.markerOf[ev.ID]
 	delete(c.markerOf, ev.ID)
-	s := c.txns[id]
 	delete(s.markersLeft, mk.Partition)
 	c.completeIfDone(s)
 }
