@@ -52,6 +52,7 @@ type Log struct {
 	nextOffset    atomic.Int64                // log end offset: the offset the next record gets
 	startOffset   atomic.Int64
 	highWatermark atomic.Int64 // in [startOffset, nextOffset]; replica.go
+	firstUnstable atomic.Int64 // first offset of the oldest open transaction, -1: none; state.go
 	leaderEpoch   atomic.Int32
 	recoveryPoint atomic.Int64 // everything below is on disk
 	closed        atomic.Bool
@@ -211,6 +212,7 @@ func createLog(dir string, opts Options, cache *fileCache, sy *syncer) (*Log, er
 	l.publishLocked()
 	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, leaderEpochCheckpointFile)}
 	l.producers = newProducerState()
+	l.firstUnstable.Store(-1)
 	l.lastEpoch = -1
 	l.snapshotAt.Store(0)
 	l.startTickerLocked()

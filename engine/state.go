@@ -5,8 +5,10 @@ package engine
 // for OffsetForLeaderEpoch and follower truncation) and the idempotent
 // producers' state (producerstate.go: the last batches' sequences, so a
 // retried batch is recognised and answered with its original offsets, also
-// after a restart). Both are updated under the log's lock with every append
-// and truncated with the log. The producer state is snapshotted when a
+// after a restart, and their open transactions: the first offset of the
+// oldest is the log's first unstable offset, which bounds the last stable
+// offset). Both are updated under the log's lock with every append and
+// truncated with the log. The producer state is snapshotted when a
 // segment rolls and when the log closes; opening replays the batch headers
 // after the newest snapshot.
 //
@@ -72,6 +74,7 @@ func (l *Log) loadStateLocked() error {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
 	}
 	l.producers = ps
+	l.firstUnstable.Store(ps.firstUnstableOffset())
 	l.cacheLastEpochLocked()
 	return nil
 }
@@ -127,11 +130,28 @@ func (l *Log) trackAppendLocked(h *BatchHeader) error {
 			l.lastEpoch = e
 		}
 	}
-	if h.ProducerID >= 0 {
-		l.producers.update(h, h.BaseOffset, h.MaxTimestamp)
+	if h.ProducerID >= 0 && l.producers.update(h, h.BaseOffset, h.MaxTimestamp) {
+		l.firstUnstable.Store(l.producers.firstUnstableOffset())
 	}
 	return nil
 }
+
+// LastStableOffset is the offset below which every record is committed or
+// aborted and replicated, as Kafka's UnifiedLog.lastStableOffset: the first
+// offset of the oldest transaction still open, if it is below the high
+// watermark, else the high watermark. A read_committed consumer reads up to
+// it. It takes no lock.
+func (l *Log) LastStableOffset() int64 {
+	hw := l.highWatermark.Load()
+	if fu := l.firstUnstable.Load(); fu >= 0 && fu < hw {
+		return fu
+	}
+	return hw
+}
+
+// FirstUnstableOffset is the first offset of the oldest transaction still
+// open in the log, or -1 with none open.
+func (l *Log) FirstUnstableOffset() int64 { return l.firstUnstable.Load() }
 
 // snapshotLocked encodes the producer state at the log end. An empty state
 // is snapshotted too, as Kafka does at shutdown: the next open then replays
