@@ -66,6 +66,7 @@ type Log struct {
 	// mu; lastEpoch caches the epoch cache's latest epoch.
 	epochs    *epochCache
 	producers *producerState
+	aborted   []AbortedTxn // the aborted transactions, by marker offset (txnindex.go)
 	lastEpoch int32
 	// sinceSnapshot is how many bytes of batches the log holds past the
 	// last producer snapshot taken (or loaded), guarded by mu.
@@ -390,10 +391,15 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	if o.LogAppendTime {
 		stampLogAppendTime(batch, &h, o.Now().UnixMilli())
 	}
+	if h.Control() {
+		if _, err := ParseControlBatch(batch); err != nil {
+			return AppendResult{}, fmt.Errorf("%w: log %s: %w", ErrInvalidBatch, l.name, err)
+		}
+	}
 	if err := l.appendLocked(o, batch, &h); err != nil {
 		return AppendResult{}, err
 	}
-	if err := l.trackAppendLocked(&h); err != nil {
+	if err := l.trackAppendLocked(batch, &h); err != nil {
 		return AppendResult{}, err
 	}
 	return AppendResult{FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), LogAppendTime: logAppendTime(&h)}, nil
@@ -433,10 +439,15 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, error) {
 		if len(b) > max(o.MaxBatchBytes, int(o.SegmentBytes)) {
 			return res, fmt.Errorf("%w: replicated batch of %d bytes", ErrBatchTooLarge, len(b))
 		}
+		if h.Control() && h.NumRecords > 0 {
+			if _, err := ParseControlBatch(b); err != nil {
+				return res, fmt.Errorf("%w: log %s: replicated batch at byte %d: %w", ErrInvalidBatch, l.name, pos, err)
+			}
+		}
 		if err := l.appendLocked(o, b, &h); err != nil {
 			return res, err
 		}
-		if err := l.trackAppendLocked(&h); err != nil {
+		if err := l.trackAppendLocked(b, &h); err != nil {
 			return res, err
 		}
 		if res.FirstOffset < 0 {
@@ -594,7 +605,7 @@ func (l *Log) rollLocked(base int64, why string) error {
 // and adds it to the tree (unpublished).
 func (l *Log) createSegmentLocked(base int64, strays bool) (*segment, *segmentFiles, error) {
 	s := newSegment(l.dir, base, l.cache, l.cfg)
-	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath(), s.txnIndexPath()} {
 		if !strays {
 			break
 		}

@@ -292,6 +292,29 @@ func (s *producerState) update(h *BatchHeader, firstOffset int64, timestamp int6
 	return txn
 }
 
+// openTxnFirst is the first offset of producer id's open transaction, or
+// -1 with none open.
+func (s *producerState) openTxnFirst(id int64) int64 {
+	if e := s.producers[id]; e != nil && e.txnFirst != noTxn {
+		return e.txnFirst
+	}
+	return -1
+}
+
+// lastStableAfter is the last stable offset once producer id's transaction
+// ends with a marker at offset, as Kafka's ProducerStateManager
+// .lastStableOffset(completedTxn): the first offset of the oldest other
+// transaction open, else offset + 1.
+func (s *producerState) lastStableAfter(id int64, offset int64) int64 {
+	lso := offset + 1
+	for pid, e := range s.producers {
+		if pid != id && e.txnFirst != noTxn && e.txnFirst < lso {
+			lso = e.txnFirst
+		}
+	}
+	return lso
+}
+
 // firstUnstableOffset is the first offset of the oldest open transaction,
 // or -1 with none open. It looks at every producer only while one is open.
 func (s *producerState) firstUnstableOffset() int64 {

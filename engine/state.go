@@ -54,6 +54,13 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return err
 	}
+	stored, whole, err := l.readTxnIndexesLocked()
+	if err != nil {
+		return err
+	}
+	if !whole { // a damaged transaction index: replay the whole log
+		ps, from = newProducerState(), -1
+	}
 	// Producers already expired are not loaded, as in Kafka's
 	// ProducerStateManager.loadFromSnapshot; those replayed from the log
 	// below expire at the next check.
@@ -62,16 +69,25 @@ func (l *Log) loadStateLocked() error {
 	from = max(from, l.startOffset.Load())
 	l.snapshotAt.Store(from)
 	l.sinceSnapshot = 0
+	var ends []AbortedTxn // transactions ended by the markers replayed
 	err = l.scanHeaders(from, func(h *BatchHeader) {
 		if h.LastOffset() >= from {
 			l.sinceSnapshot += h.Size()
 		}
 		if h.ProducerID >= 0 && h.LastOffset() >= from {
+			if h.Control() && h.NumRecords > 0 {
+				if first := ps.openTxnFirst(h.ProducerID); first >= 0 {
+					ends = append(ends, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset, LastStableOffset: ps.lastStableAfter(h.ProducerID, h.BaseOffset)})
+				}
+			}
 			ps.update(h, h.BaseOffset, h.MaxTimestamp)
 		}
 	})
 	if err != nil {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
+	}
+	if err := l.rebuildAbortedLocked(stored, whole, from, ends); err != nil {
+		return err
 	}
 	l.producers = ps
 	l.firstUnstable.Store(ps.firstUnstableOffset())
@@ -120,14 +136,20 @@ func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
 }
 
 // trackAppendLocked records an appended batch in the epoch cache and the
-// producer state.
-func (l *Log) trackAppendLocked(h *BatchHeader) error {
+// producer state, and an abort marker in the aborted transaction index. b
+// is the batch as written.
+func (l *Log) trackAppendLocked(b []byte, h *BatchHeader) error {
 	if h.LeaderEpoch >= 0 && h.LeaderEpoch != l.lastEpoch {
 		if err := l.epochs.assign(h.LeaderEpoch, h.BaseOffset); err != nil {
 			return err
 		}
 		if e, _, ok := l.epochs.latest(); ok {
 			l.lastEpoch = e
+		}
+	}
+	if h.Control() && h.ProducerID >= 0 && h.NumRecords > 0 {
+		if err := l.trackControlLocked(b, h); err != nil {
+			return err
 		}
 	}
 	if h.ProducerID >= 0 && l.producers.update(h, h.BaseOffset, h.MaxTimestamp) {
