@@ -55,7 +55,7 @@ func (l *Log) load(clean bool, recoveryPoint int64) error {
 	}
 	for _, e := range entries { // indexes whose log is gone
 		name := e.Name()
-		for _, suf := range []string{indexSuffix, timeIndexSuffix, txnIndexSuffix} {
+		for _, suf := range []string{indexSuffix, timeIndexSuffix} {
 			if base, ok := parseSegmentName(name, suf); ok && !logs[base] {
 				l.removeFile(name)
 			}

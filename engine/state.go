@@ -54,7 +54,7 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return err
 	}
-	stored, whole, err := l.readTxnIndexesLocked()
+	stored, whole, orphans, err := l.readTxnIndexesLocked()
 	if err != nil {
 		return err
 	}
@@ -86,7 +86,7 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
 	}
-	if err := l.rebuildAbortedLocked(stored, whole, from, ends); err != nil {
+	if err := l.rebuildAbortedLocked(stored, whole, orphans, from, ends); err != nil {
 		return err
 	}
 	l.producers = ps

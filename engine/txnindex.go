@@ -184,31 +184,84 @@ func (l *Log) writeTxnIndexLocked(s *segment) error {
 	return writeFileAtomic(l.fs, s.txnIndexPath(), encodeTxnIndex(nil, es))
 }
 
-// readTxnIndexesLocked reads the .txnindex files of the log's segments, in
-// offset order. ok is false when one is damaged (logged): the caller then
-// rebuilds them all.
-func (l *Log) readTxnIndexesLocked() (entries []AbortedTxn, ok bool, err error) {
-	ok = true
-	l.mu.tree.Ascend(func(se segEntry) bool {
-		path := se.seg.txnIndexPath()
-		data, rerr := readFile(l.fs, path)
-		if errors.Is(rerr, os.ErrNotExist) {
-			return true
+// readTxnIndexesLocked reads every .txnindex file in the log's directory,
+// those of segments the cleaner replaced too (orphans: see
+// replaceTxnIndexesLocked), and returns their entries by marker offset,
+// without duplicates. whole is false when one is damaged (logged) or two
+// disagree on a marker: the caller then rebuilds them all. orphans are the
+// files whose segment is gone, for the caller to remove once their entries
+// are in the live segments' files.
+func (l *Log) readTxnIndexesLocked() (entries []AbortedTxn, whole bool, orphans []string, err error) {
+	ents, err := l.fs.ReadDir(l.dir)
+	if err != nil {
+		return nil, false, nil, fmt.Errorf("engine: read log dir %s: %w", l.dir, err)
+	}
+	whole = true
+	for _, de := range ents {
+		base, ok := parseSegmentName(de.Name(), txnIndexSuffix)
+		if !ok {
+			continue
 		}
-		if rerr != nil {
-			err = fmt.Errorf("engine: read %s: %w", path, rerr)
-			return false
+		path := segmentName(l.dir, base, txnIndexSuffix)
+		if _, live := l.mu.tree.Get(segEntry{base: base}); !live {
+			orphans = append(orphans, path)
 		}
-		es, derr := decodeTxnIndex(path, se.base, data)
-		if derr != nil {
-			l.cfg.logger.Warn("rebuilding the transaction indexes: one is damaged", "log", l.name, "err", derr)
-			ok = false
-			return false
+		data, err := readFile(l.fs, path)
+		if err != nil {
+			return nil, false, nil, fmt.Errorf("engine: read %s: %w", path, err)
+		}
+		es, err := decodeTxnIndex(path, base, data)
+		if err != nil {
+			l.cfg.logger.Warn("rebuilding the transaction indexes: one is damaged", "log", l.name, "err", err)
+			whole = false
+			continue
 		}
 		entries = append(entries, es...)
-		return true
-	})
-	return entries, ok, err
+	}
+	slices.SortFunc(entries, func(a, b AbortedTxn) int { return cmp.Compare(a.LastOffset, b.LastOffset) })
+	entries = slices.Compact(entries)
+	for i := 1; i < len(entries); i++ {
+		if entries[i].LastOffset == entries[i-1].LastOffset {
+			l.cfg.logger.Warn("rebuilding the transaction indexes: two disagree", "log", l.name, "marker", entries[i].LastOffset)
+			whole = false
+		}
+	}
+	return entries, whole, orphans, nil
+}
+
+// removeTxnIndexFiles removes the given .txnindex files durably.
+func (l *Log) removeTxnIndexFiles(paths []string) error {
+	for _, p := range paths {
+		if err := l.fs.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("engine: remove %s: %w", p, err)
+		}
+	}
+	if len(paths) > 0 {
+		return syncDir(l.fs, l.dir)
+	}
+	return nil
+}
+
+// replaceTxnIndexesLocked moves the entries of the segments olds to the
+// cleaned segment at base that replaced them in the tree (replace): its
+// file is written whole first, then the others' are removed. A crash
+// between leaves files whose segment is gone, whose entries the next open
+// reads (readTxnIndexesLocked) and writes into the live segments' files.
+// When no segment replaced them (all their records superseded), their
+// files go.
+func (l *Log) replaceTxnIndexesLocked(olds []*segment, base int64, replace bool) error {
+	if e, ok := l.mu.tree.Get(segEntry{base: base}); ok && replace {
+		if err := l.writeTxnIndexLocked(e.seg); err != nil {
+			return err
+		}
+	}
+	var gone []string
+	for _, s := range olds {
+		if !replace || s.base != base {
+			gone = append(gone, s.txnIndexPath())
+		}
+	}
+	return l.removeTxnIndexFiles(gone)
 }
 
 // rebuildAbortedLocked sets l.aborted at open: the entries stored in the
@@ -216,7 +269,7 @@ func (l *Log) readTxnIndexesLocked() (entries []AbortedTxn, ok bool, err error) 
 // replayed from), then those of the replayed markers in ends (the
 // transactions a control batch ended) that are aborts. Files that differ
 // from it are rewritten: all of them if one was damaged (whole false).
-func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, from int64, ends []AbortedTxn) error {
+func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, orphans []string, from int64, ends []AbortedTxn) error {
 	n := abortedFrom(stored, from)
 	aborted := slices.Clip(stored[:n])
 	var buf []byte
@@ -239,6 +292,9 @@ func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, from int64, 
 		}
 	}
 	l.aborted = aborted
+	if len(orphans) > 0 {
+		whole = false // rewrite them all, then remove the orphans
+	}
 	if whole && slices.Equal(stored[n:], aborted[n:]) {
 		return nil
 	}
@@ -252,7 +308,10 @@ func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, from int64, 
 		err = l.writeTxnIndexLocked(se.seg)
 		return err == nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	return l.removeTxnIndexFiles(orphans)
 }
 
 // nextSegmentBase is the base of the segment after the one at base.

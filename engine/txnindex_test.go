@@ -1,7 +1,9 @@
 package engine
 
 import (
+	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -213,4 +215,59 @@ func TestAppendRefusesBadControlBatch(t *testing.T) {
 	if _, err := l.Append(b); !errors.Is(err, ErrInvalidBatch) || !errors.Is(err, ErrCorrupt) || l.EndOffset() != 0 {
 		t.Fatalf("append: %v, end %d", err, l.EndOffset())
 	}
+}
+
+// TestAbortedTxnIndexSurvivesCleaning: segments merged by the cleaner keep
+// the aborted transactions of the markers they held, also after a reopen.
+func TestAbortedTxnIndexSurvivesCleaning(t *testing.T) {
+	clock := &fakeClock{t: time.UnixMilli(txnTS)}
+	dir := t.TempDir()
+	opts := compactOpts(clock)
+	l := mustOpen(t, dir, opts)
+	defer func() { l.Close() }()
+	var want []AbortedTxn
+	fill := func(n int) {
+		for j := range n { // fills segments with keys the cleaner mostly drops
+			mustAppend(t, l, keyedBatch(t, txnTS, CompressionNone, kv{fmt.Sprintf("k%d", j%3), []byte(strings.Repeat("v", 40))}))
+		}
+	}
+	for i := range 12 {
+		fill(40)
+		b := keyedBatch(t, txnTS, CompressionNone, kv{fmt.Sprintf("t%d", i), []byte("aborted")})
+		binary.BigEndian.PutUint16(b[offAttributes:], attrTransactional)
+		binary.BigEndian.PutUint64(b[offProducerID:], 1)
+		binary.BigEndian.PutUint16(b[offProducerEpoch:], 0)
+		binary.BigEndian.PutUint32(b[offBaseSequence:], uint32(i))
+		binary.BigEndian.PutUint32(b[offCRC:], batchCRC(b))
+		first := mustAppend(t, l, b).FirstOffset
+		m := mustAppend(t, l, marker(1, ControlAbort)).FirstOffset
+		want = append(want, AbortedTxn{ProducerID: 1, FirstOffset: first, LastOffset: m, LastStableOffset: m + 1})
+	}
+	settle(t, l)
+	segs := len(l.SegmentBases())
+	mustClean(t, NewCleaner(CleanerOptions{DedupeBufferBytes: 1 << 20}), l)
+	if len(l.SegmentBases()) >= segs {
+		t.Fatalf("segments %d -> %d: nothing merged", segs, len(l.SegmentBases()))
+	}
+	wantAborted(t, l, "cleaned", want)
+	check := func(what string) {
+		t.Helper()
+		n := 0
+		for base, es := range txnIndexFiles(t, dir) {
+			if !slices.Contains(l.SegmentBases(), base) {
+				t.Fatalf("%s: a .txnindex of no segment at %d", what, base)
+			}
+			n += len(es)
+		}
+		if n != len(want) {
+			t.Fatalf("%s: %d entries in the files, want %d", what, n, len(want))
+		}
+	}
+	check("cleaned")
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l = mustOpen(t, dir, opts)
+	wantAborted(t, l, "cleaned, reopened", want)
+	check("cleaned, reopened")
 }
