@@ -21,6 +21,7 @@
 //	00000000000000368769.log        batches, back to back
 //	00000000000000368769.index      sparse offset index
 //	00000000000000368769.timeindex  sparse time index
+//	00000000000000368769.txnindex   aborted transactions (only a segment with an abort marker)
 //
 // .log holds Kafka RecordBatch v2 bytes exactly as a producer sent them,
 // with the base offset and leader epoch written into the header (both
@@ -44,6 +45,11 @@
 //	    57     4  recordCount          int32
 //	    61     …  records: length, attributes, timestampDelta, offsetDelta,
 //	              key, value, headers (zig-zag varints and byte strings)
+//
+// Control batches (attribute bit 5) are transaction markers (control.go);
+// a .txnindex holds an entry of 34 bytes for each abort marker in its
+// segment (txnindex.go), and the producer state tracks open transactions,
+// whose oldest bounds the last stable offset (producerstate.go, state.go).
 //
 // .index entries are 8 bytes: relative offset (uint32) and file position
 // (uint32), big-endian; .timeindex entries are 12 bytes: timestamp in ms

@@ -52,6 +52,7 @@ type Log struct {
 	nextOffset    atomic.Int64                // log end offset: the offset the next record gets
 	startOffset   atomic.Int64
 	highWatermark atomic.Int64 // in [startOffset, nextOffset]; replica.go
+	firstUnstable atomic.Int64 // first offset of the oldest open transaction, -1: none; state.go
 	leaderEpoch   atomic.Int32
 	recoveryPoint atomic.Int64 // everything below is on disk
 	closed        atomic.Bool
@@ -65,6 +66,7 @@ type Log struct {
 	// mu; lastEpoch caches the epoch cache's latest epoch.
 	epochs    *epochCache
 	producers *producerState
+	aborted   []AbortedTxn // the aborted transactions, by marker offset (txnindex.go)
 	lastEpoch int32
 	// sinceSnapshot is how many bytes of batches the log holds past the
 	// last producer snapshot taken (or loaded), guarded by mu.
@@ -211,6 +213,7 @@ func createLog(dir string, opts Options, cache *fileCache, sy *syncer) (*Log, er
 	l.publishLocked()
 	l.epochs = &epochCache{fs: l.fs, path: filepath.Join(dir, leaderEpochCheckpointFile)}
 	l.producers = newProducerState()
+	l.firstUnstable.Store(-1)
 	l.lastEpoch = -1
 	l.snapshotAt.Store(0)
 	l.startTickerLocked()
@@ -388,10 +391,15 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	if o.LogAppendTime {
 		stampLogAppendTime(batch, &h, o.Now().UnixMilli())
 	}
+	if h.Control() {
+		if _, err := ParseControlBatch(batch); err != nil {
+			return AppendResult{}, fmt.Errorf("%w: log %s: %w", ErrInvalidBatch, l.name, err)
+		}
+	}
 	if err := l.appendLocked(o, batch, &h); err != nil {
 		return AppendResult{}, err
 	}
-	if err := l.trackAppendLocked(&h); err != nil {
+	if err := l.trackAppendLocked(batch, &h); err != nil {
 		return AppendResult{}, err
 	}
 	return AppendResult{FirstOffset: h.BaseOffset, LastOffset: h.LastOffset(), LogAppendTime: logAppendTime(&h)}, nil
@@ -431,10 +439,15 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, error) {
 		if len(b) > max(o.MaxBatchBytes, int(o.SegmentBytes)) {
 			return res, fmt.Errorf("%w: replicated batch of %d bytes", ErrBatchTooLarge, len(b))
 		}
+		if h.Control() && h.NumRecords > 0 {
+			if _, err := ParseControlBatch(b); err != nil {
+				return res, fmt.Errorf("%w: log %s: replicated batch at byte %d: %w", ErrInvalidBatch, l.name, pos, err)
+			}
+		}
 		if err := l.appendLocked(o, b, &h); err != nil {
 			return res, err
 		}
-		if err := l.trackAppendLocked(&h); err != nil {
+		if err := l.trackAppendLocked(b, &h); err != nil {
 			return res, err
 		}
 		if res.FirstOffset < 0 {
@@ -592,7 +605,7 @@ func (l *Log) rollLocked(base int64, why string) error {
 // and adds it to the tree (unpublished).
 func (l *Log) createSegmentLocked(base int64, strays bool) (*segment, *segmentFiles, error) {
 	s := newSegment(l.dir, base, l.cache, l.cfg)
-	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+	for _, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath(), s.txnIndexPath()} {
 		if !strays {
 			break
 		}

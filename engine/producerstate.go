@@ -13,7 +13,7 @@ package engine
 // replayed (rebuildFrom). Layout, all integers big-endian:
 //
 //	offset  size  field
-//	     0     2  version          int16   1
+//	     0     2  version          int16   1 (2: below)
 //	     2     4  crc              uint32  CRC-32C (Castagnoli) of bytes [6, end)
 //	     6     8  offset           int64   the snapshot's offset, as in its name
 //	    14     4  producer count   int32
@@ -35,6 +35,17 @@ package engine
 // a restart. These constants are part of the file format and must not
 // change without a new version.
 //
+// Version 2 (written since transactions) inserts, after a producer's last
+// timestamp, the first offset of its open transaction, and moves the batch
+// count behind it; version 1 files (no transactions) are still read:
+//
+//	                   0  8  producer id      int64
+//	                   8  2  producer epoch   int16
+//	                  10  8  last timestamp   int64
+//	                  18  8  txn first offset int64  -1: no open transaction
+//	                  26  1  batch count      uint8  0-5
+//	                  27  …  batches, as in version 1
+//
 // The rules are Kafka 3.9's (storage/.../log/ProducerAppendInfo.java,
 // ProducerStateEntry.java, ProducerStateManager.java and
 // UnifiedLog.analyzeAndValidateProducerState), cited where applied.
@@ -55,10 +66,12 @@ import (
 
 const (
 	snapshotSuffix     = ".snapshot"
-	snapshotVersion    = 1
+	snapshotVersion    = 2
+	snapshotVersion1   = 1
 	snapshotHeaderSize = 18
-	snapshotCRCStart   = 6 // the CRC covers [6, end)
-	snapshotProducer   = 19
+	snapshotCRCStart   = 6  // the CRC covers [6, end)
+	snapshotProducer   = 27 // a version 2 producer's fixed part
+	snapshotProducerV1 = 19
 	snapshotBatchSize  = 32
 
 	// batchesRetained is Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN,
@@ -67,6 +80,7 @@ const (
 
 	noProducerEpoch = -1 // Kafka's RecordBatch.NO_PRODUCER_EPOCH
 	noSequence      = -1 // Kafka's RecordBatch.NO_SEQUENCE
+	noTxn           = -1 // producerEntry.txnFirst without an open transaction
 )
 
 // batchMeta describes a batch a producer wrote: its sequence range and
@@ -83,6 +97,7 @@ type batchMeta struct {
 type producerEntry struct {
 	epoch         int16
 	lastTimestamp int64
+	txnFirst      int64                      // first offset of its open transaction, or noTxn
 	n             int                        // batches held, <= batchesRetained
 	batches       [batchesRetained]batchMeta // [0, n), oldest first
 }
@@ -115,9 +130,14 @@ func (e *producerEntry) addBatch(b batchMeta) {
 	e.n++
 }
 
-// producerState is the idempotent-producer state of one partition.
+// producerState is the idempotent-producer state of one partition, and its
+// open transactions: a producer's transaction opens at its first
+// transactional data batch (Kafka's ProducerAppendInfo.append with a
+// currentTxnFirstOffset unset) and ends at its next control batch, a commit
+// or abort marker.
 type producerState struct {
 	producers map[int64]*producerEntry
+	open      int // producers with an open transaction
 }
 
 func newProducerState() *producerState {
@@ -234,21 +254,33 @@ func (s *producerState) check(h *BatchHeader) (dup *batchMeta, err error) {
 // older one) and becomes its newest batch; a control batch (a transaction
 // marker) sets the epoch and the last timestamp only, and an empty control
 // batch is skipped, as in Kafka's ProducerAppendInfo.append. A batch without
-// a producer id is ignored. update does not allocate except for a producer
-// new to the partition.
-func (s *producerState) update(h *BatchHeader, firstOffset int64, timestamp int64) {
+// a producer id is ignored. A transactional data batch opens the producer's
+// transaction at firstOffset if none is open; a control batch ends the open
+// one. txn reports that a transaction opened or ended. update does not
+// allocate except for a producer new to the partition.
+func (s *producerState) update(h *BatchHeader, firstOffset int64, timestamp int64) (txn bool) {
 	if h.ProducerID < 0 || (h.Control() && h.NumRecords == 0) {
-		return
+		return false
 	}
 	e := s.producers[h.ProducerID]
 	if e == nil {
-		e = &producerEntry{epoch: noProducerEpoch}
+		e = &producerEntry{epoch: noProducerEpoch, txnFirst: noTxn}
 		s.producers[h.ProducerID] = e
 	}
 	e.setEpoch(h.ProducerEpoch)
 	e.lastTimestamp = timestamp
+	switch {
+	case h.Control() && e.txnFirst != noTxn:
+		e.txnFirst = noTxn
+		s.open--
+		txn = true
+	case !h.Control() && h.Transactional() && e.txnFirst == noTxn:
+		e.txnFirst = firstOffset
+		s.open++
+		txn = true
+	}
 	if h.Control() || h.BaseSequence < 0 {
-		return
+		return txn
 	}
 	e.addBatch(batchMeta{
 		firstSeq:    h.BaseSequence,
@@ -257,6 +289,45 @@ func (s *producerState) update(h *BatchHeader, firstOffset int64, timestamp int6
 		lastOffset:  firstOffset + int64(h.LastOffsetDelta),
 		timestamp:   timestamp,
 	})
+	return txn
+}
+
+// openTxnFirst is the first offset of producer id's open transaction, or
+// -1 with none open.
+func (s *producerState) openTxnFirst(id int64) int64 {
+	if e := s.producers[id]; e != nil && e.txnFirst != noTxn {
+		return e.txnFirst
+	}
+	return -1
+}
+
+// lastStableAfter is the last stable offset once producer id's transaction
+// ends with a marker at offset, as Kafka's ProducerStateManager
+// .lastStableOffset(completedTxn): the first offset of the oldest other
+// transaction open, else offset + 1.
+func (s *producerState) lastStableAfter(id int64, offset int64) int64 {
+	lso := offset + 1
+	for pid, e := range s.producers {
+		if pid != id && e.txnFirst != noTxn && e.txnFirst < lso {
+			lso = e.txnFirst
+		}
+	}
+	return lso
+}
+
+// firstUnstableOffset is the first offset of the oldest open transaction,
+// or -1 with none open. It looks at every producer only while one is open.
+func (s *producerState) firstUnstableOffset() int64 {
+	first := int64(-1)
+	if s.open == 0 {
+		return first
+	}
+	for _, e := range s.producers {
+		if e.txnFirst != noTxn && (first < 0 || e.txnFirst < first) {
+			first = e.txnFirst
+		}
+	}
+	return first
 }
 
 // rebuildFrom replays stored batches, oldest first, as Kafka replays the
@@ -271,12 +342,12 @@ func (s *producerState) rebuildFrom(headers ...BatchHeader) {
 
 // expire removes the producers idle for expirationMs or longer at now (both
 // in ms), Kafka's producer.id.expiration.ms (default one day). It returns
-// how many it removed. (Kafka also keeps producers with a transaction in
-// progress; the engine does not track transactions yet.)
+// how many it removed. A producer with an open transaction stays, as in
+// Kafka's ProducerStateManager.isProducerExpired.
 func (s *producerState) expire(now, expirationMs int64) int {
 	n := 0
 	for id, e := range s.producers {
-		if now-e.lastTimestamp >= expirationMs {
+		if e.txnFirst == noTxn && now-e.lastTimestamp >= expirationMs {
 			delete(s.producers, id)
 			n++
 		}
@@ -304,6 +375,7 @@ func (s *producerState) appendSnapshot(dst []byte, offset int64) []byte {
 		dst = be.AppendUint64(dst, uint64(id))
 		dst = be.AppendUint16(dst, uint16(e.epoch))
 		dst = be.AppendUint64(dst, uint64(e.lastTimestamp))
+		dst = be.AppendUint64(dst, uint64(e.txnFirst))
 		dst = append(dst, byte(e.n))
 		for _, b := range e.batches[:e.n] {
 			dst = be.AppendUint32(dst, uint32(b.firstSeq))
@@ -338,8 +410,13 @@ func decodeSnapshot(path string, wantOffset int64, b []byte) (*producerState, er
 	if len(b) < snapshotHeaderSize {
 		return nil, bad(len(b), "%d bytes, shorter than the %d-byte header", len(b), snapshotHeaderSize)
 	}
-	if v := int16(be.Uint16(b)); v != snapshotVersion {
-		return nil, bad(0, "version %d, want %d", v, snapshotVersion)
+	v := int16(be.Uint16(b))
+	if v != snapshotVersion && v != snapshotVersion1 {
+		return nil, bad(0, "version %d, want %d or %d", v, snapshotVersion1, snapshotVersion)
+	}
+	fixed := snapshotProducer
+	if v == snapshotVersion1 {
+		fixed = snapshotProducerV1
 	}
 	if crc, got := be.Uint32(b[2:]), crc32.Checksum(b[snapshotCRCStart:], castagnoli); crc != got {
 		return nil, bad(2, "CRC 0x%08x, computed 0x%08x", crc, got)
@@ -348,14 +425,14 @@ func decodeSnapshot(path string, wantOffset int64, b []byte) (*producerState, er
 		return nil, bad(6, "offset %d, the file is named for %d", off, wantOffset)
 	}
 	count := int64(int32(be.Uint32(b[14:])))
-	if count < 0 || count > int64(len(b)-snapshotHeaderSize)/snapshotProducer {
+	if count < 0 || count > int64(len(b)-snapshotHeaderSize)/int64(fixed) {
 		return nil, bad(14, "producer count %d in %d bytes", count, len(b))
 	}
 	s := &producerState{producers: make(map[int64]*producerEntry, count)}
 	p := snapshotHeaderSize
 	prev := int64(math.MinInt64)
 	for i := range count {
-		if len(b)-p < snapshotProducer {
+		if len(b)-p < fixed {
 			return nil, bad(p, "producer %d of %d: %d bytes left", i, count, len(b)-p)
 		}
 		id := int64(be.Uint64(b[p:]))
@@ -363,11 +440,22 @@ func decodeSnapshot(path string, wantOffset int64, b []byte) (*producerState, er
 			return nil, bad(p, "producer id %d after %d: ids must be >= 0 and increase", id, prev)
 		}
 		prev = id
-		e := &producerEntry{epoch: int16(be.Uint16(b[p+8:])), lastTimestamp: int64(be.Uint64(b[p+10:])), n: int(b[p+18])}
-		if e.n > batchesRetained {
-			return nil, bad(p+18, "producer %d has %d batches, at most %d", id, e.n, batchesRetained)
+		e := &producerEntry{epoch: int16(be.Uint16(b[p+8:])), lastTimestamp: int64(be.Uint64(b[p+10:])), txnFirst: noTxn}
+		if v == snapshotVersion1 {
+			e.n = int(b[p+18])
+		} else {
+			e.txnFirst, e.n = int64(be.Uint64(b[p+18:])), int(b[p+26])
+			if e.txnFirst < noTxn {
+				return nil, bad(p+18, "producer %d's transaction first offset %d", id, e.txnFirst)
+			}
+			if e.txnFirst != noTxn {
+				s.open++
+			}
 		}
-		p += snapshotProducer
+		if e.n > batchesRetained {
+			return nil, bad(p+fixed-1, "producer %d has %d batches, at most %d", id, e.n, batchesRetained)
+		}
+		p += fixed
 		if len(b)-p < e.n*snapshotBatchSize {
 			return nil, bad(p, "producer %d's %d batches: %d bytes left", id, e.n, len(b)-p)
 		}

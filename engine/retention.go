@@ -171,6 +171,7 @@ func (l *Log) deleteSegmentsLocked(del func(s, next *segment) bool, reason strin
 		l.mu.tree.Delete(segEntry{base: s.base})
 	}
 	first, _ := l.mu.tree.Min()
+	l.dropAbortedBelowLocked(first.base)
 	newStart := max(l.startOffset.Load(), first.base)
 	var err error
 	if newStart > l.startOffset.Load() {

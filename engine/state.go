@@ -5,8 +5,10 @@ package engine
 // for OffsetForLeaderEpoch and follower truncation) and the idempotent
 // producers' state (producerstate.go: the last batches' sequences, so a
 // retried batch is recognised and answered with its original offsets, also
-// after a restart). Both are updated under the log's lock with every append
-// and truncated with the log. The producer state is snapshotted when a
+// after a restart, and their open transactions: the first offset of the
+// oldest is the log's first unstable offset, which bounds the last stable
+// offset). Both are updated under the log's lock with every append and
+// truncated with the log. The producer state is snapshotted when a
 // segment rolls and when the log closes; opening replays the batch headers
 // after the newest snapshot.
 //
@@ -52,6 +54,13 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return err
 	}
+	stored, whole, orphans, err := l.readTxnIndexesLocked()
+	if err != nil {
+		return err
+	}
+	if !whole { // a damaged transaction index: replay the whole log
+		ps, from = newProducerState(), -1
+	}
 	// Producers already expired are not loaded, as in Kafka's
 	// ProducerStateManager.loadFromSnapshot; those replayed from the log
 	// below expire at the next check.
@@ -60,18 +69,28 @@ func (l *Log) loadStateLocked() error {
 	from = max(from, l.startOffset.Load())
 	l.snapshotAt.Store(from)
 	l.sinceSnapshot = 0
+	var ends []AbortedTxn // transactions ended by the markers replayed
 	err = l.scanHeaders(from, func(h *BatchHeader) {
 		if h.LastOffset() >= from {
 			l.sinceSnapshot += h.Size()
 		}
 		if h.ProducerID >= 0 && h.LastOffset() >= from {
+			if h.Control() && h.NumRecords > 0 {
+				if first := ps.openTxnFirst(h.ProducerID); first >= 0 {
+					ends = append(ends, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset, LastStableOffset: ps.lastStableAfter(h.ProducerID, h.BaseOffset)})
+				}
+			}
 			ps.update(h, h.BaseOffset, h.MaxTimestamp)
 		}
 	})
 	if err != nil {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
 	}
+	if err := l.rebuildAbortedLocked(stored, whole, orphans, from, ends); err != nil {
+		return err
+	}
 	l.producers = ps
+	l.firstUnstable.Store(ps.firstUnstableOffset())
 	l.cacheLastEpochLocked()
 	return nil
 }
@@ -117,8 +136,9 @@ func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
 }
 
 // trackAppendLocked records an appended batch in the epoch cache and the
-// producer state.
-func (l *Log) trackAppendLocked(h *BatchHeader) error {
+// producer state, and an abort marker in the aborted transaction index. b
+// is the batch as written.
+func (l *Log) trackAppendLocked(b []byte, h *BatchHeader) error {
 	if h.LeaderEpoch >= 0 && h.LeaderEpoch != l.lastEpoch {
 		if err := l.epochs.assign(h.LeaderEpoch, h.BaseOffset); err != nil {
 			return err
@@ -127,11 +147,33 @@ func (l *Log) trackAppendLocked(h *BatchHeader) error {
 			l.lastEpoch = e
 		}
 	}
-	if h.ProducerID >= 0 {
-		l.producers.update(h, h.BaseOffset, h.MaxTimestamp)
+	if h.Control() && h.ProducerID >= 0 && h.NumRecords > 0 {
+		if err := l.trackControlLocked(b, h); err != nil {
+			return err
+		}
+	}
+	if h.ProducerID >= 0 && l.producers.update(h, h.BaseOffset, h.MaxTimestamp) {
+		l.firstUnstable.Store(l.producers.firstUnstableOffset())
 	}
 	return nil
 }
+
+// LastStableOffset is the offset below which every record is committed or
+// aborted and replicated, as Kafka's UnifiedLog.lastStableOffset: the first
+// offset of the oldest transaction still open, if it is below the high
+// watermark, else the high watermark. A read_committed consumer reads up to
+// it. It takes no lock.
+func (l *Log) LastStableOffset() int64 {
+	hw := l.highWatermark.Load()
+	if fu := l.firstUnstable.Load(); fu >= 0 && fu < hw {
+		return fu
+	}
+	return hw
+}
+
+// FirstUnstableOffset is the first offset of the oldest transaction still
+// open in the log, or -1 with none open.
+func (l *Log) FirstUnstableOffset() int64 { return l.firstUnstable.Load() }
 
 // snapshotLocked encodes the producer state at the log end. An empty state
 // is snapshotted too, as Kafka does at shutdown: the next open then replays

@@ -132,6 +132,10 @@ func (l *Log) replaceSegments(olds []*segment, base, size int64, cleaned []strin
 	for i, s := range olds {
 		s.retire(deleted[i]...)
 	}
+	if err := l.replaceTxnIndexesLocked(olds, base, replace); err != nil {
+		l.mu.err = err
+		return fmt.Errorf("%w: %w", ErrLogFailed, err)
+	}
 	if err := syncDir(l.fs, l.dir); err != nil {
 		l.mu.err = err
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)

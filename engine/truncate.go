@@ -205,10 +205,10 @@ func (l *Log) truncateFullyLocked(offset int64) error {
 
 // renameForRemoval renames the segment's files to "<name>.deleted" so a new
 // segment of the same base can be created while readers finish with these;
-// it returns the new paths (log, index, time index).
+// it returns the new paths (log, index, time index, transaction index).
 func (s *segment) renameForRemoval() []string {
 	var out []string
-	for i, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath()} {
+	for i, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath(), s.txnIndexPath()} {
 		d := p + deletedSuffix
 		if err := s.cfg.fs.Rename(p, d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			s.cfg.logger.Warn("renaming segment file for removal", "file", p, "err", err)
