@@ -336,8 +336,10 @@ type term struct {
 	// shutdownReplies are the ControlledShutdown requests Stepped and not
 	// answered, numbered from alterID too.
 	shutdownReplies map[uint64]shutdownCall
-	el              termElections
-	ra              termReassigns
+	// el and ra are the ElectLeaders and AlterPartitionReassignments
+	// Stepped and not answered (elections.go, reassignments.go).
+	el waiting[electCall]
+	ra waiting[reassignCall]
 }
 
 // alter Steps an AlterPartition into the core.

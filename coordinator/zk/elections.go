@@ -145,22 +145,9 @@ func (l *ControllerLoop) ConfigChanged(ch ConfigChange) {
 	n.signal()
 }
 
-// termElections is a term's part in elections.
-type termElections struct {
-	// replies are the ElectLeaders Stepped and not answered, by the id the
-	// core answers them with.
-	replies map[uint64]electCall
-	id      uint64
-}
-
 // elect Steps an ElectLeaders into the core.
 func (t *term) elect(e electCall) {
-	t.el.id++
-	if t.el.replies == nil {
-		t.el.replies = map[uint64]electCall{}
-	}
-	t.el.replies[t.el.id] = e
-	e.ev.ID = t.el.id
+	e.ev.ID = t.el.add(e)
 	t.l.log.Info("replica leader election requested", "type", e.ev.Type, "partitions", len(e.ev.Partitions))
 	t.core.Step(e.ev)
 }
@@ -168,8 +155,7 @@ func (t *term) elect(e electCall) {
 // answerElections sends the core's election results to their callers.
 func (t *term) answerElections(as []controller.ElectionAnswer) {
 	for _, a := range as {
-		if call, ok := t.el.replies[a.ID]; ok {
-			delete(t.el.replies, a.ID)
+		if call, ok := t.el.take(a.ID); ok {
 			call.reply <- a.Results
 		}
 	}
@@ -177,10 +163,7 @@ func (t *term) answerElections(as []controller.ElectionAnswer) {
 
 // endElections answers the requests the term still holds NOT_CONTROLLER.
 func (t *term) endElections() {
-	for id, call := range t.el.replies {
-		delete(t.el.replies, id)
-		call.reply <- notControllerResults(call.ev)
-	}
+	t.el.drain(func(call electCall) { call.reply <- notControllerResults(call.ev) })
 }
 
 // withUnclean reads the configs of the topics of as and sets each one's

@@ -61,20 +61,9 @@ func (l *ControllerLoop) ListReassignments(ctx context.Context) (rs []controller
 	return got, got != nil, err // the loop answers non-nil
 }
 
-// termReassigns is a term's part in reassignments.
-type termReassigns struct {
-	replies map[uint64]reassignCall
-	id      uint64
-}
-
 // reassign Steps an AlterReassignments into the core.
 func (t *term) reassign(call reassignCall) {
-	t.ra.id++
-	if t.ra.replies == nil {
-		t.ra.replies = map[uint64]reassignCall{}
-	}
-	t.ra.replies[t.ra.id] = call
-	call.ev.ID = t.ra.id
+	call.ev.ID = t.ra.add(call)
 	t.l.log.Info("partition reassignment requested", "partitions", len(call.ev.Targets))
 	t.core.Step(call.ev)
 }
@@ -91,8 +80,7 @@ func (t *term) list(call listCall) {
 // answerReassignments sends the core's answers to their callers.
 func (t *term) answerReassignments(as []controller.ReassignAnswer) {
 	for _, a := range as {
-		if call, ok := t.ra.replies[a.ID]; ok {
-			delete(t.ra.replies, a.ID)
+		if call, ok := t.ra.take(a.ID); ok {
 			call.reply <- a
 		}
 	}
@@ -101,10 +89,7 @@ func (t *term) answerReassignments(as []controller.ReassignAnswer) {
 // endReassignments answers the requests the term still holds
 // NOT_CONTROLLER.
 func (t *term) endReassignments() {
-	for id, call := range t.ra.replies {
-		delete(t.ra.replies, id)
-		call.reply <- notControllerReassign()
-	}
+	t.ra.drain(func(call reassignCall) { call.reply <- notControllerReassign() })
 }
 
 // zkReassignmentsChanged reads /admin/reassign_partitions with a watch on
