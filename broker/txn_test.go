@@ -8,6 +8,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -440,5 +442,41 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 	ms := tb.markers(t, "r", 0)
 	if len(ms) != 3 || ms[0].Type != engine.ControlCommit || ms[1].Type != engine.ControlAbort || ms[1].ProducerID != before.ProducerID || ms[2].Type != engine.ControlCommit {
 		t.Errorf("markers of r-0: %+v, want done's commit, open's abort, next's commit", ms)
+	}
+}
+
+// An idle transactional id expires after transactional.id.expiration.ms:
+// its state is tombstoned and it is no longer known.
+func TestTxnIDExpires(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), func(c *Config) {
+		c.Txns.IDExpiration, c.Txns.ExpireCheck = 200*time.Millisecond, 20*time.Millisecond
+	})
+	ctx := ctxTimeout(t, 30*time.Second)
+	tb.createTopic(t, "x", 1)
+	cl := txnClient(t, tb.addr, "short-lived")
+	produceTxn(t, ctx, cl, "x", true, map[int32][]string{0: {"v"}})
+	adm := tb.admin(t)
+	awaitTxnState(t, ctx, adm, "short-lived", "CompleteCommit")
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		ds, err := adm.DescribeTransactions(ctx, "short-lived")
+		var d kadm.DescribedTransaction
+		if err == nil {
+			d = ds["short-lived"]
+		}
+		if err == nil && errors.Is(d.Err, kerr.TransactionalIDNotFound) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatalf("short-lived never expired: %+v %v", d, err)
+		case <-tick.C:
+		}
+	}
+	// Its records and its tombstone are in __transaction_state.
+	p := group.PartitionFor("short-lived", 50)
+	if got := tb.partition(txnStateTopic, p).log.EndOffset(); got < 4 {
+		t.Errorf("%s-%d ends at %d: want the id's records and its tombstone", txnStateTopic, p, got)
 	}
 }
