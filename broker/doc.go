@@ -92,5 +92,15 @@
 // to list the partitions and releases it before it takes each partition's
 // replicaDriver.mu. A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota
-// under a partition's replicaDriver.mu.
+// under a partition's replicaDriver.mu. txnCoordinators.mu (txncoord.go) is
+// taken under controlState.mu and Broker.admin (LeaderAndIsr starts and
+// stops transaction coordinators) and nests a driver's txnDriver.mu, held
+// across its appends to __transaction_state (the partition's and engine's
+// locks), never across a wait.
+//
+// Transactions (txncoord.go, txnmarkers.go; coordinator/txn decides): a
+// driver per partition of __transaction_state this broker leads runs the
+// transaction coordinator; the transaction handlers (22 with a
+// transactional id, 24-26, 65, 66) route requests to it by transactional
+// id, and it sends WriteTxnMarkers to the partitions' leaders.
 package broker
