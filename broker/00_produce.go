@@ -184,7 +184,7 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
 	}
-	if false && req.TransactionID != nil {
+	if req.TransactionID != nil {
 		return nil, res, kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet", nil
 	}
 	p, code = b.leaderPartition(topic, rp.Partition)
