@@ -85,10 +85,9 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersR
 				rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
 				rp.Partition = index
 				buf = engine.AppendControlBatch(buf[:0], m.ProducerID, m.ProducerEpoch, typ, m.CoordinatorEpoch, now)
-				var end int64
-				end, rp.ErrorCode = b.writeMarker(t.Topic, index, buf)
-				if rp.ErrorCode == 0 {
-					done = append(done, written{b.partition(t.Topic, index), end, mi, len(rm.Topics), len(rt.Partitions)})
+				p, end, code := b.writeMarker(t.Topic, index, buf)
+				if rp.ErrorCode = code; code == 0 {
+					done = append(done, written{p, end, mi, len(rm.Topics), len(rt.Partitions)})
 				}
 				rt.Partitions = append(rt.Partitions, rp)
 			}
@@ -117,17 +116,18 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersR
 }
 
 // writeMarker appends one marker batch to a partition this broker leads
-// and returns the log end after it, or the partition's error code.
-func (b *Broker) writeMarker(topic string, index int32, batch []byte) (int64, int16) {
+// and returns the partition and its log end after the marker, or the
+// partition's error code.
+func (b *Broker) writeMarker(topic string, index int32, batch []byte) (*partition, int64, int16) {
 	p := b.partition(topic, index)
 	switch {
 	case p == nil:
-		return 0, kerr.UnknownTopicOrPartition.Code
+		return nil, 0, kerr.UnknownTopicOrPartition.Code
 	case !p.leader.Load():
-		return 0, kerr.NotLeaderForPartition.Code
+		return nil, 0, kerr.NotLeaderForPartition.Code
 	}
 	if err := p.checkAcksAll(); err != nil {
-		return 0, errorCode(err)
+		return nil, 0, errorCode(err)
 	}
 	res, err := p.appendCoordinatorNoWait(batch)
 	if err == nil {
@@ -136,9 +136,9 @@ func (b *Broker) writeMarker(topic string, index int32, batch []byte) (int64, in
 	p.notify()
 	if err != nil {
 		code, _ := produceError(b, p, err) // logs a storage error
-		return 0, code
+		return nil, 0, code
 	}
-	return res.LastOffset + 1, 0
+	return p, res.LastOffset + 1, 0
 }
 
 // appendCoordinatorNoWait appends a batch as the coordinator's (Kafka's
