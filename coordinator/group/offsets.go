@@ -359,6 +359,11 @@ func (c *Coordinator) deleteOffsets(g *group, doomed []topicPartition, dropGroup
 	}
 	for _, tp := range doomed {
 		delete(g.offsets, tp)
+		// Offsets pending in transactions go too, as Kafka's
+		// GroupMetadata.removeOffsets drops them.
+		for _, pend := range g.pendingTxn {
+			delete(pend, tp)
+		}
 	}
 	return nil
 }
@@ -454,10 +459,18 @@ func (c *Coordinator) DeleteTopicOffsets(topic string) int {
 				doomed = append(doomed, tp)
 			}
 		}
+		committed := len(doomed)
+		for _, pend := range g.pendingTxn {
+			for tp := range pend {
+				if tp.topic == topic && g.state != dead && !slices.Contains(doomed, tp) {
+					doomed = append(doomed, tp) // dropped from memory, no tombstone: nothing committed
+				}
+			}
+		}
 		if err := c.deleteOffsets(g, doomed, false); err != nil {
 			c.log.Warn("deleting offsets of a deleted topic", "group", g.id, "topic", topic, "err", err)
 		} else {
-			removed += len(doomed)
+			removed += committed
 		}
 		g.mu.Unlock()
 	}

@@ -212,6 +212,16 @@ func (c *Coordinator) Unload(partition, epoch int32) {
 			delete(c.mu.groups, id)
 		}
 	}
+	for pid, gs := range c.mu.txnGroups {
+		for id := range gs {
+			if c.partitionFor(id) == partition {
+				delete(gs, id)
+			}
+		}
+		if len(gs) == 0 {
+			delete(c.mu.txnGroups, pid)
+		}
+	}
 	c.mu.Unlock()
 	for _, g := range gone {
 		g.mu.Lock()

@@ -231,3 +231,39 @@ func TestExpiryKeepsGroupWithPendingTxn(t *testing.T) {
 		t.Fatalf("after expiry and COMMIT: %+v", got)
 	}
 }
+
+// TestTxnOffsetsOfDeletedTopic: a deleted topic's pending offsets go with
+// its committed ones (Kafka's removeOffsets): a later COMMIT brings
+// nothing back.
+func TestTxnOffsetsOfDeletedTopic(t *testing.T) {
+	f := newFixture(t)
+	p := PartitionFor("g", 50)
+	mustTxnCommit(t, f.c, txnCommitReq("g", 5, 0, 10, 0))
+	for _, tp := range f.c.OffsetCommit(commitReq("g", "", -1, 3, 1)).Topics[0].Partitions {
+		code(t, "commit", tp.ErrorCode, nil)
+	}
+	if n := f.c.DeleteTopicOffsets("t"); n != 1 {
+		t.Errorf("removed %d offsets, want 1 (the committed one)", n)
+	}
+	f.c.CompleteTxn(p, 5, true)
+	if got := fetch(f.c, "g", 0, 1); got[0].Offset != -1 || got[1].Offset != -1 {
+		t.Fatalf("after the topic's deletion and COMMIT: %+v", got)
+	}
+}
+
+// TestUnloadForgetsTxnGroups: unloading a partition forgets which of its
+// groups held a producer's pending offsets.
+func TestUnloadForgetsTxnGroups(t *testing.T) {
+	f := newFixture(t)
+	b, gs := f.partitioned()
+	p := PartitionFor("g", 50)
+	b.load(gs, p, 1)
+	mustTxnCommit(t, b.c, txnCommitReq("g", 5, 0, 10, 0))
+	b.c.Unload(p, 2)
+	b.c.mu.Lock()
+	n := len(b.c.mu.txnGroups)
+	b.c.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d producers still mapped after the unload", n)
+	}
+}
