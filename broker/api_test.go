@@ -45,6 +45,8 @@ var served = map[int16][2]int16{
 	24: {0, 5},  // AddPartitionsToTxn
 	25: {0, 4},  // AddOffsetsToTxn
 	26: {0, 4},  // EndTxn
+	27: {0, 1},  // WriteTxnMarkers
+	28: {0, 3},  // TxnOffsetCommit
 	32: {0, 4},  // DescribeConfigs
 	33: {0, 2},  // AlterConfigs
 	35: {0, 4},  // DescribeLogDirs
@@ -57,6 +59,7 @@ var served = map[int16][2]int16{
 	47: {0, 0},  // OffsetDelete
 	56: {0, 3},  // AlterPartition
 	60: {0, 1},  // DescribeCluster
+	61: {0, 0},  // DescribeProducers
 	65: {0, 0},  // DescribeTransactions
 	66: {0, 1},  // ListTransactions
 }

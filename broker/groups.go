@@ -188,16 +188,39 @@ func (s *offsetsStore) partition(partition int32) (*partition, error) {
 // Append writes records as one batch and waits for the flush policy: on a
 // single node that is acks=all.
 func (s *offsetsStore) Append(partition int32, records []group.Record) error {
+	return s.append(partition, records, -1, -1, false)
+}
+
+// AppendTxn writes records as one transactional batch of the producer, as
+// Kafka's GroupMetadataManager.storeOffsets builds it (base sequence 0),
+// appended as the coordinator's (no sequence check; an older producer
+// epoch refused: group.ErrInvalidProducerEpoch).
+func (s *offsetsStore) AppendTxn(partition int32, producerID int64, producerEpoch int16, records []group.Record) error {
+	return s.append(partition, records, producerID, producerEpoch, true)
+}
+
+func (s *offsetsStore) append(partition int32, records []group.Record, producerID int64, producerEpoch int16, txn bool) error {
 	p, err := s.partition(partition)
 	if err != nil {
 		return err
 	}
 	var bb engine.BatchBuilder
+	if txn {
+		bb.SetProducer(producerID, producerEpoch, 0, true)
+	}
 	now := time.Now().UnixMilli()
 	for _, r := range records {
 		bb.Add(engine.Record{Timestamp: now, Key: r.Key, Value: r.Value})
 	}
-	res, err := p.appendNoWait(bb.Build())
+	var res engine.AppendResult
+	if txn {
+		res, err = p.appendCoordinatorNoWait(bb.Build())
+		if errors.Is(err, engine.ErrInvalidProducerEpoch) {
+			err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidProducerEpoch, err)
+		}
+	} else {
+		res, err = p.appendNoWait(bb.Build())
+	}
 	if err == nil {
 		err = p.log.AwaitFlushPolicy(res)
 	}
@@ -237,30 +260,58 @@ func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error 
 		if err != nil {
 			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
 		}
-		*it = *engine.NewRecordIterator(buf)
-		for it.Next() {
-			r := it.Record()
-			rec := group.Record{Key: bytes.Clone(r.Key)}
-			if r.Value != nil {
-				rec.Value = bytes.Clone(r.Value)
-			}
-			if err := fn(rec); err != nil {
-				return err
-			}
-		}
-		if err := it.Err(); err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
-		}
 		for pos := 0; pos < len(buf); {
 			h, err := engine.ParseBatchHeader(buf[pos:])
 			if err != nil {
 				return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+			}
+			batch := buf[pos : pos+int(h.Size())]
+			if err := readOffsetsBatch(batch, &h, it, fn); err != nil {
+				if errors.Is(err, engine.ErrCorrupt) || errors.Is(err, engine.ErrBatchTooLarge) {
+					return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, h.BaseOffset, err)
+				}
+				return err
 			}
 			off = h.LastOffset() + 1
 			pos += int(h.Size())
 		}
 	}
 	return nil
+}
+
+// readOffsetsBatch calls fn for each record of one batch of
+// __consumer_offsets (header h), with the batch's producer and
+// transactional flag; a control batch is reported as its transaction
+// marker (commit or abort), other control records are skipped.
+func readOffsetsBatch(batch []byte, h *engine.BatchHeader, it *engine.RecordIterator, fn func(group.Record) error) error {
+	if h.Control() {
+		if h.NumRecords == 0 {
+			return nil
+		}
+		cr, err := engine.ParseControlBatch(batch)
+		if err != nil {
+			return err
+		}
+		switch cr.Type {
+		case engine.ControlCommit:
+			return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerCommit})
+		case engine.ControlAbort:
+			return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerAbort})
+		}
+		return nil
+	}
+	*it = *engine.NewRecordIterator(batch)
+	for it.Next() {
+		r := it.Record()
+		rec := group.Record{Key: bytes.Clone(r.Key), Transactional: h.Transactional(), ProducerID: h.ProducerID}
+		if r.Value != nil {
+			rec.Value = bytes.Clone(r.Value)
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return it.Err()
 }
 
 // clientHost is the connection's peer as Kafka reports it: "/" and the IP.

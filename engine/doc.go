@@ -46,7 +46,9 @@
 //	    61     …  records: length, attributes, timestampDelta, offsetDelta,
 //	              key, value, headers (zig-zag varints and byte strings)
 //
-// Control batches (attribute bit 5) are transaction markers (control.go);
+// Control batches (attribute bit 5) are transaction markers (control.go),
+// appended by a partition leader as the coordinator's appends
+// (AppendCoordinatorNoWait: fenced by producer and coordinator epochs);
 // a .txnindex holds an entry of 34 bytes for each abort marker in its
 // segment (txnindex.go), and the producer state tracks open transactions,
 // whose oldest bounds the last stable offset (producerstate.go, state.go).

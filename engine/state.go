@@ -70,18 +70,37 @@ func (l *Log) loadStateLocked() error {
 	l.snapshotAt.Store(from)
 	l.sinceSnapshot = 0
 	var ends []AbortedTxn // transactions ended by the markers replayed
-	err = l.scanHeaders(from, func(h *BatchHeader) {
+	var markerBuf []byte
+	err = l.scanHeaders(from, func(h *BatchHeader, f File, pos int64) error {
 		if h.LastOffset() >= from {
 			l.sinceSnapshot += h.Size()
 		}
 		if h.ProducerID >= 0 && h.LastOffset() >= from {
-			if h.Control() && h.NumRecords > 0 {
+			marker := h.Control() && h.NumRecords > 0
+			coordEpoch := int32(-1)
+			if marker {
+				// The marker's record: its coordinator epoch fences older
+				// coordinators' markers.
+				if int64(cap(markerBuf)) < h.Size() {
+					markerBuf = make([]byte, h.Size())
+				}
+				mb := markerBuf[:h.Size()]
+				if _, err := f.ReadAt(mb, pos); err != nil {
+					return fmt.Errorf("read the marker at offset %d (%s position %d): %w", h.BaseOffset, f.Name(), pos, err)
+				}
+				if cr, err := ParseControlBatch(mb); err == nil && (cr.Type == ControlAbort || cr.Type == ControlCommit) {
+					coordEpoch = cr.CoordinatorEpoch
+				}
 				if first := ps.openTxnFirst(h.ProducerID); first >= 0 {
 					ends = append(ends, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset, LastStableOffset: ps.lastStableAfter(h.ProducerID, h.BaseOffset)})
 				}
 			}
 			ps.update(h, h.BaseOffset, h.MaxTimestamp)
+			if coordEpoch >= 0 {
+				ps.setCoordinatorEpoch(h.ProducerID, coordEpoch)
+			}
 		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
@@ -105,8 +124,9 @@ func (l *Log) cacheLastEpochLocked() {
 }
 
 // scanHeaders calls fn with the header of every batch whose last offset is
-// at or after from, in offset order.
-func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
+// at or after from, in offset order, with the segment's .log file and the
+// batch's position in it; an error from fn stops the scan.
+func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader, f File, pos int64) error) error {
 	v := l.view.Load()
 	for s := v.floor(from); s != nil; s = v.after(s.base) {
 		f, err := s.acquire()
@@ -122,7 +142,7 @@ func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
 		var h BatchHeader // one for the scan: fn's pointer would move it to the heap per batch
 		for pos := start; err == nil && pos < end; {
 			if h, err = hr.header(pos, end); err == nil {
-				fn(&h)
+				err = fn(&h, f.log, pos)
 				pos += h.Size()
 			}
 		}
@@ -147,15 +167,35 @@ func (l *Log) trackAppendLocked(b []byte, h *BatchHeader) error {
 			l.lastEpoch = e
 		}
 	}
-	if h.Control() && h.ProducerID >= 0 && h.NumRecords > 0 {
-		if err := l.trackControlLocked(b, h); err != nil {
+	marker := h.Control() && h.ProducerID >= 0 && h.NumRecords > 0
+	var cr ControlRecord
+	if marker {
+		var err error
+		if cr, err = ParseControlBatch(b); err != nil {
+			return fmt.Errorf("log %s: %w", l.name, err)
+		}
+		if err := l.trackControlLocked(h, cr); err != nil {
 			return err
 		}
 	}
 	if h.ProducerID >= 0 && l.producers.update(h, h.BaseOffset, h.MaxTimestamp) {
 		l.firstUnstable.Store(l.producers.firstUnstableOffset())
 	}
+	if marker && (cr.Type == ControlAbort || cr.Type == ControlCommit) {
+		l.producers.setCoordinatorEpoch(h.ProducerID, cr.CoordinatorEpoch)
+	}
 	return nil
+}
+
+// Producers appends to dst the state of every producer the log knows, by
+// increasing producer id (DescribeProducers). It takes the log's lock.
+func (l *Log) Producers(dst []ProducerInfo) []ProducerInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.producers == nil {
+		return dst
+	}
+	return l.producers.appendInfo(dst)
 }
 
 // LastStableOffset is the offset below which every record is committed or

@@ -132,19 +132,15 @@ func abortedFrom(es []AbortedTxn, offset int64) int {
 	return i
 }
 
-// trackControlLocked records a control batch b (header h) about to update
-// the producer state: if it ends its producer's open transaction with an
-// abort, the entry is added and its segment's file rewritten. It returns
-// the error of the write, which fails the log (sticky), or of a marker
-// that does not parse.
-func (l *Log) trackControlLocked(b []byte, h *BatchHeader) error {
+// trackControlLocked records a control batch (header h, its record cr)
+// about to update the producer state: if it ends its producer's open
+// transaction with an abort, the entry is added and its segment's file
+// rewritten. It returns the error of the write, which fails the log
+// (sticky).
+func (l *Log) trackControlLocked(h *BatchHeader, cr ControlRecord) error {
 	first := l.producers.openTxnFirst(h.ProducerID)
 	if first < 0 {
 		return nil
-	}
-	cr, err := ParseControlBatch(b)
-	if err != nil {
-		return fmt.Errorf("log %s: %w", l.name, err)
 	}
 	if cr.Type != ControlAbort {
 		return nil
