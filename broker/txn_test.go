@@ -378,8 +378,16 @@ func TestTxnBadRequests(t *testing.T) {
 	wantCode(t, "EndTxn abort", p.endTxn(rc, 3, false), nil)
 	wantCode(t, "EndTxn commit after the abort", p.endTxn(rc, 3, true), kerr.InvalidTxnState)
 
-	// A re-init bumps the epoch: the older one is fenced.
-	p2, code := initTxn(rc, "bad", 60000, p.pid, p.epoch)
+	// A re-init bumps the epoch: the older one is fenced. While the abort's
+	// markers are being written it is CONCURRENT_TRANSACTIONS, which
+	// clients retry.
+	var p2 rawTxn
+	for {
+		p2, code = initTxn(rc, "bad", 60000, p.pid, p.epoch)
+		if code != kerr.ConcurrentTransactions.Code || ctx.Err() != nil {
+			break
+		}
+	}
 	wantCode(t, "InitProducerId with the current epoch", code, nil)
 	if p2.pid != p.pid || p2.epoch != p.epoch+1 {
 		t.Fatalf("re-init: producer %d epoch %d, want %d epoch %d", p2.pid, p2.epoch, p.pid, p.epoch+1)

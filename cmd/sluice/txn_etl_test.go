@@ -366,15 +366,17 @@ func TestTxnClusterCoordinatorKilled(t *testing.T) {
 	const txnID = "etl-cluster"
 	stop := runMember(ctx, brokers, txnID)
 	awaitCopied(t, ctx, "before the kill", progress(ctx, brokers), n/3)
-	cl := c.client()
-	defer cl.Close()
-	coords := kadm.NewClient(cl).FindTxnCoordinators(ctx, txnID)
+	coords := kadm.NewClient(c.client()).FindTxnCoordinators(ctx, txnID)
 	co, ok := coords[txnID]
 	if !ok || co.Err != nil {
 		t.Fatalf("the coordinator of %s: %+v", txnID, coords)
 	}
 	c.kill(co.NodeID) // commits in flight
-	awaitCopied(t, ctx, "after the kill", progress(ctx, c.addrs(c.live()...)), n)
+	live := c.addrs(c.live()...)
+	awaitCopied(t, ctx, "after the kill", progress(ctx, live), n)
+	if now := kadm.NewClient(c.client()).FindTxnCoordinators(ctx, txnID)[txnID]; now.Err != nil || now.NodeID == co.NodeID {
+		t.Errorf("the coordinator of %s after broker %d was killed: %+v", txnID, co.NodeID, now)
+	}
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
