@@ -308,6 +308,9 @@ func TestTxnTimedOutIsAborted(t *testing.T) {
 	if open.TimeoutMillis != 1000 {
 		t.Errorf("timeout %d ms, want 1000", open.TimeoutMillis)
 	}
+	if lso := tb.partition("s", 0).log.LastStableOffset(); lso != 0 {
+		t.Errorf("s-0's last stable offset with the transaction open: %d, want 0", lso)
+	}
 	d := awaitTxnState(t, ctx, adm, "slow", "CompleteAbort")
 	if d.ProducerEpoch != open.ProducerEpoch+1 {
 		t.Errorf("after the timeout: epoch %d, want %d", d.ProducerEpoch, open.ProducerEpoch+1)
@@ -315,6 +318,15 @@ func TestTxnTimedOutIsAborted(t *testing.T) {
 	ms := tb.markers(t, "s", 0)
 	if len(ms) != 1 || ms[0].Type != engine.ControlAbort || ms[0].ProducerEpoch != open.ProducerEpoch+1 {
 		t.Fatalf("markers of s-0: %+v, want one abort at epoch %d", ms, open.ProducerEpoch+1)
+	}
+	// The last stable offset moved past the aborted transaction: a
+	// read_committed ListOffsets says so.
+	lsos, err := adm.ListCommittedOffsets(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, _ := lsos.Lookup("s", 0); o.Offset != 2 {
+		t.Errorf("s-0's read_committed end after the abort: %+v, want 2 (the record and its abort marker)", o)
 	}
 	rc := dialRaw(t, tb.addr)
 	wantCode(t, "EndTxn after the timeout", rawTxn{"slow", open.ProducerID, open.ProducerEpoch}.endTxn(rc, 3, true), kerr.ProducerFenced)

@@ -46,7 +46,6 @@ func runETLMember(ctx context.Context, brokers []string, txnID string, copied fu
 		kgo.ConsumerGroup(etlGroup),
 		kgo.ConsumeTopics(etlIn),
 		kgo.FetchIsolationLevel(kgo.ReadCommitted()),
-		kgo.RequireStableFetchOffsets(),
 		kgo.SessionTimeout(6*time.Second),
 		kgo.HeartbeatInterval(500*time.Millisecond),
 		kgo.RecordPartitioner(kgo.ManualPartitioner()),
