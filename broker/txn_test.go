@@ -500,3 +500,40 @@ func TestTxnIDExpires(t *testing.T) {
 		t.Errorf("%s-%d ends at %d: want the id's records and its tombstone", txnStateTopic, p, got)
 	}
 }
+
+// A coordinator that wrote PrepareCommit but no marker before it stopped
+// (its markers held) sends them when it loads the partition again after a
+// restart: the transaction ends committed in every partition, none left
+// open, even though the broker learns the topics (UpdateMetadata) after it
+// is made the leader (LeaderAndIsr).
+func TestTxnMarkersResentAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	tb := serveBroker(t, dir, nil)
+	ctx := ctxTimeout(t, 60*time.Second)
+	tb.createTopic(t, "held", 2)
+	tb.txns.holdMarkers.Store(true)
+	cl := txnClient(t, tb.addr, "held")
+	produceTxn(t, ctx, cl, "held", true, map[int32][]string{0: {"a"}, 1: {"b"}})
+	adm := kadm.NewClient(tb.ownClient(t))
+	awaitTxnState(t, ctx, adm, "held", "PrepareCommit")
+	for p := range int32(2) {
+		if ms := tb.markers(t, "held", p); len(ms) != 0 {
+			t.Fatalf("held-%d has markers %+v while they are held", p, ms)
+		}
+	}
+	adm.Close()
+	cl.Close()
+	tb.stop(t)
+
+	tb = startBroker(t, dir, nil)
+	awaitTxnState(t, ctx, tb.admin(t), "held", "CompleteCommit")
+	for p := range int32(2) {
+		ms := tb.markers(t, "held", p)
+		if len(ms) != 1 || ms[0].Type != engine.ControlCommit {
+			t.Errorf("held-%d: markers %+v, want one commit", p, ms)
+		}
+		if fu := tb.partition("held", p).log.FirstUnstableOffset(); fu != -1 {
+			t.Errorf("held-%d: a transaction is still open at %d", p, fu)
+		}
+	}
+}

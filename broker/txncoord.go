@@ -56,6 +56,7 @@ import (
 	"log/slog"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -105,13 +106,18 @@ type txnCoordinators struct {
 	// send carries markers to other brokers (ZooKeeper mode), made on
 	// first use.
 	send *zk.NetSender
+	// holdMarkers, when set (a test's seam for a coordinator that dies
+	// between its decision and its markers), makes every WriteTxnMarkers
+	// fail unsent, to be retried.
+	holdMarkers atomic.Bool
 }
 
-// txnPartitions is the partition count of __transaction_state: as created,
-// else transaction.state.log.num.partitions.
+// txnPartitions is the partition count of __transaction_state: as the
+// metadata has it once created (Kafka reads the topic's count too), else
+// transaction.state.log.num.partitions.
 func (b *Broker) txnPartitions() int32 {
-	if t, ok := b.coord.Topic(txnStateTopic); ok && t.Partitions > 0 {
-		return t.Partitions
+	if t := b.ctl.cache.load().topics[txnStateTopic]; t != nil && t.count > 0 {
+		return t.count
 	}
 	return b.cfg.Txns.withDefaults().StatePartitions
 }

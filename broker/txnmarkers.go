@@ -9,7 +9,11 @@ package broker
 // by a call (writeTxnMarkers, 27_write_txn_markers.go), others' over the
 // network. Each partition's answer becomes the MarkerResult of its marker:
 //   - a partition whose topic the cache no longer has is Gone (its topic was
-//     deleted), as Kafka drops it from the transaction;
+//     deleted), as Kafka drops it from the transaction — but only once the
+//     cache has __transaction_state itself: a broker that just started may
+//     be made a leader (LeaderAndIsr) before it learns the topics
+//     (UpdateMetadata), and a marker dropped then would leave its
+//     transaction open in the partition forever;
 //   - one without a live leader, or whose request failed, is retried
 //     (reported after txnRetryBackoff with REQUEST_TIMED_OUT or
 //     LEADER_NOT_AVAILABLE, which the core retries);
@@ -46,13 +50,17 @@ func (d *txnDriver) sendMarkers(ms []txn.Marker) {
 	byLeader := map[int32][]txn.Marker{}
 	for _, m := range ms {
 		t := snap.topics[m.Partition.Topic]
-		if t == nil {
+		if t == nil && topicDeleted(snap, m.Partition.Topic) {
 			d.report(txn.MarkerResult{ID: m.ID, Gone: true})
 			continue
 		}
-		cp, ok := t.partitions[m.Partition.Partition]
-		if !ok {
-			d.report(txn.MarkerResult{ID: m.ID, Gone: true})
+		var cp cachedPartition
+		ok := false
+		if t != nil {
+			cp, ok = t.partitions[m.Partition.Partition]
+		}
+		if !ok { // not known yet: partitions never go but with their topic
+			d.reportLater(txn.MarkerResult{ID: m.ID, Code: kerr.UnknownTopicOrPartition.Code})
 			continue
 		}
 		if cp.leader < 0 || snap.liveBroker(cp.leader) == nil {
@@ -96,7 +104,9 @@ func (d *txnDriver) sendMarkersTo(leader int32, ms []txn.Marker) {
 	ctx, cancel := context.WithTimeout(context.Background(), txnMarkerTimeout)
 	defer cancel()
 	var resp *kmsg.WriteTxnMarkersResponse
-	if leader == d.b.cfg.ID {
+	if d.b.txns.holdMarkers.Load() {
+		// Held: every marker is retried.
+	} else if leader == d.b.cfg.ID {
 		resp = d.b.writeTxnMarkers(ctx, req)
 	} else if s := d.b.markerSender(); s != nil {
 		r, err := s.Send(ctx, leader, req)
@@ -120,7 +130,7 @@ func (d *txnDriver) sendMarkersTo(leader int32, ms []txn.Marker) {
 					switch {
 					case rp.ErrorCode == 0:
 						d.report(txn.MarkerResult{ID: id})
-					case rp.ErrorCode == kerr.UnknownTopicOrPartition.Code && snap.topics[rt.Topic] == nil:
+					case rp.ErrorCode == kerr.UnknownTopicOrPartition.Code && topicDeleted(snap, rt.Topic):
 						d.report(txn.MarkerResult{ID: id, Gone: true})
 					default:
 						d.reportLater(txn.MarkerResult{ID: id, Code: rp.ErrorCode})
@@ -134,4 +144,12 @@ func (d *txnDriver) sendMarkersTo(leader int32, ms []txn.Marker) {
 			d.reportLater(txn.MarkerResult{ID: m.ID, Code: kerr.RequestTimedOut.Code})
 		}
 	}
+}
+
+// topicDeleted reports that the metadata has no topic name although it has
+// the topics of the cluster: it has __transaction_state, which the
+// coordinator's own partition belongs to, so it has had the full update
+// that names every topic.
+func topicDeleted(snap *metadataSnapshot, name string) bool {
+	return snap.topics[name] == nil && snap.topics[txnStateTopic] != nil
 }

@@ -20,6 +20,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -38,7 +39,10 @@ const (
 // runETLMember copies etl-in to etl-out in transactions until ctx ends.
 // Each record keeps its key and value; a poll's records are one
 // transaction. copied counts the records of committed transactions.
-func runETLMember(ctx context.Context, brokers []string, txnID string, copied func(int)) error {
+func runETLMember(ctx context.Context, brokers []string, txnID string, copied func(int), logf func(string, ...any)) error {
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
 	s, err := kgo.NewGroupTransactSession(
 		kgo.SeedBrokers(brokers...),
 		kgo.TransactionalID(txnID),
@@ -60,6 +64,7 @@ func runETLMember(ctx context.Context, brokers []string, txnID string, copied fu
 		if fs.IsClientClosed() {
 			return nil
 		}
+		fs.EachError(func(topic string, p int32, err error) { logf("%s: fetch %s-%d: %v", txnID, topic, p, err) })
 		if err := s.Begin(); err != nil {
 			return fmt.Errorf("begin: %w", err)
 		}
@@ -75,6 +80,7 @@ func runETLMember(ctx context.Context, brokers []string, txnID string, copied fu
 		wg.Wait()
 		committed, err := s.End(ctx, kgo.TryCommit)
 		if err != nil && ctx.Err() == nil {
+			logf("%s: end: %v", txnID, err)
 			// A failed End aborted (or will abort) the transaction; the
 			// session goes on, as franz-go's example does.
 			continue
@@ -93,7 +99,8 @@ func runETLMemberChild(spec string) int {
 		fmt.Fprintln(os.Stderr, "bad", etlMemberEnv, spec)
 		return 2
 	}
-	if err := runETLMember(context.Background(), strings.Split(brokers, ";"), txnID, nil); err != nil {
+	if err := runETLMember(context.Background(), strings.Split(brokers, ";"), txnID, nil,
+		func(f string, a ...any) { fmt.Fprintf(os.Stderr, time.Now().Format("15:04:05.000 ")+f+"\n", a...) }); err != nil {
 		fmt.Fprintln(os.Stderr, "member:", err)
 		return 1
 	}
@@ -224,9 +231,12 @@ func checkExactlyOnce(t *testing.T, out map[string]int, n int) {
 // awaitCopied waits until copied() reaches n.
 func awaitCopied(t *testing.T, ctx context.Context, what string, copied func() int, n int) {
 	t.Helper()
-	tick := time.NewTicker(20 * time.Millisecond)
+	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	for copied() < n {
+		if t.Failed() {
+			t.FailNow()
+		}
 		select {
 		case <-ctx.Done():
 			t.Fatalf("%s: only %d records copied, want %d", what, copied(), n)
@@ -250,11 +260,19 @@ func countCommitted(ctx context.Context, brokers []string) (int, error) {
 		return 0, err
 	}
 	n := 0
+	var errs error
 	os.Each(func(o kadm.OffsetResponse) {
-		if o.Topic == etlIn && o.Err == nil {
+		switch {
+		case o.Topic != etlIn:
+		case o.Err != nil:
+			errs = errors.Join(errs, fmt.Errorf("%s-%d: %w", o.Topic, o.Partition, o.Err))
+		default:
 			n += int(o.At)
 		}
 	})
+	if errs != nil {
+		return n, errs
+	}
 	return n, nil
 }
 
@@ -276,7 +294,7 @@ func TestTxnExactlyOnceMemberKilled(t *testing.T) {
 	mctx, mcancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() {
-		done <- runETLMember(mctx, brokers, "etl-survivor", func(k int) { mu.Lock(); copiedByOther += k; mu.Unlock() })
+		done <- runETLMember(mctx, brokers, "etl-survivor", func(k int) { mu.Lock(); copiedByOther += k; mu.Unlock() }, t.Logf)
 	}()
 	committedOffsets := func() int {
 		c, err := countCommitted(ctx, brokers)
@@ -301,19 +319,33 @@ func TestTxnExactlyOnceMemberKilled(t *testing.T) {
 }
 
 // runMember runs runETLMember in a goroutine; the returned stop cancels
-// it and returns its error.
-func runMember(ctx context.Context, brokers []string, txnID string) (stop func() error) {
+// it and returns its error. A member that stops by itself fails the test,
+// unless doomed was called first (its only broker is about to be killed).
+func runMember(t *testing.T, ctx context.Context, brokers []string, txnID string) (stop, doomed func() error) {
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- runETLMember(mctx, brokers, txnID, nil) }()
-	return func() error { cancel(); return <-done }
+	var expectFailure atomic.Bool
+	go func() {
+		err := runETLMember(mctx, brokers, txnID, nil, t.Logf)
+		if err != nil && mctx.Err() == nil && !expectFailure.Load() {
+			t.Errorf("member %s stopped: %v", txnID, err) // awaitCopied stops waiting
+		}
+		done <- err
+	}()
+	return func() error { cancel(); return <-done }, func() error { expectFailure.Store(true); return nil }
 }
 
-// progress is countCommitted, 0 while it cannot be read.
-func progress(ctx context.Context, brokers []string) func() int {
+// progress is countCommitted, 0 while it cannot be read (the error is
+// logged when it changes).
+func progress(t *testing.T, ctx context.Context, brokers []string) func() int {
+	last := ""
 	return func() int {
 		c, err := countCommitted(ctx, brokers)
 		if err != nil {
+			if err.Error() != last && ctx.Err() == nil {
+				t.Logf("the group's committed offsets: %v", err)
+			}
+			last = err.Error()
 			return 0
 		}
 		return c
@@ -335,16 +367,17 @@ func TestTxnBrokerKilledMidTransaction(t *testing.T) {
 		if round == 0 {
 			fillETLInput(t, ctx, brokers, 3, 1, n)
 		}
-		stop := runMember(ctx, brokers, "etl-crash")
+		stop, doomed := runMember(t, ctx, brokers, "etl-crash")
 		if round == 2 {
-			awaitCopied(t, ctx, "after the restarts", progress(ctx, brokers), n)
+			awaitCopied(t, ctx, "after the restarts", progress(t, ctx, brokers), n)
 			if err := stop(); err != nil {
 				t.Fatal(err)
 			}
 			checkExactlyOnce(t, readCommitted(t, ctx, brokers, etlOut, 3), n)
 			return
 		}
-		awaitCopied(t, ctx, fmt.Sprintf("round %d", round), progress(ctx, brokers), (round+1)*n/3)
+		awaitCopied(t, ctx, fmt.Sprintf("round %d", round), progress(t, ctx, brokers), (round+1)*n/3)
+		doomed()
 		cmd.Process.Signal(syscall.SIGKILL) // transactions in flight
 		cmd.Wait()
 		stop()
@@ -363,8 +396,8 @@ func TestTxnClusterCoordinatorKilled(t *testing.T) {
 	defer cancel()
 	fillETLInput(t, ctx, brokers, 3, 3, n)
 	const txnID = "etl-cluster"
-	stop := runMember(ctx, brokers, txnID)
-	awaitCopied(t, ctx, "before the kill", progress(ctx, brokers), n/3)
+	stop, _ := runMember(t, ctx, brokers, txnID)
+	awaitCopied(t, ctx, "before the kill", progress(t, ctx, brokers), n/3)
 	coords := kadm.NewClient(c.client()).FindTxnCoordinators(ctx, txnID)
 	co, ok := coords[txnID]
 	if !ok || co.Err != nil {
@@ -372,7 +405,7 @@ func TestTxnClusterCoordinatorKilled(t *testing.T) {
 	}
 	c.kill(co.NodeID) // commits in flight
 	live := c.addrs(c.live()...)
-	awaitCopied(t, ctx, "after the kill", progress(ctx, live), n)
+	awaitCopied(t, ctx, "after the kill", progress(t, ctx, live), n)
 	if now := kadm.NewClient(c.client()).FindTxnCoordinators(ctx, txnID)[txnID]; now.Err != nil || now.NodeID == co.NodeID {
 		t.Errorf("the coordinator of %s after broker %d was killed: %+v", txnID, co.NodeID, now)
 	}
