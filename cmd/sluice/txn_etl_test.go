@@ -321,7 +321,7 @@ func TestTxnExactlyOnceMemberKilled(t *testing.T) {
 // runMember runs runETLMember in a goroutine; the returned stop cancels
 // it and returns its error. A member that stops by itself fails the test,
 // unless doomed was called first (its only broker is about to be killed).
-func runMember(t *testing.T, ctx context.Context, brokers []string, txnID string) (stop, doomed func() error) {
+func runMember(t *testing.T, ctx context.Context, brokers []string, txnID string) (stop func() error, doomed func()) {
 	mctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	var expectFailure atomic.Bool
@@ -332,7 +332,7 @@ func runMember(t *testing.T, ctx context.Context, brokers []string, txnID string
 		}
 		done <- err
 	}()
-	return func() error { cancel(); return <-done }, func() error { expectFailure.Store(true); return nil }
+	return func() error { cancel(); return <-done }, func() { expectFailure.Store(true) }
 }
 
 // progress is countCommitted, 0 while it cannot be read (the error is
