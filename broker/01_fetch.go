@@ -70,8 +70,8 @@ type wireFetch struct {
 	// whether it failed, and the record bytes read.
 	counts []fetchCount
 	// A read_committed fetch's aborted transactions: read from the log
-	// into found, kept for the response in aborted, which the partitions'
-	// Aborted slice (abortedAt says where each partition's run is).
+	// into found, kept for the response in aborted, of which each
+	// partition's Aborted is a run (abortedAt says where).
 	found     []engine.AbortedTxn
 	aborted   []wire.AbortedTxn
 	abortedAt []abortedRun

@@ -105,6 +105,12 @@ func TestClusterFollowersTrackTransactions(t *testing.T) {
 			time.Sleep(50 * time.Millisecond) // the new leader's ISR settles
 		}
 	}
+	for _, tb := range c.live() {
+		if tb.cfg.ID != nl {
+			codes := writeMarker(dialRaw(t, tb.addr), cp, 0, true, 5, "ctxn", 0)
+			wantCode(t, "a marker sent to a follower", codes[0], kerr.NotLeaderForPartition)
+		}
+	}
 	waitCode("c's commit", nil, func() int16 { return writeMarker(rc, cp, 0, true, 5, "ctxn", 0)[0] })
 	waitCode("a's marker from an older coordinator", kerr.TransactionCoordinatorFenced, func() int16 { return writeMarker(rc, a, 0, true, 2, "ctxn", 0)[0] })
 	p = rawFetch(rc, "ctxn", id, 0, 1)

@@ -238,6 +238,8 @@ func (s *offsetsStore) append(partition int32, records []group.Record, producerI
 // lags the old leader's by a fetch, so the last commits acknowledged
 // before a failover sit above it; a leader's log is never truncated under
 // it, so what it holds becomes committed once its followers fetch it.
+// Records carry their batch's producer id and transactional flag;
+// transaction markers are reported as group.Record markers.
 func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error {
 	p, err := s.partition(partition)
 	if err != nil {
@@ -260,50 +262,84 @@ func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error 
 		if err != nil {
 			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
 		}
+		// Runs of data batches of one kind (transactional or not, one
+		// producer) are read by one iterator; a control batch is a
+		// transaction marker.
+		run, runStart := engine.BatchHeader{}, -1
+		flush := func(end int) error {
+			if runStart < 0 {
+				return nil
+			}
+			err := readOffsetsRun(buf[runStart:end], &run, it, fn)
+			runStart = -1
+			return err
+		}
 		for pos := 0; pos < len(buf); {
 			h, err := engine.ParseBatchHeader(buf[pos:])
+			if err == nil && h.Size() > int64(len(buf)-pos) {
+				err = fmt.Errorf("%w: a batch of %d bytes in %d", engine.ErrCorrupt, h.Size(), len(buf)-pos)
+			}
 			if err != nil {
 				return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
 			}
-			batch := buf[pos : pos+int(h.Size())]
-			if err := readOffsetsBatch(batch, &h, it, fn); err != nil {
-				if errors.Is(err, engine.ErrCorrupt) || errors.Is(err, engine.ErrBatchTooLarge) {
-					return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, h.BaseOffset, err)
+			if h.Control() || runStart >= 0 && (h.Transactional() != run.Transactional() || h.ProducerID != run.ProducerID) {
+				if err := flush(pos); err != nil {
+					return offsetsReadError(partition, off, err)
 				}
-				return err
+			}
+			if h.Control() {
+				if err := readOffsetsMarker(buf[pos:pos+int(h.Size())], &h, fn); err != nil {
+					return offsetsReadError(partition, h.BaseOffset, err)
+				}
+			} else if runStart < 0 {
+				run, runStart = h, pos
 			}
 			off = h.LastOffset() + 1
 			pos += int(h.Size())
+		}
+		if err := flush(len(buf)); err != nil {
+			return offsetsReadError(partition, off, err)
 		}
 	}
 	return nil
 }
 
-// readOffsetsBatch calls fn for each record of one batch of
-// __consumer_offsets (header h), with the batch's producer and
-// transactional flag; a control batch is reported as its transaction
-// marker (commit or abort), other control records are skipped.
-func readOffsetsBatch(batch []byte, h *engine.BatchHeader, it *engine.RecordIterator, fn func(group.Record) error) error {
-	if h.Control() {
-		if h.NumRecords == 0 {
-			return nil
-		}
-		cr, err := engine.ParseControlBatch(batch)
-		if err != nil {
-			return err
-		}
-		switch cr.Type {
-		case engine.ControlCommit:
-			return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerCommit})
-		case engine.ControlAbort:
-			return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerAbort})
-		}
+// offsetsReadError names the partition and offset of a storage defect;
+// fn's own errors pass as they are.
+func offsetsReadError(partition int32, off int64, err error) error {
+	if errors.Is(err, engine.ErrCorrupt) || errors.Is(err, engine.ErrBatchTooLarge) {
+		return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+	}
+	return err
+}
+
+// readOffsetsMarker reports a control batch of __consumer_offsets (header
+// h) to fn as its transaction marker (commit or abort); other control
+// records are skipped.
+func readOffsetsMarker(batch []byte, h *engine.BatchHeader, fn func(group.Record) error) error {
+	if h.NumRecords == 0 {
 		return nil
 	}
-	*it = *engine.NewRecordIterator(batch)
+	cr, err := engine.ParseControlBatch(batch)
+	if err != nil {
+		return err
+	}
+	switch cr.Type {
+	case engine.ControlCommit:
+		return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerCommit})
+	case engine.ControlAbort:
+		return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerAbort})
+	}
+	return nil
+}
+
+// readOffsetsRun calls fn for each record of batches, data batches of
+// __consumer_offsets sharing run's transactional flag and producer id.
+func readOffsetsRun(batches []byte, run *engine.BatchHeader, it *engine.RecordIterator, fn func(group.Record) error) error {
+	*it = *engine.NewRecordIterator(batches)
 	for it.Next() {
 		r := it.Record()
-		rec := group.Record{Key: bytes.Clone(r.Key), Transactional: h.Transactional(), ProducerID: h.ProducerID}
+		rec := group.Record{Key: bytes.Clone(r.Key), Transactional: run.Transactional(), ProducerID: run.ProducerID}
 		if r.Value != nil {
 			rec.Value = bytes.Clone(r.Value)
 		}

@@ -433,3 +433,34 @@ func TestTxnOffsetCommitThroughMarkers(t *testing.T) {
 	rc = dialRaw(t, tb.addr)
 	want("reloaded", true, [2]int64{10, 30}, [2]int16{})
 }
+
+// TestWriteTxnMarkersInProcess: the transaction coordinator's driver calls
+// writeTxnMarkers directly, with the network handler's semantics; a
+// partition whose ISR is below min.insync.replicas refuses the marker
+// (NOT_ENOUGH_REPLICAS) before writing it.
+func TestWriteTxnMarkersInProcess(t *testing.T) {
+	tb := startBroker(t, t.TempDir(), nil)
+	tb.createTopic(t, "ip", 1)
+	tb.createTopicWith(t, "isr2", "min.insync.replicas", "2")
+	rc := dialRaw(t, tb.addr)
+	pid := rc.roundTrip(initProducerIDReq(nil, -1, -1), 5).(*kmsg.InitProducerIDResponse).ProducerID
+	if code, _ := txnProduce(rc, "ip", 0, txnBatchOf(pid, 0, 0, "x")); code != 0 {
+		t.Fatal(kerr.ErrorForCode(code))
+	}
+	req := markerReq(pid, 0, true, 1, "ip", 0)
+	m2 := kmsg.NewWriteTxnMarkersRequestMarkerTopic()
+	m2.Topic, m2.Partitions = "isr2", []int32{0}
+	req.Markers[0].Topics = append(req.Markers[0].Topics, m2)
+	resp := tb.writeTxnMarkers(ctxTimeout(t, 10*time.Second), req)
+	if len(resp.Markers) != 1 || len(resp.Markers[0].Topics) != 2 {
+		t.Fatalf("response %+v", resp)
+	}
+	wantCode(t, "the marker", resp.Markers[0].Topics[0].Partitions[0].ErrorCode, nil)
+	wantCode(t, "min.insync.replicas=2 on one broker", resp.Markers[0].Topics[1].Partitions[0].ErrorCode, kerr.NotEnoughReplicas)
+	if p := tb.partition("ip", 0); p.log.FirstUnstableOffset() != -1 || p.lastStableOffset(p.highWatermark()) != 2 {
+		t.Errorf("after the in-process marker: first unstable %d, last stable %d", p.log.FirstUnstableOffset(), p.lastStableOffset(p.highWatermark()))
+	}
+	if end := tb.partition("isr2", 0).log.EndOffset(); end != 0 {
+		t.Errorf("the refused marker was written: isr2-0 ends at %d", end)
+	}
+}

@@ -67,7 +67,11 @@ type Log struct {
 	epochs    *epochCache
 	producers *producerState
 	aborted   []AbortedTxn // the aborted transactions, by marker offset (txnindex.go)
-	lastEpoch int32
+	// abortedView is aborted as last published for AbortedTxns, which
+	// reads it without the lock: an entry below a published length never
+	// changes (aborted only grows at its end or is replaced whole).
+	abortedView atomic.Pointer[[]AbortedTxn]
+	lastEpoch   int32
 	// sinceSnapshot is how many bytes of batches the log holds past the
 	// last producer snapshot taken (or loaded), guarded by mu.
 	sinceSnapshot int64

@@ -24,11 +24,12 @@ package engine
 // writeFileAtomic at each abort marker (aborts are rare, a segment holds
 // few), so the file is always whole and synced once its marker's append
 // returns. The log keeps every entry in memory (Log.aborted, guarded by
-// Log.mu). At open (loadStateLocked) the entries of markers below the
+// Log.mu, and published in Log.abortedView for AbortedTxns, which takes no
+// lock). At open (loadStateLocked) the entries of markers below the
 // producer snapshot the state is loaded from are read from the files, and
-// those from it on come from the replay of the log after it, which rewrites
-// the files that differ; a damaged file makes the open replay the whole log
-// instead. A segment's file goes with the segment; truncation replays from a
+// those from it on come from the replay of the log after it, which
+// rewrites the files that differ; a damaged file makes the open replay the
+// whole log instead. A segment's file goes with the segment; truncation replays from a
 // snapshot at or below the new end, so entries above it go too.
 
 import (
@@ -108,11 +109,14 @@ func decodeTxnIndex(path string, base int64, b []byte) ([]AbortedTxn, error) {
 // oldest abort first, as Kafka's collectAbortedTxns: entries whose last
 // offset is at or after from and whose first offset is below to, up to the
 // first whose last stable offset reaches to (no transaction aborted later
-// can start below it). It does not allocate when dst has room.
+// can start below it). It does not allocate when dst has room, and takes
+// no lock (the read_committed fetch path calls it).
 func (l *Log) AbortedTxns(dst []AbortedTxn, from, to int64) []AbortedTxn {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	es := l.aborted
+	v := l.abortedView.Load()
+	if v == nil {
+		return dst
+	}
+	es := *v
 	i := abortedFrom(es, from)
 	for _, e := range es[i:] {
 		if e.FirstOffset < to {
@@ -147,6 +151,7 @@ func (l *Log) trackControlLocked(h *BatchHeader, cr ControlRecord) error {
 	}
 	e := AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset, LastStableOffset: l.producers.lastStableAfter(h.ProducerID, h.BaseOffset)}
 	l.aborted = append(l.aborted, e)
+	l.publishAbortedLocked()
 	if err := l.writeTxnIndexLocked(l.mu.active); err != nil {
 		l.mu.err = err
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
@@ -288,6 +293,7 @@ func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, orphans []st
 		}
 	}
 	l.aborted = aborted
+	l.publishAbortedLocked()
 	if len(orphans) > 0 {
 		whole = false // rewrite them all, then remove the orphans
 	}
@@ -325,6 +331,14 @@ func (l *Log) nextSegmentBase(base int64) (next int64, ok bool) {
 func (l *Log) dropAbortedBelowLocked(offset int64) {
 	n := abortedFrom(l.aborted, offset)
 	if n > 0 {
-		l.aborted = slices.Delete(l.aborted, 0, n)
+		// A new array: readers may hold the old one.
+		l.aborted = slices.Clone(l.aborted[n:])
+		l.publishAbortedLocked()
 	}
+}
+
+// publishAbortedLocked makes l.aborted what AbortedTxns reads.
+func (l *Log) publishAbortedLocked() {
+	es := l.aborted
+	l.abortedView.Store(&es)
 }

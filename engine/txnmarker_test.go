@@ -160,3 +160,46 @@ func TestBatchBuilderSetProducer(t *testing.T) {
 		t.Fatalf("reset producer: %+v", h)
 	}
 }
+
+// TestAbortedTxnsWhileAborting reads the aborted transactions without the
+// log's lock while aborts are appended and retention drops the oldest
+// segments' entries (run with -race: the published entries never change).
+func TestAbortedTxnsWhileAborting(t *testing.T) {
+	clock := &fakeClock{t: time.UnixMilli(txnTS)}
+	l := mustOpen(t, t.TempDir(), Options{SegmentBytes: 1 << 10, Now: clock.now})
+	defer l.Close()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range int32(60) {
+			mustAppend(t, l, txnBatch(t, 5, 0, i, 1))
+			mustAppend(t, l, AppendControlBatch(nil, 5, 0, ControlAbort, 0, txnTS))
+			if i%20 == 19 {
+				l.SetHighWatermark(l.EndOffset())
+				if _, err := l.IncrementStartOffset(l.EndOffset() - 10); err != nil {
+					t.Error(err)
+				}
+				if _, err := l.ApplyRetention(); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	}()
+	var buf []AbortedTxn
+	for reads := 0; ; reads++ {
+		select {
+		case <-done:
+			if got := l.AbortedTxns(nil, 0, l.EndOffset()); len(got) == 0 || got[len(got)-1].LastOffset != l.EndOffset()-1 {
+				t.Fatalf("after %d reads: %+v", reads, got)
+			}
+			return
+		default:
+		}
+		buf = l.AbortedTxns(buf[:0], 0, 1<<62)
+		for i := 1; i < len(buf); i++ {
+			if buf[i].LastOffset <= buf[i-1].LastOffset {
+				t.Fatalf("entries out of order: %+v", buf)
+			}
+		}
+	}
+}
