@@ -527,7 +527,11 @@ func (c *Cleaner) cleanGroup(l *Log, r cleanRange, g []int, st *CleanStats) erro
 		w.abandon()
 	}
 	kept := c.f.txns.kept
-	if err == nil && (len(kept) > 0 || c.f.txns.anyMarkerIn(base, next)) {
+	txn := len(kept) > 0 || c.f.txns.anyMarkerIn(base, next)
+	if txn {
+		paths = append(paths, segmentName(l.dir, base, txnIndexSuffix)+cleanedSuffix)
+	}
+	if err == nil && txn {
 		// Written even when empty: the swap then replaces the .txnindex
 		// of the group's first segment (swap.go).
 		c.txnBuf = encodeTxnIndex(c.txnBuf[:0], kept)
@@ -611,15 +615,15 @@ func (c *Cleaner) filterSegment(l *Log, s *segment, f *segmentFiles, w *segmentW
 	return nil
 }
 
-// cleanedPaths are the log, index, time index and transaction index paths
-// of a segment at base with a suffix after their names.
+// cleanedPaths are the log, index and time index paths of a segment at
+// base with a suffix after their names (room for the transaction index's
+// after them, for a group with one).
 func cleanedPaths(dir string, base int64, suffix string) []string {
-	return []string{
-		segmentName(dir, base, logSuffix) + suffix,
-		segmentName(dir, base, indexSuffix) + suffix,
-		segmentName(dir, base, timeIndexSuffix) + suffix,
-		segmentName(dir, base, txnIndexSuffix) + suffix,
-	}
+	return append(make([]string, 0, 4),
+		segmentName(dir, base, logSuffix)+suffix,
+		segmentName(dir, base, indexSuffix)+suffix,
+		segmentName(dir, base, timeIndexSuffix)+suffix,
+	)
 }
 
 func removePaths(fs FS, paths ...string) {
@@ -647,7 +651,7 @@ type segmentWriter struct {
 }
 
 func (c *Cleaner) newSegmentWriter(l *Log, base int64, paths []string) (*segmentWriter, error) {
-	removePaths(l.fs, paths...)
+	removePaths(l.fs, paths...) // a failed group removes its .txnindex.cleaned too
 	f, err := l.fs.OpenFile(paths[0], os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", paths[0], err)

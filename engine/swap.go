@@ -58,10 +58,11 @@ import (
 )
 
 // replaceSegments swaps the cleaned segment at base, size bytes of log
-// whose files are at cleaned (log, index, time index, transaction index:
-// cleanedPaths), in for olds, which cover [base, next); kept are the
-// aborted transactions whose markers it keeps. It returns errCleanAborted
-// when olds are no longer all the log's.
+// whose files are at cleaned (log, index, time index: cleanedPaths, then
+// the transaction index when the group had aborted transactions), in for
+// olds, which cover [base, next); kept are the aborted transactions whose
+// markers it keeps. It returns errCleanAborted when olds are no longer all
+// the log's.
 func (l *Log) replaceSegments(olds []*segment, base, next, size int64, cleaned []string, kept []AbortedTxn) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -75,13 +76,18 @@ func (l *Log) replaceSegments(olds []*segment, base, next, size int64, cleaned [
 	}
 	first, _ := l.mu.tree.Min()
 	replace := size > 0 || first.seg == olds[0]
+	// A group without aborted transactions has no transaction index (and
+	// its segments none): no call is made for one.
+	txn := len(cleaned) > 3
 	swap := cleanedPaths(l.dir, base, swapSuffix)
+	order := []int{1, 2, 0} // the log last: its .swap decides
+	if txn {
+		swap = append(swap, segmentName(l.dir, base, txnIndexSuffix)+swapSuffix)
+		order = []int{3, 1, 2, 0}
+	}
 	if replace {
-		for _, i := range []int{1, 2, 3, 0} {
+		for _, i := range order {
 			if err := l.fs.Rename(cleaned[i], swap[i]); err != nil {
-				if i == 3 && errors.Is(err, os.ErrNotExist) {
-					continue // no transaction index
-				}
 				// Not decided: the log .swap, renamed last, does not exist.
 				removePaths(l.fs, swap...)
 				return fmt.Errorf("engine: rename %s: %w", cleaned[i], err)
@@ -106,7 +112,11 @@ func (l *Log) replaceSegments(olds []*segment, base, next, size int64, cleaned [
 	deleted := make([][]string, len(olds))
 	var errs []error
 	for i, s := range olds {
-		for j, p := range []string{s.logPath(), s.indexPath(), s.timeIndexPath(), s.txnIndexPath()} {
+		files := append(make([]string, 0, 4), s.logPath(), s.indexPath(), s.timeIndexPath())
+		if txn {
+			files = append(files, s.txnIndexPath())
+		}
+		for j, p := range files {
 			err := l.fs.Rename(p, p+deletedSuffix)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("engine: rename %s for removal: %w", p, err))
@@ -120,8 +130,11 @@ func (l *Log) replaceSegments(olds []*segment, base, next, size int64, cleaned [
 	}
 	if replace && len(errs) == 0 {
 		live := cleanedPaths(l.dir, base, "")
-		for _, i := range []int{1, 2, 3, 0} {
-			if err := l.fs.Rename(swap[i], live[i]); err != nil && !(i == 3 && errors.Is(err, os.ErrNotExist)) {
+		if txn {
+			live = append(live, segmentName(l.dir, base, txnIndexSuffix))
+		}
+		for _, i := range order {
+			if err := l.fs.Rename(swap[i], live[i]); err != nil {
 				// The log's .swap stays: the reopen completes the swap
 				// from it, the files not yet renamed included.
 				errs = append(errs, fmt.Errorf("engine: rename %s: %w", swap[i], err))
@@ -233,7 +246,9 @@ func (l *Log) recoverSwaps(entries []os.DirEntry) (bool, error) {
 				l.removeFile(s.name)
 			}
 		}
-		for _, p := range cleanedPaths(l.dir, base, "") {
+		live := append(cleanedPaths(l.dir, base, ""), segmentName(l.dir, base, txnIndexSuffix))
+		for _, i := range []int{3, 1, 2, 0} { // the log last: a crash here redoes it all
+			p := live[i]
 			if err := l.fs.Rename(p+swapSuffix, p); err != nil && !errors.Is(err, os.ErrNotExist) {
 				return changed, fmt.Errorf("engine: complete the swap of %s: %w", p, err)
 			}
