@@ -54,7 +54,7 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return err
 	}
-	stored, whole, orphans, err := l.readTxnIndexesLocked()
+	stored, whole, stale, err := l.readTxnIndexesLocked()
 	if err != nil {
 		return err
 	}
@@ -105,7 +105,7 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
 	}
-	if err := l.rebuildAbortedLocked(stored, whole, orphans, from, ends); err != nil {
+	if err := l.rebuildAbortedLocked(stored, whole, stale, from, ends); err != nil {
 		return err
 	}
 	l.producers = ps
@@ -200,20 +200,28 @@ func (l *Log) Producers(dst []ProducerInfo) []ProducerInfo {
 
 // LastStableOffset is the offset below which every record is committed or
 // aborted and replicated, as Kafka's UnifiedLog.lastStableOffset: the first
-// offset of the oldest transaction still open, if it is below the high
-// watermark, else the high watermark. A read_committed consumer reads up to
-// it. It takes no lock.
+// unstable offset, if it is below the high watermark, else the high
+// watermark. A read_committed consumer reads up to it. It takes no lock.
 func (l *Log) LastStableOffset() int64 {
 	hw := l.highWatermark.Load()
-	if fu := l.firstUnstable.Load(); fu >= 0 && fu < hw {
+	if fu := l.FirstUnstableOffset(); fu >= 0 && fu < hw {
 		return fu
 	}
 	return hw
 }
 
 // FirstUnstableOffset is the first offset of the oldest transaction still
-// open in the log, or -1 with none open.
-func (l *Log) FirstUnstableOffset() int64 { return l.firstUnstable.Load() }
+// open in the log, or -1 with none open; never below the log start offset:
+// a transaction whose first records DeleteRecordsBefore or retention
+// removed is unstable from the log start (Kafka's
+// maybeIncrementFirstUnstableOffset). It takes no lock.
+func (l *Log) FirstUnstableOffset() int64 {
+	fu := l.firstUnstable.Load()
+	if fu < 0 {
+		return fu
+	}
+	return max(fu, l.startOffset.Load())
+}
 
 // snapshotLocked encodes the producer state at the log end. An empty state
 // is snapshotted too, as Kafka does at shutdown: the next open then replays
