@@ -245,23 +245,8 @@ func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error 
 	if err != nil {
 		return err
 	}
-	hw := p.log.EndOffset()
-	var buf []byte
 	it := engine.NewRecordIterator(nil)
-	for off := p.log.StartOffset(); off < hw; {
-		v, err := p.log.Read(off, 1<<20, hw)
-		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
-		}
-		if v.Len() == 0 {
-			v.Release()
-			return nil
-		}
-		buf, err = v.AppendTo(buf[:0])
-		v.Release()
-		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
-		}
+	return forEachChunk(p, func(buf []byte, off int64) error {
 		// Runs of data batches of one kind (transactional or not, one
 		// producer) are read by one iterator; a control batch is a
 		// transaction marker.
@@ -300,8 +285,8 @@ func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error 
 		if err := flush(len(buf)); err != nil {
 			return offsetsReadError(partition, off, err)
 		}
-	}
-	return nil
+		return nil
+	})
 }
 
 // offsetsReadError names the partition and offset of a storage defect;

@@ -493,26 +493,10 @@ func (d *txnDriver) load(c *txn.Coordinator) (int, error) {
 }
 
 // readLog calls fn for every record of a partition's data batches up to
-// its log end (not the high watermark: see offsetsStore.Read), with its
-// key and value copied.
+// its log end, with its key and value copied.
 func readLog(p *partition, fn func(engine.Record) error) error {
-	end := p.log.EndOffset()
-	var buf []byte
 	it := engine.NewRecordIterator(nil)
-	for off := p.log.StartOffset(); off < end; {
-		v, err := p.log.Read(off, 1<<20, end)
-		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
-		}
-		if v.Len() == 0 {
-			v.Release()
-			return nil
-		}
-		buf, err = v.AppendTo(buf[:0])
-		v.Release()
-		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
-		}
+	return forEachChunk(p, func(buf []byte, off int64) error {
 		*it = *engine.NewRecordIterator(buf)
 		for it.Next() {
 			r := it.Record()
@@ -527,14 +511,44 @@ func readLog(p *partition, fn func(engine.Record) error) error {
 		if err := it.Err(); err != nil {
 			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
 		}
+		return nil
+	})
+}
+
+// forEachChunk reads a partition from its log start to its log end (not
+// the high watermark: see offsetsStore.Read) in chunks of whole batches of
+// up to 1 MiB, each copied into a buffer the next reuses, and calls fn
+// with each chunk and the offset it starts at.
+func forEachChunk(p *partition, fn func(buf []byte, off int64) error) error {
+	end := p.log.EndOffset()
+	var buf []byte
+	for off := p.log.StartOffset(); off < end; {
+		v, err := p.log.Read(off, 1<<20, end)
+		if err != nil {
+			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
+		}
+		if v.Len() == 0 {
+			v.Release()
+			return nil
+		}
+		buf, err = v.AppendTo(buf[:0])
+		v.Release()
+		if err != nil {
+			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
+		}
+		if err := fn(buf, off); err != nil {
+			return err
+		}
+		next := off
 		for pos := 0; pos < len(buf); {
 			h, err := engine.ParseBatchHeader(buf[pos:])
-			if err != nil {
-				return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
+			if err != nil || h.Size() > int64(len(buf)-pos) || h.LastOffset() < next {
+				return fmt.Errorf("broker: read %s-%d at %d: %w (%v)", p.topic, p.index, next, engine.ErrCorrupt, err)
 			}
-			off = h.LastOffset() + 1
+			next = h.LastOffset() + 1
 			pos += int(h.Size())
 		}
+		off = next
 	}
 	return nil
 }
