@@ -55,12 +55,26 @@ package broker
 //     or expired after producer.id.expiration.ms) is accepted at any
 //     sequence: UNKNOWN_PRODUCER_ID is never answered.
 //
+//   - Transactional producers, as Kafka 3.9's KafkaApis, ReplicaManager
+//     and ProducerAppendInfo: a request carrying a transactional batch
+//     (attribute bit 4) without a transactional id is refused whole with
+//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, one whose transactional
+//     batches carry more than one producer id and epoch whole with
+//     INVALID_PRODUCER_ID_MAPPING; a transactional id with
+//     non-transactional batches is accepted (Kafka checks nothing there).
+//     A producer's first transactional batch in a partition opens its
+//     transaction there (the last stable offset stops at it until the
+//     coordinator's marker, 27_write_txn_markers.go); a non-transactional
+//     batch from a producer whose transaction is open is
+//     INVALID_TXN_STATE; an older epoch INVALID_PRODUCER_EPOCH (the
+//     partition leader's answer to a fenced producer). Not done: KIP-890's
+//     verification of the partition with the transaction coordinator
+//     (transaction.partition.verification.enable): a batch for a partition
+//     the coordinator was not told of is written.
+//
 // Version notes: v5+ reports the log start offset; v7+ may carry zstd
 // batches (below, UNSUPPORTED_COMPRESSION_TYPE, as Kafka); v8+ an error
 // message.
-// Transactional produce (a transactional id) is not served yet: it gets
-// TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as InitProducerId does for a
-// transactional id.
 
 import (
 	"errors"
@@ -87,6 +101,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 		ti, pi int
 	}
 	var done []appended
+	refuseAll := checkTransactional(req)
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -94,7 +109,16 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			p, res, code, msg, recErrs := c.b.produceOne(req, rt.Topic, &rp)
+			var p *partition
+			var res engine.AppendResult
+			var code int16
+			var msg string
+			var recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord
+			if refuseAll != 0 {
+				code = refuseAll
+			} else {
+				p, res, code, msg, recErrs = c.b.produceOne(req, rt.Topic, &rp)
+			}
 			c.b.countProduce(p, code, res, len(rp.Records))
 			if code != 0 {
 				failed = true
@@ -184,9 +208,6 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
 	}
-	if req.TransactionID != nil {
-		return nil, res, kerr.TransactionalIDAuthorizationFailed.Code, "transactions are not supported yet", nil
-	}
 	p, code = b.leaderPartition(topic, rp.Partition)
 	if p == nil {
 		return nil, res, code, "", nil
@@ -235,6 +256,36 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 		return p, res, code, msg, nil
 	}
 	return p, res, 0, "", nil
+}
+
+// checkTransactional is the check of the whole request Kafka makes before
+// any partition is appended: transactional batches need a transactional id
+// (KafkaApis.handleProduceRequest: TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+// and may carry only one producer id and epoch
+// (ReplicaManager.handleProduceAppend: INVALID_PRODUCER_ID_MAPPING). It
+// returns the code every partition is answered, or 0.
+func checkTransactional(req *kmsg.ProduceRequest) int16 {
+	var pid int64 = -1
+	var epoch int16 = -1
+	for ti := range req.Topics {
+		for pi := range req.Topics[ti].Partitions {
+			h, err := engine.ParseBatchHeader(req.Topics[ti].Partitions[pi].Records)
+			if err != nil || !h.Transactional() {
+				continue
+			}
+			if req.TransactionID == nil {
+				return kerr.TransactionalIDAuthorizationFailed.Code
+			}
+			if h.ProducerID < 0 {
+				continue
+			}
+			if pid >= 0 && (h.ProducerID != pid || h.ProducerEpoch != epoch) {
+				return kerr.InvalidProducerIDMapping.Code
+			}
+			pid, epoch = h.ProducerID, h.ProducerEpoch
+		}
+	}
+	return 0
 }
 
 // checkKeys refuses a batch for a compacted topic that holds records
@@ -287,6 +338,10 @@ func produceError(b *Broker, p *partition, err error) (int16, string) {
 		return kerr.OutOfOrderSequenceNumber.Code, err.Error()
 	case errors.Is(err, engine.ErrInvalidProducerEpoch):
 		return kerr.InvalidProducerEpoch.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code, err.Error()
+	case errors.Is(err, engine.ErrCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code, err.Error()
 	case errors.Is(err, engine.ErrClosed):
 		return kerr.NotLeaderForPartition.Code, ""
 	default:

@@ -29,8 +29,17 @@ package broker
 //     and the leader's replication quota is exceeded: it waits, as a fetch
 //     short of MinBytes does, until the quota allows again or MaxWaitMs.
 //     The bytes sent for throttled partitions count against the quota.
-//   - No transactions yet: the last stable offset is the high watermark and
-//     there are no aborted transactions.
+//   - Isolation (v4+): a consumer's read_committed fetch (isolation level
+//     1) reads up to the partition's last stable offset (the first offset
+//     of its oldest open transaction, if below the high watermark; else
+//     the high watermark) and is told the transactions aborted in the
+//     range, whose records it drops: engine.Log.AbortedTxns over [fetch
+//     offset, last stable offset), Kafka's collectAbortedTxns, which like
+//     Kafka's bound may name transactions past the bytes returned. Every
+//     response carries the last stable offset; read_uncommitted reads up
+//     to the high watermark, followers to the log end, both with no
+//     aborted transactions. A waiting read_committed fetch is woken when a
+//     marker's append moves the last stable offset, as by any append.
 
 import (
 	"errors"
@@ -60,7 +69,17 @@ type wireFetch struct {
 	// (only kept with metrics on): each partition found (nil: unknown),
 	// whether it failed, and the record bytes read.
 	counts []fetchCount
+	// A read_committed fetch's aborted transactions: read from the log
+	// into found, kept for the response in aborted, of which each
+	// partition's Aborted is a run (abortedAt says where).
+	found     []engine.AbortedTxn
+	aborted   []wire.AbortedTxn
+	abortedAt []abortedRun
 }
+
+// abortedRun is where one partition's aborted transactions lie in
+// wireFetch.aborted.
+type abortedRun struct{ ti, pi, lo, hi int }
 
 type fetchCount struct {
 	p      *partition
@@ -169,6 +188,8 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 	f.resp.Topics = f.resp.Topics[:0]
 	f.throttledBytes, f.throttledFor = 0, 0
 	f.counts = f.counts[:0]
+	f.aborted, f.abortedAt = f.aborted[:0], f.abortedAt[:0]
+	readCommitted := req.IsolationLevel == 1
 	var total int64
 	failed := false
 	quotaChecked := false // the leader quota, read once per fetch
@@ -229,9 +250,13 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				p.wait(wake)
 			}
 			hw := p.highWatermark()
+			lso := p.lastStableOffset(hw)
 			upTo, from := hw, rp.FetchOffset
+			if readCommitted {
+				upTo = lso
+			}
 			throttled := false // a follower's fetch of a leader-throttled partition
-			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, hw, p.log.StartOffset()
+			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, lso, p.log.StartOffset()
 			if follower >= 0 {
 				// A replica's fetch: the core answers it (replica.go).
 				lastFetched := int32(-1)
@@ -246,7 +271,7 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				case a.Diverged:
 					fp.Diverging, fp.DivergingEpoch, fp.DivergingEndOffset = true, a.Diverging.Epoch, a.Diverging.EndOffset
 				}
-				fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = a.HighWatermark, a.HighWatermark, a.LogStart
+				fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = a.HighWatermark, p.lastStableOffset(a.HighWatermark), a.LogStart
 				if a.Err != nil || a.Diverged {
 					failed = failed || a.Err != nil
 					f.note(b, p, a.Err != nil, 0)
@@ -284,14 +309,20 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 					if throttled {
 						f.throttledBytes += v.Len()
 					}
+					if readCommitted && follower < 0 {
+						f.noteAborted(p, from, upTo, len(f.resp.Topics)-1, len(out.Partitions))
+					}
 				}
 			}
 			f.note(b, p, fp.ErrorCode != 0, read)
 			out.Partitions = append(out.Partitions, fp)
 		}
 	}
-	// f.views may have moved while growing: point the records at their
-	// final places.
+	// f.views and f.aborted may have moved while growing: point the
+	// partitions at their final places.
+	for _, a := range f.abortedAt {
+		f.resp.Topics[a.ti].Partitions[a.pi].Aborted = f.aborted[a.lo:a.hi]
+	}
 	vi := 0
 	for ti := range f.resp.Topics {
 		ps := f.resp.Topics[ti].Partitions
@@ -303,6 +334,20 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 		}
 	}
 	return total, failed
+}
+
+// noteAborted keeps the transactions aborted in [from, to) of p for the
+// response's partition (ti, pi), reusing f's slices.
+func (f *wireFetch) noteAborted(p *partition, from, to int64, ti, pi int) {
+	f.found = p.log.AbortedTxns(f.found[:0], from, to)
+	if len(f.found) == 0 {
+		return
+	}
+	lo := len(f.aborted)
+	for _, a := range f.found {
+		f.aborted = append(f.aborted, wire.AbortedTxn{ProducerID: a.ProducerID, FirstOffset: a.FirstOffset})
+	}
+	f.abortedAt = append(f.abortedAt, abortedRun{ti, pi, lo, len(f.aborted)})
 }
 
 func fetchError(b *Broker, p *partition, err error) int16 {

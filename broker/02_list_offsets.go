@@ -4,8 +4,9 @@ package broker
 //
 // Behavior:
 //   - Timestamp -2 (earliest) answers the log start offset; -1 (latest)
-//     the high watermark (the last stable offset for read_committed, the
-//     same here: no transactions yet). A request from a replica (replica
+//     the high watermark, or for isolation level read_committed (v2+) the
+//     last stable offset, which also bounds its timestamp lookups, as
+//     Kafka's lastFetchableOffset. A request from a replica (replica
 //     id other than -1, as a follower asks when its fetch was out of
 //     range) gets the log end offset for latest and timestamp lookups not
 //     bounded by the high watermark, as Kafka answers isolation "none".
@@ -67,9 +68,9 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 			case (rp.Timestamp == -1 || rp.Timestamp == -5) && replica:
 				off = p.log.EndOffset()
 			case rp.Timestamp == -1 || rp.Timestamp == -5:
-				off = p.highWatermark()
+				off = lastFetchable(req, p)
 			case rp.Timestamp >= 0 || rp.Timestamp == -3 && req.Version >= 7:
-				off, ts, sp.ErrorCode = lookupTimestamp(c.b, p, rp.Timestamp, replica)
+				off, ts, sp.ErrorCode = lookupTimestamp(c.b, p, rp.Timestamp, replica, lastFetchable(req, p))
 			default:
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			}
@@ -91,9 +92,19 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 	return resp, nil
 }
 
+// lastFetchable is the offset a client's ListOffsets is bounded by: the
+// high watermark, or the last stable offset for read_committed (v2+).
+func lastFetchable(req *kmsg.ListOffsetsRequest, p *partition) int64 {
+	hw := p.highWatermark()
+	if req.Version >= 2 && req.IsolationLevel == 1 {
+		return p.lastStableOffset(hw)
+	}
+	return hw
+}
+
 // lookupTimestamp answers a timestamp or max-timestamp (-3) lookup, bounded
-// by the high watermark unless a replica asks.
-func lookupTimestamp(b *Broker, p *partition, target int64, replica bool) (offset, timestamp int64, code int16) {
+// by limit (lastFetchable) unless a replica asks.
+func lookupTimestamp(b *Broker, p *partition, target int64, replica bool, limit int64) (offset, timestamp int64, code int16) {
 	var err error
 	if target == -3 {
 		offset, timestamp, err = p.log.MaxTimestampOffset()
@@ -106,7 +117,7 @@ func lookupTimestamp(b *Broker, p *partition, target int64, replica bool) (offse
 	case err != nil:
 		b.log.Error("timestamp lookup failed", "topic", p.topic, "partition", p.index, "err", err)
 		return -1, -1, kerr.KafkaStorageError.Code
-	case offset < 0 || !replica && offset >= p.highWatermark():
+	case offset < 0 || !replica && offset >= limit:
 		return -1, -1, 0
 	}
 	return offset, timestamp, 0

@@ -6,8 +6,9 @@ package broker
 //   - A group's coordinator is the leader of its partition of
 //     __consumer_offsets (clustermetadata.go; on the single node, itself);
 //     the first request creates __consumer_offsets, as Kafka does.
-//   - Transaction coordinators (key type 1) are not served yet:
-//     COORDINATOR_NOT_AVAILABLE. Another key type is INVALID_REQUEST.
+//   - A transactional id's coordinator (key type 1) is the leader of its
+//     partition of __transaction_state, created by the first such request
+//     (txncoord.go). Another key type is INVALID_REQUEST.
 //
 // Version notes: v4+ batches keys; v0-3 answer one.
 
@@ -35,7 +36,7 @@ func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		case 0:
 			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key)
 		case 1:
-			co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, "transactions are not supported yet"
+			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.txnCoordinator(key)
 		default:
 			co.ErrorCode, msg = kerr.InvalidRequest.Code, "unknown coordinator type"
 		}

@@ -94,6 +94,9 @@ func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.De
 	if name == offsetsTopic {
 		return kerr.InvalidRequest.Code, "the internal topic " + offsetsTopic + " holds the groups' offsets and cannot be deleted"
 	}
+	if name == txnStateTopic {
+		return kerr.InvalidRequest.Code, "the internal topic " + txnStateTopic + " holds the transactions' states and cannot be deleted"
+	}
 	return b.deleteClusterTopic(name, id, timeoutMs)
 }
 

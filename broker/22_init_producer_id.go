@@ -15,11 +15,15 @@ package broker
 //     producer id it has not seen (at any sequence).
 //   - A producer id of -1 with an epoch other than -1, or the reverse, is
 //     INVALID_REQUEST (KafkaApis checks this before the coordinator).
-//   - Transactions are not served yet: a transactional id gets
-//     TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as transactional Produce does —
-//     Kafka's answer when ACLs deny the id, which clients report as fatal
-//     instead of retrying. An empty transactional id is INVALID_REQUEST, as
-//     in Kafka's coordinator.
+//   - With a transactional id: answered by the id's transaction
+//     coordinator (txncoord.go, coordinator/txn): an epoch bump that fences
+//     the older producer, KIP-360's recovery with the producer id and epoch.
+//     A transaction.timeout.ms outside (0, transaction.max.timeout.ms] is
+//     INVALID_TRANSACTION_TIMEOUT (checked first, as Kafka's coordinator
+//     does); this broker not leading the id's partition of
+//     __transaction_state is NOT_COORDINATOR, still loading it
+//     COORDINATOR_LOAD_IN_PROGRESS. An empty transactional id is
+//     INVALID_REQUEST, as in Kafka's coordinator.
 //   - When the coordinator cannot record a new block, the answer is
 //     COORDINATOR_LOAD_IN_PROGRESS, which clients retry (what Kafka's KRaft
 //     broker answers while it has no block); when the ids are exhausted,
@@ -37,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/coordinator/txn"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -52,10 +57,22 @@ func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = noProducerID, noProducerEpoch
 	switch {
-	case req.TransactionalID != nil && *req.TransactionalID != "":
-		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 	case (req.ProducerID == noProducerID) != (req.ProducerEpoch == noProducerEpoch):
 		resp.ErrorCode = kerr.InvalidRequest.Code
+	case req.TransactionalID != nil && *req.TransactionalID != "":
+		id, timeout := *req.TransactionalID, req.TransactionTimeoutMillis
+		if timeout <= 0 || int64(timeout) > c.b.cfg.Txns.withDefaults().MaxTimeout.Milliseconds() {
+			resp.ErrorCode = kerr.InvalidTransactionTimeout.Code
+			break
+		}
+		a := c.b.txnCall(id, func(r uint64) txn.Event {
+			return txn.InitProducerID{Req: r, Version: req.Version, TransactionalID: id, TimeoutMs: timeout,
+				ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}
+		})
+		resp.ErrorCode = a.Code
+		if a.Code == 0 {
+			resp.ProducerID, resp.ProducerEpoch = a.ProducerID, a.Epoch
+		}
 	case req.TransactionalID != nil:
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	default:

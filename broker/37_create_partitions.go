@@ -69,6 +69,9 @@ func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnl
 	if rt.Topic == offsetsTopic {
 		return kerr.InvalidRequest.Code, "the partitions of " + offsetsTopic + " cannot change: every group is mapped to one of them by hash"
 	}
+	if rt.Topic == txnStateTopic {
+		return kerr.InvalidRequest.Code, "the partitions of " + txnStateTopic + " cannot change: every transactional id is mapped to one of them by hash"
+	}
 	switch {
 	case rt.Count == current:
 		return kerr.InvalidPartitions.Code, fmt.Sprintf("Topic already has %d partitions.", current)

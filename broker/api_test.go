@@ -42,6 +42,11 @@ var served = map[int16][2]int16{
 	21: {0, 2},  // DeleteRecords
 	22: {0, 5},  // InitProducerId
 	23: {0, 4},  // OffsetForLeaderEpoch
+	24: {0, 5},  // AddPartitionsToTxn
+	25: {0, 4},  // AddOffsetsToTxn
+	26: {0, 4},  // EndTxn
+	27: {0, 1},  // WriteTxnMarkers
+	28: {0, 3},  // TxnOffsetCommit
 	32: {0, 4},  // DescribeConfigs
 	33: {0, 2},  // AlterConfigs
 	35: {0, 4},  // DescribeLogDirs
@@ -54,6 +59,9 @@ var served = map[int16][2]int16{
 	47: {0, 0},  // OffsetDelete
 	56: {0, 3},  // AlterPartition
 	60: {0, 1},  // DescribeCluster
+	61: {0, 0},  // DescribeProducers
+	65: {0, 0},  // DescribeTransactions
+	66: {0, 1},  // ListTransactions
 }
 
 func checkApiKeys(t *testing.T, what string, keys []kmsg.ApiVersionsResponseApiKey) {

@@ -48,6 +48,7 @@ type Broker struct {
 	closing chan struct{}
 	connWG  sync.WaitGroup
 	groups  groupsState       // the group coordinator (groups.go)
+	txns    txnCoordinators   // the transaction coordinators (txncoord.go)
 	lag     lagSampler        // consumer lag, sampled when asked (grouplag.go)
 	pool    *requestPool      // request memory (reqpool.go)
 	quotas  *connQuotas       // connection bounds (connquota.go)
@@ -396,6 +397,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.mu.Unlock()
 	b.closeGroups() // answers parked joins and syncs
+	b.closeTxns()   // answers requests waiting on a transaction coordinator
 	done := make(chan struct{})
 	go func() { b.connWG.Wait(); close(done) }()
 	select {

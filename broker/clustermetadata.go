@@ -24,7 +24,9 @@ package broker
 //     share, as in Kafka). Before that topic exists it is created with
 //     offsets.topic.replication.factor, refused COORDINATOR_NOT_AVAILABLE
 //     while fewer brokers are live (Kafka's rule); a partition without a
-//     live leader is COORDINATOR_NOT_AVAILABLE too.
+//     live leader is COORDINATOR_NOT_AVAILABLE too. A transactional id's
+//     coordinator is found the same way in __transaction_state
+//     (transaction.state.log.num.partitions and .replication.factor).
 
 import (
 	"context"
@@ -194,49 +196,73 @@ func (s *metadataSnapshot) topicMetadata(version int16, name string, t *cachedTo
 // clusterCoordinator finds a group's coordinator: the leader of its
 // partition of __consumer_offsets.
 func (b *Broker) clusterCoordinator(key string) (id int32, host string, port int32, code int16, msg string) {
-	snap := b.ctl.cache.load()
 	gc := b.cfg.Groups.withDefaults()
-	partitions := b.existingGroups().Partitions()
-	t := snap.topics[offsetsTopic]
-	if t == nil {
-		rf := gc.OffsetsReplication
+	g := b.existingGroups()
+	return b.internalCoordinator(internalTopic{name: offsetsTopic, partitions: g.Partitions(),
+		replication: gc.OffsetsReplication, replicationKey: "offsets.topic.replication.factor",
+		configs: offsetsTopicConfigs(gc), what: "group"}, key,
+		func(ctx context.Context, p int32) { _ = g.WaitLoaded(ctx, p) })
+}
+
+// internalTopic is a coordinator's internal topic, as FindCoordinator
+// creates it.
+type internalTopic struct {
+	name           string
+	partitions     int32
+	replication    int16 // clamped to 1 on the single node
+	replicationKey string
+	configs        map[string]string
+	what           string // "group" or "transactional id", for messages
+}
+
+// internalCoordinator finds the coordinator of key: the leader of its
+// partition (group.PartitionFor) of t, created first if it does not exist.
+// Once this broker is the leader, wait (if set) is called, bounded by the
+// auto-creation wait, so that the answer follows the partition's load when
+// it comes soon.
+func (b *Broker) internalCoordinator(t internalTopic, key string, wait func(context.Context, int32)) (id int32, host string, port int32, code int16, msg string) {
+	snap := b.ctl.cache.load()
+	ct := snap.topics[t.name]
+	if ct == nil {
+		rf := t.replication
 		if b.cluster == nil {
-			// offsets.topic.replication.factor is 3; a single node can only
+			// The replication factor defaults to 3; a single node can only
 			// hold one copy (as Kafka's KRaft single-node setups configure).
 			rf = 1
 		}
 		if int(rf) > len(snap.brokers) {
-			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "offsets.topic.replication.factor is above the live brokers: " + offsetsTopic + " cannot be created yet"
+			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, t.replicationKey + " is above the live brokers: " + t.name + " cannot be created yet"
 		}
-		_, err := b.coord.CreateTopic(offsetsTopic, controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf}, offsetsTopicConfigs(gc))
+		_, err := b.coord.CreateTopic(t.name, controller.TopicRequest{NumPartitions: t.partitions, ReplicationFactor: rf}, t.configs)
 		if err != nil && !errors.Is(err, coordinator.ErrTopicExists) {
-			b.log.Warn("creating "+offsetsTopic, "err", err)
+			b.log.Warn("creating "+t.name, "err", err)
 		} else if err == nil {
-			b.log.Info("created "+offsetsTopic, "partitions", partitions, "replication_factor", rf)
+			b.log.Info("created "+t.name, "partitions", t.partitions, "replication_factor", rf)
 		}
 		// Answered if the controller creates it soon (on the single node,
 		// at once), as the first FindCoordinator of a Kafka broker waits
 		// for nothing and is retried.
-		if !b.awaitMetadata(autoCreateWaitMs, func(s *metadataSnapshot) bool { return topicLed(s, offsetsTopic) }) {
-			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, offsetsTopic + " is being created"
+		if !b.awaitMetadata(autoCreateWaitMs, func(s *metadataSnapshot) bool { return topicLed(s, t.name) }) {
+			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, t.name + " is being created"
 		}
 		snap = b.ctl.cache.load()
-		t = snap.topics[offsetsTopic]
+		ct = snap.topics[t.name]
 	}
-	gp := group.PartitionFor(key, partitions)
-	p, ok := t.partitions[gp]
+	gp := group.PartitionFor(key, t.partitions)
+	p, ok := ct.partitions[gp]
 	if !ok {
-		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the group's partition of " + offsetsTopic + " is unknown"
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the " + t.what + "'s partition of " + t.name + " is unknown"
 	}
 	lb := snap.liveBroker(p.leader)
 	if lb == nil {
-		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the group's partition of " + offsetsTopic + " has no leader"
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the " + t.what + "'s partition of " + t.name + " has no leader"
 	}
-	if lb.id == b.cfg.ID {
-		// Answered once this broker's coordinator has the group's
-		// partition loaded, if it comes soon.
+	if lb.id == b.cfg.ID && wait != nil {
+		// Answered once this broker's coordinator has the partition
+		// loaded, if it comes soon; a load still running is answered by
+		// the coordinator's requests.
 		ctx, cancel := context.WithTimeout(context.Background(), autoCreateWaitMs*time.Millisecond)
-		_ = b.existingGroups().WaitLoaded(ctx, gp) // a load still running is answered by the group requests
+		wait(ctx, gp)
 		cancel()
 	}
 	host, port, _ = b.endpoint(lb)

@@ -385,7 +385,9 @@ func TestCompressionTypeStatic(t *testing.T) {
 }
 
 // Clients may not write control batches, as Kafka's LogValidator refuses
-// them: INVALID_RECORD, nothing stored.
+// them: INVALID_RECORD, nothing stored. (The request carries a
+// transactional id: without one Kafka refuses a transactional batch, a
+// control batch included, before, with TRANSACTIONAL_ID_AUTHORIZATION_FAILED.)
 func TestProduceRefusesControlBatches(t *testing.T) {
 	tb := startBroker(t, t.TempDir(), nil)
 	tb.createTopic(t, "ctl", 1)
@@ -393,7 +395,9 @@ func TestProduceRefusesControlBatches(t *testing.T) {
 	b := withProducer(batch("marker"), 7, 0, -1)
 	b[22] |= 0x30 // attributes: control, transactional
 	fixBatchCRC(b)
-	resp := rc.roundTrip(produceReq("ctl", 0, -1, b), 9).(*kmsg.ProduceResponse)
+	req := produceReq("ctl", 0, -1, b)
+	req.TransactionID = kmsg.StringPtr("tx")
+	resp := rc.roundTrip(req, 9).(*kmsg.ProduceResponse)
 	sp := resp.Topics[0].Partitions[0]
 	wantCode(t, "control batch", sp.ErrorCode, kerr.InvalidRecord)
 	if sp.ErrorMessage == nil || *sp.ErrorMessage != "Clients are not allowed to write control records in topic partition ctl-0" {

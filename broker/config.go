@@ -59,6 +59,8 @@ type Config struct {
 
 	Groups GroupConfig // group.* and offsets.* keys (groupconfig.go)
 
+	Txns TxnConfig // transaction.* keys (txnconfig.go)
+
 	// Network bounds request memory, connections and their times:
 	// queued.max.request.bytes, socket.request.receive.timeout.ms,
 	// max.connections, max.connections.per.ip(.overrides),
@@ -270,6 +272,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Observability.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.Txns.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Groups.apply(k, v); !ok {

@@ -29,6 +29,19 @@
 // until the rebalance completes, as Kafka mutes the connection meanwhile;
 // Shutdown closes the coordinator first, which answers parked requests.
 //
+// Transactions, the partition side: a transactional producer's batches
+// open its transaction in each partition they reach (engine producer
+// state), which holds the partition's last stable offset until the
+// transaction coordinator's marker; WriteTxnMarkers
+// (27_write_txn_markers.go, also called in process by the coordinator's
+// driver as writeTxnMarkers) appends the markers as the coordinator's
+// appends and waits for acks=all, then ends the transaction's offsets on
+// __consumer_offsets partitions (coordinator/group's CompleteTxn, called
+// with no broker lock held). read_committed fetches and ListOffsets stop
+// at the last stable offset and name the aborted transactions in range
+// (01_fetch.go, 02_list_offsets.go); TxnOffsetCommit (28) and
+// DescribeProducers (61) complete the partition's part.
+//
 // The controller's requests (LeaderAndIsr, StopReplica, UpdateMetadata:
 // 04-06) are fenced by broker and controller epochs through a ControlPlane
 // (controlplane.go) and fill the metadata cache (metadatacache.go) and the
@@ -92,5 +105,15 @@
 // to list the partitions and releases it before it takes each partition's
 // replicaDriver.mu. A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota
-// under a partition's replicaDriver.mu.
+// under a partition's replicaDriver.mu. txnCoordinators.mu (txncoord.go) is
+// taken under controlState.mu and Broker.admin (LeaderAndIsr starts and
+// stops transaction coordinators) and nests a driver's txnDriver.mu, held
+// across its appends to __transaction_state (the partition's and engine's
+// locks), never across a wait.
+//
+// Transactions (txncoord.go, txnmarkers.go; coordinator/txn decides): a
+// driver per partition of __transaction_state this broker leads runs the
+// transaction coordinator; the transaction handlers (22 with a
+// transactional id, 24-26, 65, 66) route requests to it by transactional
+// id, and it sends WriteTxnMarkers to the partitions' leaders.
 package broker

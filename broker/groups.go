@@ -188,16 +188,39 @@ func (s *offsetsStore) partition(partition int32) (*partition, error) {
 // Append writes records as one batch and waits for the flush policy: on a
 // single node that is acks=all.
 func (s *offsetsStore) Append(partition int32, records []group.Record) error {
+	return s.append(partition, records, -1, -1, false)
+}
+
+// AppendTxn writes records as one transactional batch of the producer, as
+// Kafka's GroupMetadataManager.storeOffsets builds it (base sequence 0),
+// appended as the coordinator's (no sequence check; an older producer
+// epoch refused: group.ErrInvalidProducerEpoch).
+func (s *offsetsStore) AppendTxn(partition int32, producerID int64, producerEpoch int16, records []group.Record) error {
+	return s.append(partition, records, producerID, producerEpoch, true)
+}
+
+func (s *offsetsStore) append(partition int32, records []group.Record, producerID int64, producerEpoch int16, txn bool) error {
 	p, err := s.partition(partition)
 	if err != nil {
 		return err
 	}
 	var bb engine.BatchBuilder
+	if txn {
+		bb.SetProducer(producerID, producerEpoch, 0, true)
+	}
 	now := time.Now().UnixMilli()
 	for _, r := range records {
 		bb.Add(engine.Record{Timestamp: now, Key: r.Key, Value: r.Value})
 	}
-	res, err := p.appendNoWait(bb.Build())
+	var res engine.AppendResult
+	if txn {
+		res, err = p.appendCoordinatorNoWait(bb.Build())
+		if errors.Is(err, engine.ErrInvalidProducerEpoch) {
+			err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidProducerEpoch, err)
+		}
+	} else {
+		res, err = p.appendNoWait(bb.Build())
+	}
 	if err == nil {
 		err = p.log.AwaitFlushPolicy(res)
 	}
@@ -215,52 +238,101 @@ func (s *offsetsStore) Append(partition int32, records []group.Record) error {
 // lags the old leader's by a fetch, so the last commits acknowledged
 // before a failover sit above it; a leader's log is never truncated under
 // it, so what it holds becomes committed once its followers fetch it.
+// Records carry their batch's producer id and transactional flag;
+// transaction markers are reported as group.Record markers.
 func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error {
 	p, err := s.partition(partition)
 	if err != nil {
 		return err
 	}
-	hw := p.log.EndOffset()
-	var buf []byte
 	it := engine.NewRecordIterator(nil)
-	for off := p.log.StartOffset(); off < hw; {
-		v, err := p.log.Read(off, 1<<20, hw)
-		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
-		}
-		if v.Len() == 0 {
-			v.Release()
-			return nil
-		}
-		buf, err = v.AppendTo(buf[:0])
-		v.Release()
-		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
-		}
-		*it = *engine.NewRecordIterator(buf)
-		for it.Next() {
-			r := it.Record()
-			rec := group.Record{Key: bytes.Clone(r.Key)}
-			if r.Value != nil {
-				rec.Value = bytes.Clone(r.Value)
+	return forEachChunk(p, func(buf []byte, off int64) error {
+		// Runs of data batches of one kind (transactional or not, one
+		// producer) are read by one iterator; a control batch is a
+		// transaction marker.
+		run, runStart := engine.BatchHeader{}, -1
+		flush := func(end int) error {
+			if runStart < 0 {
+				return nil
 			}
-			if err := fn(rec); err != nil {
-				return err
-			}
-		}
-		if err := it.Err(); err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+			err := readOffsetsRun(buf[runStart:end], &run, it, fn)
+			runStart = -1
+			return err
 		}
 		for pos := 0; pos < len(buf); {
 			h, err := engine.ParseBatchHeader(buf[pos:])
+			if err == nil && h.Size() > int64(len(buf)-pos) {
+				err = fmt.Errorf("%w: a batch of %d bytes in %d", engine.ErrCorrupt, h.Size(), len(buf)-pos)
+			}
 			if err != nil {
 				return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+			}
+			if h.Control() || runStart >= 0 && (h.Transactional() != run.Transactional() || h.ProducerID != run.ProducerID) {
+				if err := flush(pos); err != nil {
+					return offsetsReadError(partition, off, err)
+				}
+			}
+			if h.Control() {
+				if err := readOffsetsMarker(buf[pos:pos+int(h.Size())], &h, fn); err != nil {
+					return offsetsReadError(partition, h.BaseOffset, err)
+				}
+			} else if runStart < 0 {
+				run, runStart = h, pos
 			}
 			off = h.LastOffset() + 1
 			pos += int(h.Size())
 		}
+		if err := flush(len(buf)); err != nil {
+			return offsetsReadError(partition, off, err)
+		}
+		return nil
+	})
+}
+
+// offsetsReadError names the partition and offset of a storage defect;
+// fn's own errors pass as they are.
+func offsetsReadError(partition int32, off int64, err error) error {
+	if errors.Is(err, engine.ErrCorrupt) || errors.Is(err, engine.ErrBatchTooLarge) {
+		return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
+	}
+	return err
+}
+
+// readOffsetsMarker reports a control batch of __consumer_offsets (header
+// h) to fn as its transaction marker (commit or abort); other control
+// records are skipped.
+func readOffsetsMarker(batch []byte, h *engine.BatchHeader, fn func(group.Record) error) error {
+	if h.NumRecords == 0 {
+		return nil
+	}
+	cr, err := engine.ParseControlBatch(batch)
+	if err != nil {
+		return err
+	}
+	switch cr.Type {
+	case engine.ControlCommit:
+		return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerCommit})
+	case engine.ControlAbort:
+		return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerAbort})
 	}
 	return nil
+}
+
+// readOffsetsRun calls fn for each record of batches, data batches of
+// __consumer_offsets sharing run's transactional flag and producer id.
+func readOffsetsRun(batches []byte, run *engine.BatchHeader, it *engine.RecordIterator, fn func(group.Record) error) error {
+	*it = *engine.NewRecordIterator(batches)
+	for it.Next() {
+		r := it.Record()
+		rec := group.Record{Key: bytes.Clone(r.Key), Transactional: run.Transactional(), ProducerID: run.ProducerID}
+		if r.Value != nil {
+			rec.Value = bytes.Clone(r.Value)
+		}
+		if err := fn(rec); err != nil {
+			return err
+		}
+	}
+	return it.Err()
 }
 
 // clientHost is the connection's peer as Kafka reports it: "/" and the IP.

@@ -595,7 +595,11 @@ func TestGroupAPIVersions(t *testing.T) {
 	}
 	txn := kmsg.NewPtrFindCoordinatorRequest()
 	txn.CoordinatorKey, txn.CoordinatorType = "t", 1
-	wantCode(t, "transaction coordinator", rc.roundTrip(txn, 3).(*kmsg.FindCoordinatorResponse).ErrorCode, kerr.CoordinatorNotAvailable)
+	if resp := rc.roundTrip(txn, 3).(*kmsg.FindCoordinatorResponse); resp.ErrorCode != 0 || resp.NodeID != self.ID || resp.Port != self.Port {
+		t.Errorf("transaction coordinator: %+v, want this broker", resp)
+	}
+	txn.CoordinatorType = 2
+	wantCode(t, "coordinator type 2", rc.roundTrip(txn, 3).(*kmsg.FindCoordinatorResponse).ErrorCode, kerr.InvalidRequest)
 
 	commit := kmsg.NewPtrOffsetCommitRequest()
 	commit.Group, commit.Generation = "g1", -1

@@ -81,6 +81,9 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 		if topic == offsetsTopic {
 			b.moveGroups(s.partition, lead, s.role.leaderEpoch)
 		}
+		if topic == txnStateTopic {
+			b.moveTxns(s.partition, lead, s.role.leaderEpoch)
+		}
 	}
 	return failed
 }
@@ -212,6 +215,9 @@ func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error
 		p.notify()
 		if tp.topic == offsetsTopic {
 			b.moveGroups(tp.partition, false, leaderEpoch)
+		}
+		if tp.topic == txnStateTopic {
+			b.moveTxns(tp.partition, false, leaderEpoch)
 		}
 	}
 	if !remove {

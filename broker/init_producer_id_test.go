@@ -86,8 +86,10 @@ func TestInitProducerID(t *testing.T) {
 			}
 		}
 		for v := int16(0); v <= 5; v++ {
+			// A transactional id before __transaction_state exists: no
+			// coordinator yet (FindCoordinator creates it; txn_test.go).
 			resp := rc.roundTrip(initProducerIDReq(kmsg.StringPtr("txn"), -1, -1), v).(*kmsg.InitProducerIDResponse)
-			check(fmt.Sprintf("v%d transactional id", v), resp, kerr.TransactionalIDAuthorizationFailed)
+			check(fmt.Sprintf("v%d transactional id", v), resp, kerr.NotCoordinator)
 			resp = rc.roundTrip(initProducerIDReq(kmsg.StringPtr(""), -1, -1), v).(*kmsg.InitProducerIDResponse)
 			check(fmt.Sprintf("v%d empty transactional id", v), resp, kerr.InvalidRequest)
 		}

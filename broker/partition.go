@@ -106,6 +106,17 @@ func (p *partition) highWatermark() int64 {
 	return hw
 }
 
+// lastStableOffset is the offset below which every record is committed or
+// aborted and readable, given the high watermark hw: the first offset of
+// the log's oldest open transaction if below hw, else hw (Kafka's
+// UnifiedLog.lastStableOffset). A read_committed fetch reads up to it.
+func (p *partition) lastStableOffset(hw int64) int64 {
+	if fu := p.log.FirstUnstableOffset(); fu >= 0 && fu < hw {
+		return fu
+	}
+	return hw
+}
+
 // wait registers ch to be signalled at the next append. Registering before
 // reading means an append after the read cannot be missed.
 func (p *partition) wait(ch chan struct{}) {

@@ -14,16 +14,21 @@ package engine
 //     not be cleaned: the active segment, the segment holding the recovery
 //     point (only data known to be on disk justifies removing older data: a
 //     crash must not lose a key's latest record after its older ones are
-//     gone), and the first segment whose newest record is younger than
-//     min.compaction.lag.ms. A checkpoint below the log start offset or
-//     past the log end is reset to the log start (Kafka's
-//     cleanableOffsets).
+//     gone), the segment holding the first unstable offset (the first
+//     offset of the oldest open transaction, Kafka's bound by the last
+//     stable offset: an open transaction's records may yet be aborted, so
+//     they neither go nor shadow older records), and the first segment
+//     whose newest record is younger than min.compaction.lag.ms. A
+//     checkpoint below the log start offset or past the log end is reset
+//     to the log start (Kafka's cleanableOffsets).
 //  2. Offset map (offsetmap.go). The dirty section's records are read in
 //     offset order and each keyed record's offset is put in the map under
-//     its key; control batches are not mapped. When the map will take no
-//     new key, mapping stops after the last whole batch: the pass then
-//     cleans only up to there (end = the last mapped batch's last offset +
-//     1), and the next pass goes on from it.
+//     its key; control batches and the batches of aborted transactions
+//     (cleantxn.go) are not mapped, so an aborted write of a key never
+//     removes its committed value. When the map will take no new key,
+//     mapping stops after the last whole batch: the pass then cleans only
+//     up to there (end = the last mapped batch's last offset + 1), and the
+//     next pass goes on from it.
 //  3. Groups. The segments from the first to the one holding end - 1 are
 //     grouped, in order, so that a group's log bytes fit in segment.bytes
 //     and its offsets span at most 2³¹-1 (relative offsets are 32-bit), as
@@ -31,8 +36,12 @@ package engine
 //     first segment's base offset.
 //  4. Clean. Each group's batches are filtered (cleanfilter.go) into
 //     <base>.log.cleaned, with its offset and time indexes built as an
-//     append would build them (<base>.index.cleaned, .timeindex.cleaned);
-//     all three are fsynced, then swapped in (swap.go).
+//     append would build them (<base>.index.cleaned, .timeindex.cleaned)
+//     and, when the group had aborted transactions, its aborted transaction
+//     index (<base>.txnindex.cleaned: the entries of the abort markers kept
+//     that still have records, cleantxn.go; empty when none has); all are
+//     fsynced, then swapped in (swap.go). The pass walks the transactions
+//     of every group in order, from the log's first segment.
 //  5. The clean point becomes end, in the checkpoint.
 //
 // Offsets never change: a cleaned log has gaps between and inside batches,
@@ -96,6 +105,8 @@ type CleanStats struct {
 	Removed      int64         // records removed
 	Tombstones   int64         // tombstones removed (past their delete horizon)
 	Keyless      int64         // records removed for having no key
+	Aborted      int64         // records of aborted transactions removed
+	Markers      int64         // transaction markers removed (past their delete horizon)
 	MapFull      bool          // the offset map filled: End stops short of the dirty section
 	MapUse       float64       // share of the map's slots in use
 	Duration     time.Duration // wall time of the pass
@@ -109,13 +120,15 @@ type Cleaner struct {
 	loadFactor float64
 	ioBytes    int
 
-	mu  sync.Mutex // one pass at a time
-	m   *offsetMap // allocated at the first pass
-	f   cleanFilter
-	rd  cleanReader
-	out []byte
-	ix  []byte // offset index entries of the segment being written
-	tix []byte // time index entries
+	mu      sync.Mutex // one pass at a time
+	m       *offsetMap // allocated at the first pass
+	mapTxns cleanTxns  // the transactions of the offset map's walk
+	f       cleanFilter
+	rd      cleanReader
+	out     []byte
+	ix      []byte // offset index entries of the segment being written
+	tix     []byte // time index entries
+	txnBuf  []byte // the aborted transaction index of the segment being written
 }
 
 // NewCleaner makes a cleaner with o's memory for one thread:
@@ -136,7 +149,7 @@ type cleanRange struct {
 	uncleanable int64      // first uncleanable offset: a segment base
 	segs        []*segment // every segment below uncleanable, in order
 	nextBase    []int64    // base of the segment after each of segs
-	producers   map[int64]int64
+	producers   map[int64]producerLast
 	gen         int64
 	now         time.Time
 }
@@ -178,9 +191,14 @@ func (c *Cleaner) Clean(l *Log) (CleanStats, error) {
 	}
 	c.f = cleanFilter{
 		m: c.m, now: r.now.UnixMilli(), deleteRetention: max(0, l.opts.Load().Compaction.DeleteRetention.Milliseconds()),
-		lastOfProducer: r.producers, scratch: c.f.scratch, recs: c.f.recs, kept: c.f.kept,
+		lastOfProducer: r.producers, txns: c.f.txns, scratch: c.f.scratch, recs: c.f.recs, kept: c.f.kept,
 	}
-	for _, g := range groupSegments(r, end, l.opts.Load().SegmentBytes) {
+	groups := groupSegments(r, end, l.opts.Load().SegmentBytes)
+	if n := len(groups); n > 0 {
+		last := groups[n-1][len(groups[n-1])-1]
+		c.f.txns.reset(l.AbortedTxns(c.f.txns.aborted[:0], r.segs[0].base, r.nextBase[last]))
+	}
+	for _, g := range groups {
 		if err := c.cleanGroup(l, r, g, &st); err != nil {
 			return st, err
 		}
@@ -193,7 +211,8 @@ func (c *Cleaner) Clean(l *Log) (CleanStats, error) {
 	l.clean.last.Store(&st)
 	l.cfg.logger.Info("cleaned log", "first_dirty", st.FirstDirty, "end", st.End, "segments", st.Segments, "into", st.Groups,
 		"read_bytes", st.BytesRead, "map_bytes", st.MapBytesRead, "written_bytes", st.BytesWritten,
-		"records_removed", st.Removed, "tombstones_removed", st.Tombstones, "map_full", st.MapFull, "duration", st.Duration)
+		"records_removed", st.Removed, "tombstones_removed", st.Tombstones, "aborted_removed", st.Aborted,
+		"markers_removed", st.Markers, "map_full", st.MapFull, "duration", st.Duration)
 	return st, nil
 }
 
@@ -220,12 +239,14 @@ func (l *Log) cleanRange() (cleanRange, error) {
 		r.segs = append(r.segs, e.seg)
 		r.nextBase = append(r.nextBase, all[i+1].base)
 	}
-	r.producers = map[int64]int64{}
+	r.producers = map[int64]producerLast{}
 	if l.producers != nil {
 		for id, e := range l.producers.producers {
+			p := producerLast{lastData: -1, epoch: e.epoch}
 			if e.n > 0 {
-				r.producers[id] = e.batches[e.n-1].lastOffset
+				p.lastData = e.batches[e.n-1].lastOffset
 			}
+			r.producers[id] = p
 		}
 	}
 	return r, nil
@@ -250,6 +271,9 @@ func (l *Log) validCleanPointLocked() int64 {
 func (l *Log) firstUncleanableLocked(firstDirty int64, now time.Time) int64 {
 	v := &segmentView{tree: l.mu.tree}
 	bound := min(l.mu.active.base, l.recoveryPoint.Load())
+	if fu := l.FirstUnstableOffset(); fu >= 0 {
+		bound = min(bound, fu)
+	}
 	if lag := l.opts.Load().Compaction.MinCompactionLag; lag > 0 {
 		limit := now.Add(-lag).UnixMilli()
 		for s := v.floor(firstDirty); s != nil && s.base < bound; s = v.after(s.base) {
@@ -366,6 +390,7 @@ func (l *Log) LastClean() (CleanStats, bool) {
 // buildMap maps the dirty section's keys (step 2). It reports whether the map
 // filled before the end of the section.
 func (c *Cleaner) buildMap(l *Log, r cleanRange, st *CleanStats) (bool, error) {
+	c.mapTxns.reset(l.AbortedTxns(c.mapTxns.aborted[:0], r.firstDirty, r.uncleanable))
 	for i, s := range r.segs {
 		if r.nextBase[i] <= r.firstDirty {
 			continue
@@ -405,10 +430,16 @@ func (c *Cleaner) mapSegment(l *Log, s *segment, firstDirty int64, st *CleanStat
 		}
 		st.MapBytesRead += int64(len(b))
 		pos += int64(len(b))
+		aborted := false
+		if h.Control() {
+			c.mapTxns.onControl(&h, b)
+		} else {
+			aborted = c.mapTxns.onData(&h)
+		}
 		if h.LastOffset() < firstDirty {
 			continue
 		}
-		if !h.Control() {
+		if !h.Control() && !aborted {
 			full, err := c.mapBatch(b, &h, firstDirty)
 			if err != nil || full {
 				return full, err
@@ -482,20 +513,32 @@ func (c *Cleaner) cleanGroup(l *Log, r cleanRange, g []int, st *CleanStats) erro
 	for i, j := range g {
 		segs[i] = r.segs[j]
 	}
-	base := segs[0].base
+	base, next := segs[0].base, r.nextBase[g[len(g)-1]]
 	paths := cleanedPaths(l.dir, base, cleanedSuffix)
 	w, err := c.newSegmentWriter(l, base, paths)
 	if err != nil {
 		return err
 	}
+	c.f.txns.kept = c.f.txns.kept[:0]
 	err = c.writeGroup(l, segs, w, st)
 	if err == nil {
 		err = w.finish()
 	} else {
 		w.abandon()
 	}
+	kept := c.f.txns.kept
+	txn := len(kept) > 0 || c.f.txns.anyMarkerIn(base, next)
+	if txn {
+		paths = append(paths, segmentName(l.dir, base, txnIndexSuffix)+cleanedSuffix)
+	}
+	if err == nil && txn {
+		// Written even when empty: the swap then replaces the .txnindex
+		// of the group's first segment (swap.go).
+		c.txnBuf = encodeTxnIndex(c.txnBuf[:0], kept)
+		err = writeSynced(l.fs, paths[3], c.txnBuf)
+	}
 	if err == nil {
-		err = l.replaceSegments(segs, base, w.size, paths)
+		err = l.replaceSegments(segs, base, next, w.size, paths, kept)
 	}
 	if err != nil {
 		// A decided swap (.swap files) is never undone here: the swap
@@ -542,14 +585,17 @@ func (c *Cleaner) filterSegment(l *Log, s *segment, f *segmentFiles, w *segmentW
 		pos += int64(len(b))
 		st.BytesRead += int64(len(b))
 		read, kept, keyless, tombs := c.f.recordsRead, c.f.recordsKept, c.f.keyless, c.f.tombstonesDropped
+		aborted, markers := c.f.abortedDropped, c.f.markersDropped
 		n := len(c.out)
 		if c.out, err = c.f.filterBatch(c.out, b, &h); err != nil {
-			return fmt.Errorf("engine: clean %s: %w", s.logPath(), err)
+			return fmt.Errorf("engine: clean %s at position %d: %w", s.logPath(), pos-int64(len(b)), err)
 		}
 		st.RecordsRead += c.f.recordsRead - read
 		st.Removed += (c.f.recordsRead - read) - (c.f.recordsKept - kept)
 		st.Keyless += c.f.keyless - keyless
 		st.Tombstones += c.f.tombstonesDropped - tombs
+		st.Aborted += c.f.abortedDropped - aborted
+		st.Markers += c.f.markersDropped - markers
 		if len(c.out) > n {
 			w.indexBatch(c.out[n:])
 		}
@@ -569,14 +615,15 @@ func (c *Cleaner) filterSegment(l *Log, s *segment, f *segmentFiles, w *segmentW
 	return nil
 }
 
-// cleanedPaths are the log, index and time index paths of a segment at base
-// with a suffix after their names.
+// cleanedPaths are the log, index and time index paths of a segment at
+// base with a suffix after their names (room for the transaction index's
+// after them, for a group with one).
 func cleanedPaths(dir string, base int64, suffix string) []string {
-	return []string{
-		segmentName(dir, base, logSuffix) + suffix,
-		segmentName(dir, base, indexSuffix) + suffix,
-		segmentName(dir, base, timeIndexSuffix) + suffix,
-	}
+	return append(make([]string, 0, 4),
+		segmentName(dir, base, logSuffix)+suffix,
+		segmentName(dir, base, indexSuffix)+suffix,
+		segmentName(dir, base, timeIndexSuffix)+suffix,
+	)
 }
 
 func removePaths(fs FS, paths ...string) {
@@ -604,7 +651,7 @@ type segmentWriter struct {
 }
 
 func (c *Cleaner) newSegmentWriter(l *Log, base int64, paths []string) (*segmentWriter, error) {
-	removePaths(l.fs, paths...)
+	removePaths(l.fs, paths...) // a failed group removes its .txnindex.cleaned too
 	f, err := l.fs.OpenFile(paths[0], os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("engine: create %s: %w", paths[0], err)

@@ -7,8 +7,17 @@ package engine
 // (not yet deduplicated), or when it has a key, is the key's latest record
 // in the map (offset >= the map's offset for the key; a key the map does not
 // hold is kept), and is not an expired tombstone. Records without a key are
-// dropped (a compacted topic cannot hold them). Control batches (transaction
-// markers) are kept whole: the engine does not track transactions yet.
+// dropped (a compacted topic cannot hold them).
+//
+// Transactions (cleantxn.go says how a pass tells them apart): every record
+// of a data batch of an aborted transaction is dropped, wherever it lies
+// (past the map's range too). A control batch (a transaction marker) is
+// kept whole while its transaction still has a batch in the log. Once its
+// transaction has none, it is removable and goes as a tombstone does, by
+// the delete horizon of KIP-534: the first pass that finds it removable
+// rewrites it with the horizon stamped (below), a pass after the horizon
+// drops it. Consumers reading the log meanwhile still see the transaction
+// end. An abort marker's .txnindex entry goes in that first pass.
 //
 // Tombstones (null value) use the delete horizon of KIP-534, as Kafka 3.x:
 // the first pass that keeps a tombstone rewrites its batch with attribute
@@ -20,19 +29,24 @@ package engine
 // time is involved.
 //
 // The batch that holds an active producer's last data (its last batch in
-// the producer state) is never removed: when all its records go, an empty
-// batch takes its place (61 bytes: Kafka's DefaultRecordBatch.writeEmptyHeader,
-// record count 0, base timestamp -1, no codec), so the producer's last
-// sequence survives a rebuild of the producer state from the log.
+// the producer state) is never removed: when all its records go (compacted
+// away or aborted), an empty batch takes its place (61 bytes: Kafka's
+// DefaultRecordBatch.writeEmptyHeader, record count 0, base timestamp -1,
+// no codec, no horizon), so the producer's last sequence survives a rebuild
+// of the producer state from the log. A producer with no data batch since
+// its epoch changed (its last record a marker, which carries the epoch)
+// keeps its markers of that epoch the same way: a removable one past its
+// horizon is emptied, not dropped. An empty batch is met by later passes
+// and so keeps its transaction's marker.
 //
 // A batch all of whose records stay, and that needs no horizon, is copied
 // byte for byte. Otherwise it is rebuilt: same base offset, last offset
 // delta, leader epoch, producer id, epoch and base sequence, attributes
-// (codec, timestamp type, transactional) with the horizon bit as above, the
-// kept records re-encoded (their offset deltas unchanged), compressed again
-// with the batch's codec, and the CRC computed. The batch's offset range and
-// sequence range stay whole, so an idempotent producer's retry of it is
-// still recognised.
+// (codec, timestamp type, transactional, control) with the horizon bit as
+// above, the kept records re-encoded (their offset deltas unchanged),
+// compressed again with the batch's codec, and the CRC computed. The
+// batch's offset range and sequence range stay whole, so an idempotent
+// producer's retry of it is still recognised.
 
 import (
 	"encoding/binary"
@@ -44,9 +58,10 @@ type cleanFilter struct {
 	m               *offsetMap
 	now             int64 // ms
 	deleteRetention int64 // ms
-	// lastOfProducer maps each producer id in the producer state to the last
-	// offset of its last data batch.
-	lastOfProducer map[int64]int64
+	// lastOfProducer maps each producer id in the producer state to what
+	// of it must stay (see producerLast).
+	lastOfProducer map[int64]producerLast
+	txns           cleanTxns // the pass's transactions
 
 	scratch []byte // decompressed records of the batch
 	recs    []byte // records being rebuilt
@@ -55,6 +70,17 @@ type cleanFilter struct {
 	recordsRead, recordsKept int64
 	keyless                  int64 // records dropped for having no key
 	tombstonesDropped        int64
+	abortedDropped           int64 // records of aborted transactions dropped
+	markersDropped           int64 // control batches dropped or emptied past their horizon
+}
+
+// producerLast is what a pass keeps of a producer in the producer state
+// (Kafka's lastRecordsOfActiveProducers): the batch ending at lastData,
+// the last offset of its last data batch, or, when it has none (-1), its
+// control batches of its epoch.
+type producerLast struct {
+	lastData int64
+	epoch    int16
 }
 
 type keptRecord struct {
@@ -71,7 +97,15 @@ func hasDeleteHorizon(h *BatchHeader) bool { return h.Attributes&attrDeleteHoriz
 // with header h: b itself, a rebuilt batch, an empty batch, or nothing.
 func (f *cleanFilter) filterBatch(dst, b []byte, h *BatchHeader) ([]byte, error) {
 	if h.Control() {
-		return append(dst, b...), nil
+		return f.filterControl(dst, b, h)
+	}
+	if f.txns.onData(h) {
+		f.recordsRead += int64(h.NumRecords)
+		f.abortedDropped += int64(h.NumRecords)
+		if f.isProducerLast(h) {
+			return appendEmptyBatch(dst, h), nil
+		}
+		return dst, nil
 	}
 	recs, pos := b, BatchHeaderSize
 	if c := h.Compression(); c != CompressionNone {
@@ -124,7 +158,7 @@ func (f *cleanFilter) filterBatch(dst, b []byte, h *BatchHeader) ([]byte, error)
 	}
 	f.recordsKept += int64(len(f.kept))
 	if len(f.kept) == 0 {
-		if last, ok := f.lastOfProducer[h.ProducerID]; ok && h.ProducerID >= 0 && last == h.LastOffset() {
+		if f.isProducerLast(h) {
 			return appendEmptyBatch(dst, h), nil
 		}
 		return dst, nil
@@ -134,6 +168,63 @@ func (f *cleanFilter) filterBatch(dst, b []byte, h *BatchHeader) ([]byte, error)
 		return append(dst, b...), nil
 	}
 	return f.rebuild(dst, recs, h, needHorizon)
+}
+
+// isProducerLast reports whether h is a batch its producer's state needs
+// kept (see producerLast).
+func (f *cleanFilter) isProducerLast(h *BatchHeader) bool {
+	if h.ProducerID < 0 {
+		return false
+	}
+	p, ok := f.lastOfProducer[h.ProducerID]
+	if !ok {
+		return false
+	}
+	if p.lastData >= 0 {
+		return h.LastOffset() == p.lastData
+	}
+	return h.Control() && h.ProducerEpoch == p.epoch
+}
+
+// filterControl appends what the cleaned segment keeps of the control
+// batch b (see the top of the file): b itself, b with its delete horizon
+// stamped, an empty batch, or nothing.
+func (f *cleanFilter) filterControl(dst, b []byte, h *BatchHeader) ([]byte, error) {
+	if !f.txns.onControl(h, b) {
+		return append(dst, b...), nil
+	}
+	switch {
+	case h.NumRecords == 0:
+		if f.isProducerLast(h) {
+			return append(dst, b...), nil
+		}
+		return dst, nil
+	case hasDeleteHorizon(h) && h.BaseTimestamp <= f.now:
+		f.markersDropped++
+		if f.isProducerLast(h) {
+			return appendEmptyBatch(dst, h), nil
+		}
+		return dst, nil
+	case hasDeleteHorizon(h):
+		return append(dst, b...), nil
+	}
+	// Removable for the first time: stamp the horizon on the marker.
+	f.kept = f.kept[:0]
+	pos := BatchHeaderSize
+	for i := int32(0); i < h.NumRecords; i++ {
+		var fr recordFrame
+		var d defect
+		if !scanRecord(b, pos, &fr, &d) {
+			return dst, fmt.Errorf("%w: record %d of the control batch at offset %d: %v", ErrCorrupt, i, h.BaseOffset, d)
+		}
+		_, n := binary.Varint(b[fr.offsetDeltaPos:fr.end])
+		f.kept = append(f.kept, keptRecord{
+			attr: fr.attributes, ts: h.BaseTimestamp + fr.timestampDelta, offDel: fr.offsetDelta,
+			restPos: fr.offsetDeltaPos + n, end: fr.end,
+		})
+		pos = fr.end
+	}
+	return f.rebuild(dst, b, h, true)
 }
 
 // rebuild appends the batch of h holding only f.kept, whose bytes are in

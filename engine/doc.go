@@ -46,7 +46,9 @@
 //	    61     …  records: length, attributes, timestampDelta, offsetDelta,
 //	              key, value, headers (zig-zag varints and byte strings)
 //
-// Control batches (attribute bit 5) are transaction markers (control.go);
+// Control batches (attribute bit 5) are transaction markers (control.go),
+// appended by a partition leader as the coordinator's appends
+// (AppendCoordinatorNoWait: fenced by producer and coordinator epochs);
 // a .txnindex holds an entry of 34 bytes for each abort marker in its
 // segment (txnindex.go), and the producer state tracks open transactions,
 // whose oldest bounds the last stable offset (producerstate.go, state.go).
@@ -72,15 +74,19 @@
 //
 // A log whose cleanup policy is compact (or compact,delete) is compacted
 // by the Store's cleaner threads, as Kafka's log cleaner does
-// (compaction.go, cleaner.go, cleanfilter.go, offsetmap.go, swap.go,
-// cleanermanager.go): the dirtiest log is picked, the keys of its dirty
+// (compaction.go, cleaner.go, cleanfilter.go, cleantxn.go, offsetmap.go,
+// swap.go, cleanermanager.go): the dirtiest log is picked, the keys of its dirty
 // section are mapped to their latest offsets in a fixed-size offset map,
 // and the segments from the log start to the end of the mapped range are
 // rewritten, grouped up to segment.bytes, keeping each key's latest record
 // and tombstones until their delete horizon (KIP-534: stamped in the batch
-// when the cleaner first keeps them). Offsets, producer ids, epochs and
-// sequence ranges are preserved; the producer's last batch stays, empty if
-// need be. Compacted logs have gaps between and inside batches, which reads,
+// when the cleaner first keeps them). Transactions (cleantxn.go): the
+// cleanable range ends before the segment of the first unstable offset,
+// aborted records are dropped and never mapped, and a marker goes, after
+// its delete horizon, once its transaction has no batch left; a cleaned
+// segment's .txnindex keeps only the aborts that still have records.
+// Offsets, producer ids, epochs and sequence ranges are preserved; the
+// producer's last batch stays, empty if need be. Compacted logs have gaps between and inside batches, which reads,
 // recovery and timestamp lookups step over. Cleaned segments are swapped in
 // through .cleaned -> .swap -> live renames that a crash at any point
 // either undoes or completes at the next open.

@@ -64,4 +64,14 @@ var (
 	// ErrInvalidProducerEpoch marks a batch from an epoch older than its
 	// producer's latest: a fenced producer (INVALID_PRODUCER_EPOCH).
 	ErrInvalidProducerEpoch = errors.New("engine: invalid producer epoch")
+
+	// ErrInvalidTxnState marks a data batch that is not transactional from
+	// a producer whose transaction is open in the partition
+	// (INVALID_TXN_STATE).
+	ErrInvalidTxnState = errors.New("engine: invalid transaction state")
+
+	// ErrCoordinatorFenced marks a transaction marker from a coordinator
+	// epoch older than the one of its producer's last marker
+	// (TRANSACTION_COORDINATOR_FENCED).
+	ErrCoordinatorFenced = errors.New("engine: transaction coordinator fenced")
 )

@@ -67,7 +67,11 @@ type Log struct {
 	epochs    *epochCache
 	producers *producerState
 	aborted   []AbortedTxn // the aborted transactions, by marker offset (txnindex.go)
-	lastEpoch int32
+	// abortedView is aborted as last published for AbortedTxns, which
+	// reads it without the lock: an entry below a published length never
+	// changes (aborted only grows at its end or is replaced whole).
+	abortedView atomic.Pointer[[]AbortedTxn]
+	lastEpoch   int32
 	// sinceSnapshot is how many bytes of batches the log holds past the
 	// last producer snapshot taken (or loaded), guarded by mu.
 	sinceSnapshot int64
@@ -347,6 +351,25 @@ func (l *Log) Append(batch []byte) (AppendResult, error) {
 // AppendNoWait is Append without waiting for the flush policy: the caller
 // calls AwaitFlushPolicy before acknowledging the records.
 func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
+	return l.appendNoWait(batch, false)
+}
+
+// AppendCoordinatorNoWait is AppendNoWait for a batch a coordinator writes,
+// Kafka's AppendOrigin.COORDINATOR: a transaction marker (a control batch,
+// AppendControlBatch) a partition leader writes for WriteTxnMarkers, or the
+// group coordinator's transactional offset commit. The batch is validated
+// as a client's, but its producer's sequence numbers are not checked and
+// it is never a duplicate; an older producer epoch is refused
+// (ErrInvalidProducerEpoch), as is a non-transactional data batch while
+// its producer's transaction is open (ErrInvalidTxnState) and a marker from
+// a coordinator epoch older than the producer's last marker's
+// (ErrCoordinatorFenced). A marker for a producer without an open
+// transaction is written (Kafka writes it too): it ends nothing.
+func (l *Log) AppendCoordinatorNoWait(batch []byte) (AppendResult, error) {
+	return l.appendNoWait(batch, true)
+}
+
+func (l *Log) appendNoWait(batch []byte, coordinator bool) (AppendResult, error) {
 	o := l.opts.Load()
 	if len(batch) > o.MaxBatchBytes {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrBatchTooLarge, len(batch), o.MaxBatchBytes)
@@ -371,7 +394,19 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	if err := l.writableLocked(); err != nil {
 		return AppendResult{}, err
 	}
-	if h.ProducerID >= 0 {
+	coordEpoch := int32(-1)
+	if h.Control() {
+		cr, err := ParseControlBatch(batch)
+		if err != nil {
+			return AppendResult{}, fmt.Errorf("%w: log %s: %w", ErrInvalidBatch, l.name, err)
+		}
+		coordEpoch = cr.CoordinatorEpoch
+	}
+	if coordinator {
+		if err := l.producers.checkCoordinator(&h, coordEpoch); err != nil {
+			return AppendResult{}, fmt.Errorf("log %s: %w", l.name, err)
+		}
+	} else if h.ProducerID >= 0 {
 		dup, err := l.producers.check(&h)
 		if err != nil {
 			return AppendResult{}, err
@@ -390,11 +425,6 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 	setLeaderEpoch(batch, h.LeaderEpoch)
 	if o.LogAppendTime {
 		stampLogAppendTime(batch, &h, o.Now().UnixMilli())
-	}
-	if h.Control() {
-		if _, err := ParseControlBatch(batch); err != nil {
-			return AppendResult{}, fmt.Errorf("%w: log %s: %w", ErrInvalidBatch, l.name, err)
-		}
 	}
 	if err := l.appendLocked(o, batch, &h); err != nil {
 		return AppendResult{}, err

@@ -46,6 +46,19 @@ package engine
 //	                  26  1  batch count      uint8  0-5
 //	                  27  …  batches, as in version 1
 //
+// Version 3 (written since WriteTxnMarkers) adds, after the transaction's
+// first offset, the coordinator epoch of the producer's last marker (-1:
+// none), which fences markers from an older coordinator; versions 1 and 2
+// are still read (their producers' coordinator epoch is -1):
+//
+//	                   0  8  producer id      int64
+//	                   8  2  producer epoch   int16
+//	                  10  8  last timestamp   int64
+//	                  18  8  txn first offset int64  -1: no open transaction
+//	                  26  4  coordinator epoch int32 -1: no marker seen
+//	                  30  1  batch count      uint8  0-5
+//	                  31  …  batches, as in version 1
+//
 // The rules are Kafka 3.9's (storage/.../log/ProducerAppendInfo.java,
 // ProducerStateEntry.java, ProducerStateManager.java and
 // UnifiedLog.analyzeAndValidateProducerState), cited where applied.
@@ -54,6 +67,7 @@ package engine
 // its lock.
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -66,11 +80,13 @@ import (
 
 const (
 	snapshotSuffix     = ".snapshot"
-	snapshotVersion    = 2
+	snapshotVersion    = 3
+	snapshotVersion2   = 2
 	snapshotVersion1   = 1
 	snapshotHeaderSize = 18
 	snapshotCRCStart   = 6  // the CRC covers [6, end)
-	snapshotProducer   = 27 // a version 2 producer's fixed part
+	snapshotProducer   = 31 // a version 3 producer's fixed part
+	snapshotProducerV2 = 27
 	snapshotProducerV1 = 19
 	snapshotBatchSize  = 32
 
@@ -97,9 +113,13 @@ type batchMeta struct {
 type producerEntry struct {
 	epoch         int16
 	lastTimestamp int64
-	txnFirst      int64                      // first offset of its open transaction, or noTxn
-	n             int                        // batches held, <= batchesRetained
-	batches       [batchesRetained]batchMeta // [0, n), oldest first
+	txnFirst      int64 // first offset of its open transaction, or noTxn
+	// coordinatorEpoch is the coordinator epoch of the producer's last
+	// transaction marker, -1 before any (Kafka's
+	// ProducerStateEntry.coordinatorEpoch).
+	coordinatorEpoch int32
+	n                int                        // batches held, <= batchesRetained
+	batches          [batchesRetained]batchMeta // [0, n), oldest first
 }
 
 // lastSeq is the last sequence written in the current epoch, or noSequence.
@@ -225,23 +245,114 @@ func (s *producerState) check(h *BatchHeader) (dup *batchMeta, err error) {
 			}
 		}
 	}
+	if err := e.checkEpoch(h); err != nil {
+		return nil, err
+	}
+	if h.Control() {
+		return nil, nil
+	}
+	if err := s.checkSequence(e, h); err != nil {
+		return nil, err
+	}
+	return nil, e.checkTxn(h)
+}
+
+// checkEpoch is Kafka's ProducerAppendInfo.checkProducerEpoch: an epoch
+// below the producer's is fenced.
+func (e *producerEntry) checkEpoch(h *BatchHeader) error {
 	if h.ProducerEpoch < e.epoch {
-		return nil, fmt.Errorf("%w: producer %d sent epoch %d, the partition has seen epoch %d",
+		return fmt.Errorf("%w: producer %d sent epoch %d, the partition has seen epoch %d",
 			ErrInvalidProducerEpoch, h.ProducerID, h.ProducerEpoch, e.epoch)
 	}
-	if h.Control() || e.epoch == noProducerEpoch {
-		return nil, nil
+	return nil
+}
+
+// checkSequence is Kafka's ProducerAppendInfo.checkSequence (see check).
+func (s *producerState) checkSequence(e *producerEntry, h *BatchHeader) error {
+	if e.epoch == noProducerEpoch {
+		return nil
 	}
 	if h.ProducerEpoch != e.epoch {
 		if h.BaseSequence != 0 {
-			return nil, &SequenceError{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Got: h.BaseSequence, Expected: 0}
+			return &SequenceError{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Got: h.BaseSequence, Expected: 0}
 		}
-		return nil, nil
+		return nil
 	}
 	if last := e.lastSeq(); !inSequence(last, h.BaseSequence) {
-		return nil, &SequenceError{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Got: h.BaseSequence, Expected: incrementSequence(last, 1)}
+		return &SequenceError{ProducerID: h.ProducerID, Epoch: h.ProducerEpoch, Got: h.BaseSequence, Expected: incrementSequence(last, 1)}
 	}
-	return nil, nil
+	return nil
+}
+
+// checkTxn is the check of Kafka's ProducerAppendInfo.appendDataBatch: a
+// data batch that is not transactional while the producer's transaction is
+// open is refused (INVALID_TXN_STATE); a transactional one opens or
+// continues it.
+func (e *producerEntry) checkTxn(h *BatchHeader) error {
+	if e.txnFirst != noTxn && !h.Transactional() {
+		return fmt.Errorf("%w: producer %d epoch %d sent a non-transactional batch while its transaction from offset %d is open",
+			ErrInvalidTxnState, h.ProducerID, h.ProducerEpoch, e.txnFirst)
+	}
+	return nil
+}
+
+// checkCoordinator validates a batch a coordinator writes (Kafka's
+// AppendOrigin.COORDINATOR): a transaction marker of coordinatorEpoch, or a
+// transactional offset commit of the group coordinator. Sequences are not
+// checked and nothing is a duplicate; an older producer epoch is fenced
+// (ErrInvalidProducerEpoch), a data batch follows checkTxn, and a marker
+// whose coordinator epoch is below the one of the producer's last marker
+// is ErrCoordinatorFenced (Kafka's ProducerAppendInfo.checkCoordinatorEpoch).
+// A producer the partition does not know passes.
+func (s *producerState) checkCoordinator(h *BatchHeader, coordinatorEpoch int32) error {
+	if h.ProducerID < 0 {
+		return nil
+	}
+	e := s.producers[h.ProducerID]
+	if e == nil {
+		return nil
+	}
+	if err := e.checkEpoch(h); err != nil {
+		return err
+	}
+	if !h.Control() {
+		return e.checkTxn(h)
+	}
+	if coordinatorEpoch < e.coordinatorEpoch {
+		return fmt.Errorf("%w: marker of producer %d from coordinator epoch %d, the partition has seen epoch %d",
+			ErrCoordinatorFenced, h.ProducerID, coordinatorEpoch, e.coordinatorEpoch)
+	}
+	return nil
+}
+
+// setCoordinatorEpoch records the coordinator epoch of a marker of producer
+// id just applied by update.
+func (s *producerState) setCoordinatorEpoch(id int64, epoch int32) {
+	if e := s.producers[id]; e != nil {
+		e.coordinatorEpoch = epoch
+	}
+}
+
+// ProducerInfo is one producer's state in a partition, as DescribeProducers
+// reports it (Kafka's UnifiedLog.activeProducers).
+type ProducerInfo struct {
+	ProducerID       int64
+	Epoch            int16
+	LastSequence     int32 // -1 without a batch in the current epoch
+	LastTimestamp    int64 // ms, of its last write
+	CoordinatorEpoch int32 // of its last marker, -1 before any
+	TxnStartOffset   int64 // first offset of its open transaction, -1 with none
+}
+
+// appendInfo appends every producer's state to dst, by increasing id.
+func (s *producerState) appendInfo(dst []ProducerInfo) []ProducerInfo {
+	start := len(dst)
+	for id, e := range s.producers {
+		dst = append(dst, ProducerInfo{ProducerID: id, Epoch: e.epoch, LastSequence: e.lastSeq(), LastTimestamp: e.lastTimestamp,
+			CoordinatorEpoch: e.coordinatorEpoch, TxnStartOffset: e.txnFirst})
+	}
+	slices.SortFunc(dst[start:], func(a, b ProducerInfo) int { return cmp.Compare(a.ProducerID, b.ProducerID) })
+	return dst
 }
 
 // update records a batch appended at firstOffset. timestamp is what Kafka
@@ -264,7 +375,7 @@ func (s *producerState) update(h *BatchHeader, firstOffset int64, timestamp int6
 	}
 	e := s.producers[h.ProducerID]
 	if e == nil {
-		e = &producerEntry{epoch: noProducerEpoch, txnFirst: noTxn}
+		e = &producerEntry{epoch: noProducerEpoch, txnFirst: noTxn, coordinatorEpoch: -1}
 		s.producers[h.ProducerID] = e
 	}
 	e.setEpoch(h.ProducerEpoch)
@@ -376,6 +487,7 @@ func (s *producerState) appendSnapshot(dst []byte, offset int64) []byte {
 		dst = be.AppendUint16(dst, uint16(e.epoch))
 		dst = be.AppendUint64(dst, uint64(e.lastTimestamp))
 		dst = be.AppendUint64(dst, uint64(e.txnFirst))
+		dst = be.AppendUint32(dst, uint32(e.coordinatorEpoch))
 		dst = append(dst, byte(e.n))
 		for _, b := range e.batches[:e.n] {
 			dst = be.AppendUint32(dst, uint32(b.firstSeq))
@@ -411,12 +523,16 @@ func decodeSnapshot(path string, wantOffset int64, b []byte) (*producerState, er
 		return nil, bad(len(b), "%d bytes, shorter than the %d-byte header", len(b), snapshotHeaderSize)
 	}
 	v := int16(be.Uint16(b))
-	if v != snapshotVersion && v != snapshotVersion1 {
-		return nil, bad(0, "version %d, want %d or %d", v, snapshotVersion1, snapshotVersion)
-	}
-	fixed := snapshotProducer
-	if v == snapshotVersion1 {
+	var fixed int
+	switch v {
+	case snapshotVersion:
+		fixed = snapshotProducer
+	case snapshotVersion2:
+		fixed = snapshotProducerV2
+	case snapshotVersion1:
 		fixed = snapshotProducerV1
+	default:
+		return nil, bad(0, "version %d, want %d to %d", v, snapshotVersion1, snapshotVersion)
 	}
 	if crc, got := be.Uint32(b[2:]), crc32.Checksum(b[snapshotCRCStart:], castagnoli); crc != got {
 		return nil, bad(2, "CRC 0x%08x, computed 0x%08x", crc, got)
@@ -440,17 +556,19 @@ func decodeSnapshot(path string, wantOffset int64, b []byte) (*producerState, er
 			return nil, bad(p, "producer id %d after %d: ids must be >= 0 and increase", id, prev)
 		}
 		prev = id
-		e := &producerEntry{epoch: int16(be.Uint16(b[p+8:])), lastTimestamp: int64(be.Uint64(b[p+10:])), txnFirst: noTxn}
-		if v == snapshotVersion1 {
-			e.n = int(b[p+18])
-		} else {
-			e.txnFirst, e.n = int64(be.Uint64(b[p+18:])), int(b[p+26])
+		e := &producerEntry{epoch: int16(be.Uint16(b[p+8:])), lastTimestamp: int64(be.Uint64(b[p+10:])), txnFirst: noTxn, coordinatorEpoch: -1}
+		e.n = int(b[p+fixed-1])
+		if v >= snapshotVersion2 {
+			e.txnFirst = int64(be.Uint64(b[p+18:]))
 			if e.txnFirst < noTxn {
 				return nil, bad(p+18, "producer %d's transaction first offset %d", id, e.txnFirst)
 			}
 			if e.txnFirst != noTxn {
 				s.open++
 			}
+		}
+		if v >= snapshotVersion {
+			e.coordinatorEpoch = int32(be.Uint32(b[p+26:]))
 		}
 		if e.n > batchesRetained {
 			return nil, bad(p+fixed-1, "producer %d has %d batches, at most %d", id, e.n, batchesRetained)

@@ -403,7 +403,7 @@ func TestDecodeSnapshotDefects(t *testing.T) {
 		want string
 	}{
 		{"wrong offset", good, "offset 77, the file is named for 78"},
-		{"version", recrc(append([]byte{0, 3}, good[2:]...)), "version 3"},
+		{"version", recrc(append([]byte{0, 4}, good[2:]...)), "version 4"},
 		{"trailing bytes", recrc(append(bytes.Clone(good), 0)), "1 bytes after the last producer"},
 	} {
 		want := int64(77)

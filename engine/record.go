@@ -34,6 +34,29 @@ type BatchBuilder struct {
 	n       int    // records added
 	firstTS int64  // first record's timestamp, the batch's baseTimestamp
 	maxTS   int64  // largest timestamp added
+	// producer, when set, is the producer the batches carry (SetProducer).
+	producer *batchProducer
+}
+
+type batchProducer struct {
+	id            int64
+	epoch         int16
+	baseSequence  int32
+	transactional bool
+}
+
+// SetProducer makes the batches built from now on carry producer id and
+// epoch, baseSequence as their first record's sequence and, with
+// transactional, the transactional attribute (bit 4): an idempotent or
+// transactional producer's batch, or the group coordinator's transactional
+// offset commit. Reset keeps it; SetProducer(-1, -1, -1, false) goes back to
+// the default (no producer).
+func (b *BatchBuilder) SetProducer(id int64, epoch int16, baseSequence int32, transactional bool) {
+	if id < 0 && !transactional {
+		b.producer = nil
+		return
+	}
+	b.producer = &batchProducer{id, epoch, baseSequence, transactional}
 }
 
 // Add appends a record to the batch. Its offsetDelta is its index in the
@@ -86,8 +109,8 @@ func (b *BatchBuilder) Reset() {
 // Build returns the batch: baseOffset 0, partitionLeaderEpoch -1, magic 2,
 // attributes 0 (uncompressed, CreateTime), lastOffsetDelta = n-1,
 // baseTimestamp = the first record's timestamp, maxTimestamp = the largest
-// record timestamp, producerId -1, producerEpoch -1, baseSequence -1 and the
-// CRC computed. The slice is owned by the builder and valid until the next Add
+// record timestamp, producerId -1, producerEpoch -1, baseSequence -1 (or
+// SetProducer's, with its transactional attribute) and the CRC computed. The slice is owned by the builder and valid until the next Add
 // or Reset. Building an empty batch returns nil. A batch must stay below
 // 2 GiB, the limit of its int32 length field.
 func (b *BatchBuilder) Build() []byte {
@@ -134,13 +157,21 @@ func (b *BatchBuilder) putHeader(buf []byte, c Compression) {
 	be.PutUint32(buf[offBatchLength:], uint32(len(buf)-batchLogOverhead))
 	be.PutUint32(buf[offLeaderEpoch:], uint32(0xffffffff)) // -1
 	buf[offMagic] = batchMagic
-	be.PutUint16(buf[offAttributes:], uint16(c))
+	attrs := uint16(c)
+	pid, epoch, seq := int64(-1), int16(-1), int32(-1)
+	if p := b.producer; p != nil {
+		pid, epoch, seq = p.id, p.epoch, p.baseSequence
+		if p.transactional {
+			attrs |= attrTransactional
+		}
+	}
+	be.PutUint16(buf[offAttributes:], attrs)
 	be.PutUint32(buf[offLastOffsetDelta:], uint32(b.n-1))
 	be.PutUint64(buf[offBaseTimestamp:], uint64(b.firstTS))
 	be.PutUint64(buf[offMaxTimestamp:], uint64(b.maxTS))
-	be.PutUint64(buf[offProducerID:], 0xffffffffffffffff)   // -1
-	be.PutUint16(buf[offProducerEpoch:], 0xffff)            // -1
-	be.PutUint32(buf[offBaseSequence:], uint32(0xffffffff)) // -1
+	be.PutUint64(buf[offProducerID:], uint64(pid))
+	be.PutUint16(buf[offProducerEpoch:], uint16(epoch))
+	be.PutUint32(buf[offBaseSequence:], uint32(seq))
 	be.PutUint32(buf[offRecordCount:], uint32(b.n))
 	be.PutUint32(buf[offCRC:], batchCRC(buf))
 }

@@ -54,7 +54,7 @@ func (l *Log) loadStateLocked() error {
 	if err != nil {
 		return err
 	}
-	stored, whole, orphans, err := l.readTxnIndexesLocked()
+	stored, whole, stale, err := l.readTxnIndexesLocked()
 	if err != nil {
 		return err
 	}
@@ -70,23 +70,42 @@ func (l *Log) loadStateLocked() error {
 	l.snapshotAt.Store(from)
 	l.sinceSnapshot = 0
 	var ends []AbortedTxn // transactions ended by the markers replayed
-	err = l.scanHeaders(from, func(h *BatchHeader) {
+	var markerBuf []byte
+	err = l.scanHeaders(from, func(h *BatchHeader, f File, pos int64) error {
 		if h.LastOffset() >= from {
 			l.sinceSnapshot += h.Size()
 		}
 		if h.ProducerID >= 0 && h.LastOffset() >= from {
-			if h.Control() && h.NumRecords > 0 {
+			marker := h.Control() && h.NumRecords > 0
+			coordEpoch := int32(-1)
+			if marker {
+				// The marker's record: its coordinator epoch fences older
+				// coordinators' markers.
+				if int64(cap(markerBuf)) < h.Size() {
+					markerBuf = make([]byte, h.Size())
+				}
+				mb := markerBuf[:h.Size()]
+				if _, err := f.ReadAt(mb, pos); err != nil {
+					return fmt.Errorf("read the marker at offset %d (%s position %d): %w", h.BaseOffset, f.Name(), pos, err)
+				}
+				if cr, err := ParseControlBatch(mb); err == nil && (cr.Type == ControlAbort || cr.Type == ControlCommit) {
+					coordEpoch = cr.CoordinatorEpoch
+				}
 				if first := ps.openTxnFirst(h.ProducerID); first >= 0 {
 					ends = append(ends, AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset, LastStableOffset: ps.lastStableAfter(h.ProducerID, h.BaseOffset)})
 				}
 			}
 			ps.update(h, h.BaseOffset, h.MaxTimestamp)
+			if coordEpoch >= 0 {
+				ps.setCoordinatorEpoch(h.ProducerID, coordEpoch)
+			}
 		}
+		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("engine: rebuilding producer state of %s: %w", l.name, err)
 	}
-	if err := l.rebuildAbortedLocked(stored, whole, orphans, from, ends); err != nil {
+	if err := l.rebuildAbortedLocked(stored, whole, stale, from, ends); err != nil {
 		return err
 	}
 	l.producers = ps
@@ -105,8 +124,9 @@ func (l *Log) cacheLastEpochLocked() {
 }
 
 // scanHeaders calls fn with the header of every batch whose last offset is
-// at or after from, in offset order.
-func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
+// at or after from, in offset order, with the segment's .log file and the
+// batch's position in it; an error from fn stops the scan.
+func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader, f File, pos int64) error) error {
 	v := l.view.Load()
 	for s := v.floor(from); s != nil; s = v.after(s.base) {
 		f, err := s.acquire()
@@ -122,7 +142,7 @@ func (l *Log) scanHeaders(from int64, fn func(h *BatchHeader)) error {
 		var h BatchHeader // one for the scan: fn's pointer would move it to the heap per batch
 		for pos := start; err == nil && pos < end; {
 			if h, err = hr.header(pos, end); err == nil {
-				fn(&h)
+				err = fn(&h, f.log, pos)
 				pos += h.Size()
 			}
 		}
@@ -147,33 +167,61 @@ func (l *Log) trackAppendLocked(b []byte, h *BatchHeader) error {
 			l.lastEpoch = e
 		}
 	}
-	if h.Control() && h.ProducerID >= 0 && h.NumRecords > 0 {
-		if err := l.trackControlLocked(b, h); err != nil {
+	marker := h.Control() && h.ProducerID >= 0 && h.NumRecords > 0
+	var cr ControlRecord
+	if marker {
+		var err error
+		if cr, err = ParseControlBatch(b); err != nil {
+			return fmt.Errorf("log %s: %w", l.name, err)
+		}
+		if err := l.trackControlLocked(h, cr); err != nil {
 			return err
 		}
 	}
 	if h.ProducerID >= 0 && l.producers.update(h, h.BaseOffset, h.MaxTimestamp) {
 		l.firstUnstable.Store(l.producers.firstUnstableOffset())
 	}
+	if marker && (cr.Type == ControlAbort || cr.Type == ControlCommit) {
+		l.producers.setCoordinatorEpoch(h.ProducerID, cr.CoordinatorEpoch)
+	}
 	return nil
+}
+
+// Producers appends to dst the state of every producer the log knows, by
+// increasing producer id (DescribeProducers). It takes the log's lock.
+func (l *Log) Producers(dst []ProducerInfo) []ProducerInfo {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.producers == nil {
+		return dst
+	}
+	return l.producers.appendInfo(dst)
 }
 
 // LastStableOffset is the offset below which every record is committed or
 // aborted and replicated, as Kafka's UnifiedLog.lastStableOffset: the first
-// offset of the oldest transaction still open, if it is below the high
-// watermark, else the high watermark. A read_committed consumer reads up to
-// it. It takes no lock.
+// unstable offset, if it is below the high watermark, else the high
+// watermark. A read_committed consumer reads up to it. It takes no lock.
 func (l *Log) LastStableOffset() int64 {
 	hw := l.highWatermark.Load()
-	if fu := l.firstUnstable.Load(); fu >= 0 && fu < hw {
+	if fu := l.FirstUnstableOffset(); fu >= 0 && fu < hw {
 		return fu
 	}
 	return hw
 }
 
 // FirstUnstableOffset is the first offset of the oldest transaction still
-// open in the log, or -1 with none open.
-func (l *Log) FirstUnstableOffset() int64 { return l.firstUnstable.Load() }
+// open in the log, or -1 with none open; never below the log start offset:
+// a transaction whose first records DeleteRecordsBefore or retention
+// removed is unstable from the log start (Kafka's
+// maybeIncrementFirstUnstableOffset). It takes no lock.
+func (l *Log) FirstUnstableOffset() int64 {
+	fu := l.firstUnstable.Load()
+	if fu < 0 {
+		return fu
+	}
+	return max(fu, l.startOffset.Load())
+}
 
 // snapshotLocked encodes the producer state at the log end. An empty state
 // is snapshotted too, as Kafka does at shutdown: the next open then replays

@@ -16,6 +16,7 @@ package engine
 //	    18     8  last offset         int64  the abort marker's offset
 //	    26     8  last stable offset  int64  after the abort: the first offset of the
 //	                                         oldest transaction still open, else last offset + 1
+//	                                         (below first offset when an older one is open)
 //
 // These constants are part of the file format and must not change.
 //
@@ -24,12 +25,17 @@ package engine
 // writeFileAtomic at each abort marker (aborts are rare, a segment holds
 // few), so the file is always whole and synced once its marker's append
 // returns. The log keeps every entry in memory (Log.aborted, guarded by
-// Log.mu). At open (loadStateLocked) the entries of markers below the
+// Log.mu, and published in Log.abortedView for AbortedTxns, which takes no
+// lock). At open (loadStateLocked) the entries of markers below the
 // producer snapshot the state is loaded from are read from the files, and
 // those from it on come from the replay of the log after it, which rewrites
 // the files that differ; a damaged file makes the open replay the whole log
 // instead. A segment's file goes with the segment; truncation replays from a
-// snapshot at or below the new end, so entries above it go too.
+// snapshot at or below the new end, so entries above it go too. The cleaner
+// writes a cleaned segment's file with its other files and swaps them in
+// together (swap.go), keeping only the entries of abort markers whose
+// transactions still have records (cleantxn.go). A file whose segment is
+// gone (an orphan) or that is empty is stale, and removed at open.
 
 import (
 	"cmp"
@@ -94,7 +100,7 @@ func decodeTxnIndex(path string, base int64, b []byte) ([]AbortedTxn, error) {
 			LastOffset:       int64(be.Uint64(b[p+18:])),
 			LastStableOffset: int64(be.Uint64(b[p+26:])),
 		}
-		if e.ProducerID < 0 || e.FirstOffset < 0 || e.FirstOffset >= e.LastOffset || e.LastOffset <= prev || e.LastStableOffset <= e.FirstOffset {
+		if e.ProducerID < 0 || e.FirstOffset < 0 || e.FirstOffset >= e.LastOffset || e.LastOffset <= prev || e.LastStableOffset < 0 || e.LastStableOffset > e.LastOffset+1 {
 			return nil, bad(p, "entry %+v after last offset %d", e, prev)
 		}
 		prev = e.LastOffset
@@ -108,11 +114,14 @@ func decodeTxnIndex(path string, base int64, b []byte) ([]AbortedTxn, error) {
 // oldest abort first, as Kafka's collectAbortedTxns: entries whose last
 // offset is at or after from and whose first offset is below to, up to the
 // first whose last stable offset reaches to (no transaction aborted later
-// can start below it). It does not allocate when dst has room.
+// can start below it). It does not allocate when dst has room, and takes
+// no lock (the read_committed fetch path calls it).
 func (l *Log) AbortedTxns(dst []AbortedTxn, from, to int64) []AbortedTxn {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	es := l.aborted
+	v := l.abortedView.Load()
+	if v == nil {
+		return dst
+	}
+	es := *v
 	i := abortedFrom(es, from)
 	for _, e := range es[i:] {
 		if e.FirstOffset < to {
@@ -132,25 +141,22 @@ func abortedFrom(es []AbortedTxn, offset int64) int {
 	return i
 }
 
-// trackControlLocked records a control batch b (header h) about to update
-// the producer state: if it ends its producer's open transaction with an
-// abort, the entry is added and its segment's file rewritten. It returns
-// the error of the write, which fails the log (sticky), or of a marker
-// that does not parse.
-func (l *Log) trackControlLocked(b []byte, h *BatchHeader) error {
+// trackControlLocked records a control batch (header h, its record cr)
+// about to update the producer state: if it ends its producer's open
+// transaction with an abort, the entry is added and its segment's file
+// rewritten. It returns the error of the write, which fails the log
+// (sticky).
+func (l *Log) trackControlLocked(h *BatchHeader, cr ControlRecord) error {
 	first := l.producers.openTxnFirst(h.ProducerID)
 	if first < 0 {
 		return nil
-	}
-	cr, err := ParseControlBatch(b)
-	if err != nil {
-		return fmt.Errorf("log %s: %w", l.name, err)
 	}
 	if cr.Type != ControlAbort {
 		return nil
 	}
 	e := AbortedTxn{ProducerID: h.ProducerID, FirstOffset: first, LastOffset: h.BaseOffset, LastStableOffset: l.producers.lastStableAfter(h.ProducerID, h.BaseOffset)}
 	l.aborted = append(l.aborted, e)
+	l.publishAbortedLocked()
 	if err := l.writeTxnIndexLocked(l.mu.active); err != nil {
 		l.mu.err = err
 		return fmt.Errorf("%w: %w", ErrLogFailed, err)
@@ -184,14 +190,15 @@ func (l *Log) writeTxnIndexLocked(s *segment) error {
 	return writeFileAtomic(l.fs, s.txnIndexPath(), encodeTxnIndex(nil, es))
 }
 
-// readTxnIndexesLocked reads every .txnindex file in the log's directory,
-// those of segments the cleaner replaced too (orphans: see
-// replaceTxnIndexesLocked), and returns their entries by marker offset,
-// without duplicates. whole is false when one is damaged (logged) or two
-// disagree on a marker: the caller then rebuilds them all. orphans are the
-// files whose segment is gone, for the caller to remove once their entries
-// are in the live segments' files.
-func (l *Log) readTxnIndexesLocked() (entries []AbortedTxn, whole bool, orphans []string, err error) {
+// readTxnIndexesLocked reads the .txnindex files of the log's segments and
+// returns their entries by marker offset, without duplicates. whole is
+// false when one is damaged (logged) or two disagree on a marker: the
+// caller then rebuilds them all. stale are the files to remove once the
+// live ones are written: those whose segment is gone (a segment's file
+// goes with it and a cleaned segment's is swapped in with it, so an orphan
+// is a leftover whose entries no marker backs) and empty ones (a cleaned
+// segment's that kept no entry, whose removal a crash interrupted).
+func (l *Log) readTxnIndexesLocked() (entries []AbortedTxn, whole bool, stale []string, err error) {
 	ents, err := l.fs.ReadDir(l.dir)
 	if err != nil {
 		return nil, false, nil, fmt.Errorf("engine: read log dir %s: %w", l.dir, err)
@@ -204,11 +211,16 @@ func (l *Log) readTxnIndexesLocked() (entries []AbortedTxn, whole bool, orphans 
 		}
 		path := segmentName(l.dir, base, txnIndexSuffix)
 		if _, live := l.mu.tree.Get(segEntry{base: base}); !live {
-			orphans = append(orphans, path)
+			stale = append(stale, path)
+			continue
 		}
 		data, err := readFile(l.fs, path)
 		if err != nil {
 			return nil, false, nil, fmt.Errorf("engine: read %s: %w", path, err)
+		}
+		if len(data) == 0 {
+			stale = append(stale, path)
+			continue
 		}
 		es, err := decodeTxnIndex(path, base, data)
 		if err != nil {
@@ -226,7 +238,7 @@ func (l *Log) readTxnIndexesLocked() (entries []AbortedTxn, whole bool, orphans 
 			whole = false
 		}
 	}
-	return entries, whole, orphans, nil
+	return entries, whole, stale, nil
 }
 
 // removeTxnIndexFiles removes the given .txnindex files durably.
@@ -242,34 +254,13 @@ func (l *Log) removeTxnIndexFiles(paths []string) error {
 	return nil
 }
 
-// replaceTxnIndexesLocked moves the entries of the segments olds to the
-// cleaned segment at base that replaced them in the tree (replace): its
-// file is written whole first, then the others' are removed. A crash
-// between leaves files whose segment is gone, whose entries the next open
-// reads (readTxnIndexesLocked) and writes into the live segments' files.
-// When no segment replaced them (all their records superseded), their
-// files go.
-func (l *Log) replaceTxnIndexesLocked(olds []*segment, base int64, replace bool) error {
-	if e, ok := l.mu.tree.Get(segEntry{base: base}); ok && replace {
-		if err := l.writeTxnIndexLocked(e.seg); err != nil {
-			return err
-		}
-	}
-	var gone []string
-	for _, s := range olds {
-		if !replace || s.base != base {
-			gone = append(gone, s.txnIndexPath())
-		}
-	}
-	return l.removeTxnIndexFiles(gone)
-}
-
 // rebuildAbortedLocked sets l.aborted at open: the entries stored in the
 // files whose markers lie below from (the offset the producer state was
 // replayed from), then those of the replayed markers in ends (the
 // transactions a control batch ended) that are aborts. Files that differ
-// from it are rewritten: all of them if one was damaged (whole false).
-func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, orphans []string, from int64, ends []AbortedTxn) error {
+// from it are rewritten: all of them if one was damaged (whole false). The
+// stale files go last.
+func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, stale []string, from int64, ends []AbortedTxn) error {
 	n := abortedFrom(stored, from)
 	aborted := slices.Clip(stored[:n])
 	var buf []byte
@@ -292,11 +283,9 @@ func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, orphans []st
 		}
 	}
 	l.aborted = aborted
-	if len(orphans) > 0 {
-		whole = false // rewrite them all, then remove the orphans
-	}
+	l.publishAbortedLocked()
 	if whole && slices.Equal(stored[n:], aborted[n:]) {
-		return nil
+		return l.removeTxnIndexFiles(stale)
 	}
 	var err error
 	l.mu.tree.Ascend(func(se segEntry) bool {
@@ -311,7 +300,7 @@ func (l *Log) rebuildAbortedLocked(stored []AbortedTxn, whole bool, orphans []st
 	if err != nil {
 		return err
 	}
-	return l.removeTxnIndexFiles(orphans)
+	return l.removeTxnIndexFiles(stale)
 }
 
 // nextSegmentBase is the base of the segment after the one at base.
@@ -329,6 +318,14 @@ func (l *Log) nextSegmentBase(base int64) (next int64, ok bool) {
 func (l *Log) dropAbortedBelowLocked(offset int64) {
 	n := abortedFrom(l.aborted, offset)
 	if n > 0 {
-		l.aborted = slices.Delete(l.aborted, 0, n)
+		// A new array: readers may hold the old one.
+		l.aborted = slices.Clone(l.aborted[n:])
+		l.publishAbortedLocked()
 	}
+}
+
+// publishAbortedLocked makes l.aborted what AbortedTxns reads.
+func (l *Log) publishAbortedLocked() {
+	es := l.aborted
+	l.abortedView.Store(&es)
 }

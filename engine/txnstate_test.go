@@ -61,7 +61,7 @@ func TestProducerSnapshotCarriesOpenTransactions(t *testing.T) {
 	p.mustProduce(t, pmarker(5, 0))
 	p.mustProduce(t, ptxn(7, 0, 0, 1))
 	b := p.s.appendSnapshot(nil, p.next)
-	if v := binary.BigEndian.Uint16(b); v != 2 {
+	if v := binary.BigEndian.Uint16(b); v != snapshotVersion {
 		t.Fatalf("written as version %d", v)
 	}
 	got, err := decodeSnapshot("x", p.next, b)

@@ -51,6 +51,7 @@ const (
 	rebalanceMs = 2000             // JoinGroup rebalance timeouts are capped to this
 	fetchWaitMs = 100              // fuzzed fetches wait at most this long
 	seedTopic   = "fuzz"
+	seedTxnID   = "fuzz-txn" // the transactional id of the transaction requests' seeds
 
 	maxCreates          = 64    // partitions a fuzzed request may create
 	maxCreatePerRequest = 10000 // Kafka's limit per CreateTopics request
@@ -584,6 +585,16 @@ func (hs *harness) seeds() (out [][3]any) {
 	c.Topics[0].Topic = "fuzz-made"
 	c.SetVersion(7)
 	add(19, 7, c.AppendTo(nil))
+	// A transactional InitProducerId (its coordinator's topic is made by
+	// the FindCoordinator seeds, key type 1).
+	ip := hs.seedRequest(22, records).(*kmsg.InitProducerIDRequest)
+	ip.TransactionalID = kmsg.StringPtr(seedTxnID)
+	ip.SetVersion(5)
+	add(22, 5, ip.AppendTo(nil))
+	fc := kmsg.NewPtrFindCoordinatorRequest()
+	fc.CoordinatorType, fc.CoordinatorKeys = 1, []string{seedTxnID}
+	fc.SetVersion(5)
+	add(10, 5, fc.AppendTo(nil))
 	m := hs.seedRequest(3, records).(*kmsg.MetadataRequest)
 	m.Topics[0].Topic = kmsg.StringPtr("fuzz-auto")
 	m.AllowAutoTopicCreation = true
@@ -652,6 +663,35 @@ func (hs *harness) seedRequest(key int16, records []byte) kmsg.Request {
 		req := kmsg.NewPtrInitProducerIDRequest()
 		req.TransactionTimeoutMillis = 60000
 		return req
+	case 24:
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.TransactionalID = seedTxnID
+		rt := kmsg.NewAddPartitionsToTxnRequestTopic()
+		rt.Topic, rt.Partitions = seedTopic, []int32{0, 1}
+		req.Topics = append(req.Topics, rt)
+		tx := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		tx.TransactionalID, tx.VerifyOnly = seedTxnID, true
+		tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+		tt.Topic, tt.Partitions = seedTopic, []int32{0}
+		tx.Topics = append(tx.Topics, tt)
+		req.Transactions = append(req.Transactions, tx)
+		return req
+	case 25:
+		req := kmsg.NewPtrAddOffsetsToTxnRequest()
+		req.TransactionalID, req.Group = seedTxnID, "fuzz-group"
+		return req
+	case 26:
+		req := kmsg.NewPtrEndTxnRequest()
+		req.TransactionalID, req.Commit = seedTxnID, true
+		return req
+	case 65:
+		req := kmsg.NewPtrDescribeTransactionsRequest()
+		req.TransactionalIDs = []string{seedTxnID, "fuzz-unknown"}
+		return req
+	case 66:
+		req := kmsg.NewPtrListTransactionsRequest()
+		req.StateFilters = []string{"Ongoing", "NoSuchState"}
+		return req
 	case 32:
 		req := kmsg.NewPtrDescribeConfigsRequest()
 		req.IncludeSynonyms, req.IncludeDocumentation = true, true
@@ -708,7 +748,7 @@ func TestServedKeys(t *testing.T) {
 	for _, k := range hs.keys {
 		got = append(got, fmt.Sprintf("%d:%d-%d", k.ApiKey, k.MinVersion, k.MaxVersion))
 	}
-	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "4:0-7", "5:0-4", "6:0-8", "7:1-3", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "32:0-4", "33:0-2", "35:0-4", "37:0-3", "42:0-2", "43:0-2", "44:0-1", "45:0-0", "46:0-0", "47:0-0", "56:0-3", "60:0-1"}; !slices.Equal(got, want) {
+	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "4:0-7", "5:0-4", "6:0-8", "7:1-3", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "24:0-5", "25:0-4", "26:0-4", "27:0-1", "28:0-3", "32:0-4", "33:0-2", "35:0-4", "37:0-3", "42:0-2", "43:0-2", "44:0-1", "45:0-0", "46:0-0", "47:0-0", "56:0-3", "60:0-1", "61:0-0", "65:0-0", "66:0-1"}; !slices.Equal(got, want) {
 		t.Errorf("served %v, want %v", got, want)
 	}
 }

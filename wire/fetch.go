@@ -15,7 +15,8 @@ package wire
 //	  partitions: array of
 //	    partition_index int32 | error_code int16 | high_watermark int64
 //	    last_stable_offset int64 | log_start_offset int64 (v5+)
-//	    aborted_transactions nullable array (here always empty)
+//	    aborted_transactions nullable array (never null here) of
+//	      producer_id int64 | first_offset int64 | [tags]
 //	    preferred_read_replica int32 (v11+)
 //	    records: nullable bytes (int32 length, or uvarint length+1 when flexible)
 //	    [tags]
@@ -41,12 +42,23 @@ type FetchPartition struct {
 	LastStableOffset int64
 	LogStartOffset   int64
 	Records          RecordSource // nil: no records (an empty record set)
+	// Aborted are the transactions aborted in the records' range, oldest
+	// first, for a read_committed fetch (empty otherwise).
+	Aborted []AbortedTxn
 	// Diverging (v12+, a tagged field) tells a follower that its log
 	// diverged from the leader's: the leader's last epoch at or below the
 	// follower's last fetched epoch, and where it ends (KIP-320).
 	Diverging          bool
 	DivergingEpoch     int32
 	DivergingEndOffset int64
+}
+
+// AbortedTxn is one aborted transaction of a Fetch response: producer
+// ProducerID's records from FirstOffset on, up to its abort marker, are to
+// be dropped by a read_committed consumer.
+type AbortedTxn struct {
+	ProducerID  int64
+	FirstOffset int64
 }
 
 // FetchTopic is one topic of a Fetch response.
@@ -113,7 +125,14 @@ func (fw *FetchWriter) Write(w io.Writer, correlationID int32, r *FetchResponse)
 			if v >= 5 {
 				b = binary.BigEndian.AppendUint64(b, uint64(p.LogStartOffset))
 			}
-			b = appendArrayLen(b, 0, flex) // aborted transactions: none
+			b = appendArrayLen(b, len(p.Aborted), flex)
+			for _, a := range p.Aborted {
+				b = binary.BigEndian.AppendUint64(b, uint64(a.ProducerID))
+				b = binary.BigEndian.AppendUint64(b, uint64(a.FirstOffset))
+				if flex {
+					b = append(b, 0)
+				}
+			}
 			if v >= 11 {
 				b = binary.BigEndian.AppendUint32(b, uint32(0xffffffff)) // preferred read replica: -1
 			}

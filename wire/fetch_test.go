@@ -28,7 +28,8 @@ func TestFetchResponseMatchesKmsg(t *testing.T) {
 		r := &FetchResponse{Version: v, SessionID: 0, Topics: []FetchTopic{{
 			Topic: "orders", TopicID: id,
 			Partitions: []FetchPartition{
-				{Partition: 0, HighWatermark: 10, LastStableOffset: 10, LogStartOffset: 2, Records: recordBytes(recs)},
+				{Partition: 0, HighWatermark: 10, LastStableOffset: 8, LogStartOffset: 2, Records: recordBytes(recs),
+					Aborted: []AbortedTxn{{ProducerID: 4, FirstOffset: 3}, {ProducerID: 9, FirstOffset: 5}}},
 				{Partition: 1, ErrorCode: 1, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1},
 				{Partition: 2, HighWatermark: 9, LastStableOffset: 9, LogStartOffset: 0, Diverging: v >= 12, DivergingEpoch: 3, DivergingEndOffset: 7},
 			},
@@ -65,7 +66,11 @@ func TestFetchResponseMatchesKmsg(t *testing.T) {
 		if !bytes.Equal(p0.RecordBatches, recs) || p0.HighWatermark != 10 || (v >= 5 && p0.LogStartOffset != 2) {
 			t.Fatalf("v%d: partition 0 decoded as %+v", v, p0)
 		}
-		if p1.ErrorCode != 1 || len(p1.RecordBatches) != 0 {
+		if p0.LastStableOffset != 8 || len(p0.AbortedTransactions) != 2 || p0.AbortedTransactions[0].ProducerID != 4 ||
+			p0.AbortedTransactions[0].FirstOffset != 3 || p0.AbortedTransactions[1].ProducerID != 9 || p0.AbortedTransactions[1].FirstOffset != 5 {
+			t.Fatalf("v%d: partition 0's transactions decoded as %d, %+v", v, p0.LastStableOffset, p0.AbortedTransactions)
+		}
+		if p1.ErrorCode != 1 || len(p1.RecordBatches) != 0 || len(p1.AbortedTransactions) != 0 {
 			t.Fatalf("v%d: partition 1 decoded as %+v", v, p1)
 		}
 		de := tp.Partitions[2].DivergingEpoch

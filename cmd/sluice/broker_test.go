@@ -41,6 +41,9 @@ var build struct {
 }
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(etlMemberEnv); spec != "" {
+		os.Exit(runETLMemberChild(spec)) // a member of txn_etl_test.go, as a child process
+	}
 	dir, err := os.MkdirTemp("", "sluice-cmd-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -46,6 +46,11 @@ later starts at its first offset, one that ends earlier at its end.
 --from-time starts each partition at its first record with a timestamp at
 or after the time (at its end if there is none).
 
+--isolation-level read_committed prints only the records of committed
+transactions (and records written outside transactions), stopping at the
+first transaction still open, as kafka-console-consumer.sh's flag of the
+same name; the default, read_uncommitted, prints every record.
+
 Format (--format): %v value, %k key (empty when null), %h headers as
 k=v,k=v, %p partition, %o offset, %t timestamp (Unix ms), %T topic, %% a
 percent sign; \n newline, \t tab, \r carriage return, \\ backslash.
@@ -62,6 +67,7 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 	count := fs.Int("n", 0, "exit after this many records (0: no limit)")
 	timeout := fs.Duration("timeout", 0, "exit when no record arrives for this long (0: never)")
 	format := fs.String("format", "", `output format of a record (default "%v\n": the value, a newline)`)
+	isolation := fs.String("isolation-level", "read_uncommitted", "read_committed: only the records of committed transactions, up to the first one still open; read_uncommitted: every record")
 	gf := addGroupFlags(fs)
 	pos, code, done := c.parse(args)
 	if done {
@@ -114,10 +120,20 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return c.usageError("%v", err)
 	}
+	var level kgo.IsolationLevel
+	switch *isolation {
+	case "read_uncommitted":
+		level = kgo.ReadUncommitted()
+	case "read_committed":
+		level = kgo.ReadCommitted()
+	default:
+		return c.usageError("--isolation-level %q: want read_committed or read_uncommitted", *isolation)
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cons := consumer{format: parts, limit: *count, idle: *timeout, out: bufio.NewWriterSize(stdout, 64<<10), cmd: c}
+	cons := consumer{format: parts, limit: *count, idle: *timeout, out: bufio.NewWriterSize(stdout, 64<<10), cmd: c,
+		isolation: kgo.FetchIsolationLevel(level)}
 	if gf.group != "" {
 		return gf.consume(ctx, stop, cf, topic, *from == "beginning", &cons)
 	}
@@ -135,7 +151,7 @@ func runConsume(args []string, stdout, stderr io.Writer) int {
 	}
 	cl, err := cf.client(ctx,
 		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offsets}),
-		kgo.WithHooks(newDialWarner(c.name, stderr)))
+		kgo.WithHooks(newDialWarner(c.name, stderr)), cons.isolation)
 	if err != nil {
 		return c.fail(err)
 	}
@@ -281,6 +297,8 @@ type consumer struct {
 	out    *bufio.Writer
 	cmd    *command
 	buf    []byte // scratch space for a record's output
+	// isolation is the fetch isolation level (--isolation-level).
+	isolation kgo.Opt
 }
 
 // run polls until the limit, the idle timeout or ctx's end and returns the

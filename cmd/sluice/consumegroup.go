@@ -100,6 +100,7 @@ func (g *groupFlags) consume(ctx context.Context, stop context.CancelFunc, cf *c
 		kgo.SessionTimeout(g.sessionTimeout),
 		kgo.HeartbeatInterval(g.heartbeat),
 		kgo.WithHooks(newDialWarner(c.name, c.stderr)),
+		cons.isolation,
 	}
 	if g.instanceID != "" {
 		opts = append(opts, kgo.InstanceID(g.instanceID))

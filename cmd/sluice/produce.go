@@ -13,6 +13,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,13 @@ Partitioning (--partitioner):
   round-robin  every record to the next partition; keys are ignored.
   sticky       a whole batch to one partition, then the next; keys ignored.
 --partition N sends every record to partition N instead.
+
+Transactions (--transactional-id ID): the whole input is one transaction,
+committed once every record is acknowledged (read_committed consumers see
+none of it before, all of it after); a refused record, SIGINT or SIGTERM
+aborts it instead, and --abort aborts it at the end (to see what
+read_committed hides). A producer started with the same id fences the
+older one, whose transaction is aborted.
 `
 
 // defaultMaxMessageBytes is Kafka's (and sluice's) default
@@ -64,6 +72,9 @@ type produceFlags struct {
 	compression     string
 	maxMessageBytes int
 	deliveryTimeout time.Duration
+	txnID           string
+	txnTimeout      time.Duration
+	abort           bool
 }
 
 func runProduce(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
@@ -79,6 +90,9 @@ func runProduce(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.compression, "compression", "none", "none, gzip, snappy, lz4 or zstd")
 	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", 0, "largest batch to send, in bytes (0: the topic's max.message.bytes, asked from the broker; 1048588 if it cannot tell)")
 	fs.DurationVar(&f.deliveryTimeout, "delivery-timeout", 30*time.Second, "give up on a record not acknowledged for this long")
+	fs.StringVar(&f.txnID, "transactional-id", "", "send the whole input as one transaction of this transactional `ID`")
+	fs.DurationVar(&f.txnTimeout, "transaction-timeout", time.Minute, "with --transactional-id: the coordinator aborts the transaction if it is not ended within this long (transaction.timeout.ms)")
+	fs.BoolVar(&f.abort, "abort", false, "with --transactional-id: abort the transaction at the end instead of committing it")
 	pos, code, done := c.parse(args)
 	if done {
 		return code
@@ -122,7 +136,13 @@ func runProduce(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		maxBytes.Store(topicMaxMessageBytes(ctx, cl, topic))
 	}
 
-	p := &producer{cl: cl, topic: topic, headers: recHeaders, partition: int32(f.partition), failed: make(chan struct{})}
+	p := &producer{cl: cl, topic: topic, headers: recHeaders, partition: int32(f.partition), failed: make(chan struct{}),
+		txn: f.txnID != "", abort: f.abort}
+	if p.txn {
+		if err := cl.BeginTransaction(); err != nil {
+			return c.fail(err)
+		}
+	}
 	if f.keySeparator != "" {
 		p.keySep = []byte(f.keySeparator)
 	}
@@ -198,6 +218,17 @@ func (f *produceFlags) options(fs *flag.FlagSet) ([]kgo.Opt, error) {
 	if f.deliveryTimeout <= 0 {
 		return nil, errors.New("--delivery-timeout must be positive")
 	}
+	if f.txnID != "" {
+		if !f.idempotent || !slices.Contains([]string{"all", "-1"}, strings.ToLower(f.acks)) {
+			return nil, errors.New("--transactional-id needs the idempotent producer and --acks all")
+		}
+		if f.txnTimeout <= 0 {
+			return nil, errors.New("--transaction-timeout must be positive")
+		}
+		opts = append(opts, kgo.TransactionalID(f.txnID), kgo.TransactionTimeout(f.txnTimeout))
+	} else if isSet(fs, "abort") || isSet(fs, "transaction-timeout") {
+		return nil, errors.New("--abort and --transaction-timeout need --transactional-id")
+	}
 	opts = append(opts,
 		kgo.RecordDeliveryTimeout(f.deliveryTimeout),
 		// As Kafka's producers: a missing topic is created if the broker
@@ -239,6 +270,8 @@ type producer struct {
 	headers   []kgo.RecordHeader // shared by every record, never changed
 	partition int32              // -1: the partitioner chooses
 	keySep    []byte             // nil: no keys
+	txn       bool               // the input is one transaction
+	abort     bool               // abort it at the end
 
 	mu struct {
 		sync.Mutex
@@ -259,6 +292,7 @@ func (p *producer) run(ctx context.Context, stopSignals func(), c *command, stdi
 	go func() { readDone <- p.produceLines(stopReading, stdin, limit) }()
 
 	var readErr error
+	interrupted := false
 	select {
 	case readErr = <-readDone:
 	case <-p.failed:
@@ -266,6 +300,7 @@ func (p *producer) run(ctx context.Context, stopSignals func(), c *command, stdi
 		// Interrupted: deliver what was read. The reader may be blocked
 		// on a terminal; it is abandoned.
 		stopSignals()
+		interrupted = true
 	}
 	close(stopReading)
 	if readErr != nil {
@@ -285,6 +320,9 @@ func (p *producer) run(ctx context.Context, stopSignals func(), c *command, stdi
 	p.mu.Lock()
 	err, n := p.mu.firstErr, p.mu.failures
 	p.mu.Unlock()
+	if p.txn {
+		return p.endTxn(c, err, n, interrupted)
+	}
 	if err == nil {
 		return 0
 	}
@@ -295,6 +333,35 @@ func (p *producer) run(ctx context.Context, stopSignals func(), c *command, stdi
 		err = fmt.Errorf("%w (and %d more records failed)", err, n-1)
 	}
 	return c.fail(err)
+}
+
+// endTxn ends the transaction: committed if every record was
+// acknowledged, the input read to its end and --abort not given; else
+// aborted. It returns the exit code: 1 if a record failed or the commit
+// did.
+func (p *producer) endTxn(c *command, recErr error, failures int, interrupted bool) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	commit := recErr == nil && !interrupted && !p.abort
+	if recErr != nil {
+		_ = p.cl.AbortBufferedRecords(ctx) // the transaction is aborted below
+	}
+	if err := p.cl.EndTransaction(ctx, kgo.TransactionEndTry(commit)); err != nil {
+		what := "committing"
+		if !commit {
+			what = "aborting"
+		}
+		return c.fail(fmt.Errorf("%s the transaction: %w", what, err))
+	}
+	switch {
+	case recErr != nil && failures > 1:
+		return c.fail(fmt.Errorf("%w (and %d more records failed); the transaction was aborted", recErr, failures-1))
+	case recErr != nil:
+		return c.fail(fmt.Errorf("%w; the transaction was aborted", recErr))
+	case interrupted:
+		return c.fail(errors.New("interrupted: the transaction was aborted"))
+	}
+	return 0
 }
 
 // produceLines produces one record per line of r until its end, or until

@@ -70,7 +70,24 @@ func (c Config) withDefaults() Config {
 // Record is one record of __consumer_offsets; a nil Value is a tombstone.
 type Record struct {
 	Key, Value []byte
+	// Set by Store.Read from the record's batch: a transactional batch's
+	// producer id (its offsets stay pending until the producer's marker,
+	// as Kafka's GroupMetadataManager loads them), and transaction markers,
+	// reported as a Record with Marker set, ProducerID the marker's
+	// producer and no key or value.
+	Transactional bool
+	ProducerID    int64
+	Marker        Marker
 }
+
+// Marker is the type of a transaction marker Store.Read reports.
+type Marker int8
+
+const (
+	NoMarker     Marker = iota // a data record
+	MarkerAbort                // the producer's transaction aborted
+	MarkerCommit               // the producer's transaction committed
+)
 
 // Store is the coordinator's storage: the partitions of __consumer_offsets,
 // provided by the broker.
@@ -78,8 +95,14 @@ type Store interface {
 	// Append writes records to a partition as one batch and returns once
 	// they are committed (acks=all).
 	Append(partition int32, records []Record) error
+	// AppendTxn is Append for offsets committed in a transaction
+	// (TxnOffsetCommit): one transactional batch of the producer id and
+	// epoch, as Kafka's GroupMetadataManager.storeOffsets builds it. An
+	// error wrapping ErrInvalidProducerEpoch means the producer is fenced
+	// at the partition.
+	AppendTxn(partition int32, producerID int64, producerEpoch int16, records []Record) error
 	// Read calls fn for each record of a partition, in offset order, up to
-	// the high watermark.
+	// its log end, transaction markers included (Record.Marker).
 	Read(partition int32, fn func(Record) error) error
 }
 
@@ -99,7 +122,15 @@ type Coordinator struct {
 		// loading counts the partitions in the loading state.
 		loading int
 		closed  bool
+		// txnGroups: for each producer id, the groups holding offsets it
+		// committed in a transaction not yet ended (Kafka's
+		// openGroupsForProducer), so CompleteTxn finds them.
+		txnGroups map[int64]map[string]struct{}
 	}
+	// order numbers offsets in the order they were written to their
+	// partition (committed.order), loaded or appended: a transaction's
+	// offsets replace a committed offset only if written after it.
+	order atomic.Int64
 	// loads counts the running load goroutines; Close waits for them.
 	loads  sync.WaitGroup
 	expiry Timer
@@ -148,6 +179,7 @@ func newCoordinator(cfg Config, store Store) *Coordinator {
 	c := &Coordinator{cfg: cfg, store: store, log: cfg.Logger}
 	c.mu.groups = map[string]*group{}
 	c.mu.parts = make([]partition, cfg.Partitions)
+	c.mu.txnGroups = map[int64]map[string]struct{}{}
 	return c
 }
 

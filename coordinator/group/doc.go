@@ -41,6 +41,19 @@
 // A partition is read in offset order and the last record of each key
 // wins.
 //
+// # Transactional offsets
+//
+// TxnOffsetCommit (txnoffsets.go) writes a transaction's offsets to the
+// group's partition as a transactional batch of its producer
+// (Store.AppendTxn) and keeps them pending under the producer id, out of
+// OffsetFetch's sight (UNSTABLE_OFFSET_COMMIT for RequireStable), until the
+// broker reports the producer's marker on that partition (CompleteTxn): a
+// commit makes each the committed offset unless one written after it
+// replaced it, an abort drops them. Coordinator.mu maps each producer id to
+// the groups holding its pending offsets. A load replays the batches and
+// markers in log order; a marker reported while its partition loads is
+// applied when the load installs its groups.
+//
 // # Ownership of partitions
 //
 // A coordinator serves the groups of the partitions it owns, as Kafka's

@@ -95,6 +95,31 @@ func (s *memStore) Append(p int32, rs []Record) error {
 	return nil
 }
 
+func (s *memStore) AppendTxn(p int32, producerID int64, epoch int16, rs []Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.fail != nil {
+		return s.fail
+	}
+	for _, r := range rs {
+		r.Transactional, r.ProducerID = true, producerID
+		s.parts[p] = append(s.parts[p], r)
+	}
+	return nil
+}
+
+// mark appends producer id's transaction marker to partition p, as
+// WriteTxnMarkers does.
+func (s *memStore) mark(p int32, producerID int64, commit bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := MarkerAbort
+	if commit {
+		m = MarkerCommit
+	}
+	s.parts[p] = append(s.parts[p], Record{ProducerID: producerID, Marker: m})
+}
+
 func (s *memStore) Read(p int32, fn func(Record) error) error {
 	s.mu.Lock()
 	rs := slices.Clone(s.parts[p])

@@ -130,6 +130,10 @@ type committed struct {
 	metadata    string
 	commitTime  int64 // ms
 	expireTime  int64 // ms; -1 unless committed with an explicit retention (v1 records)
+	// order is where the offset was written in its partition, relative
+	// to the group's other offsets (Coordinator.order): Kafka compares the
+	// offsets of their batches in the log.
+	order int64
 }
 
 // group is one group's state, guarded by mu.
@@ -164,19 +168,25 @@ type group struct {
 	syncTimer      Timer
 
 	offsets map[topicPartition]committed
+	// pendingTxn holds offsets committed in transactions not yet ended, by
+	// producer id (Kafka's pendingTransactionalOffsetCommits): written to
+	// the log, invisible to OffsetFetch until the producer's COMMIT marker
+	// (CompleteTxn), dropped at its ABORT.
+	pendingTxn map[int64]map[topicPartition]committed
 }
 
 func newGroup(id string, partition int32, now time.Time) *group {
 	return &group{
-		id:        id,
-		partition: partition,
-		state:     empty,
-		stateTime: now,
-		members:   map[string]*member{},
-		static:    map[string]string{},
-		supported: map[string]int{},
-		pending:   map[string]*pendingMember{},
-		offsets:   map[topicPartition]committed{},
+		id:         id,
+		partition:  partition,
+		state:      empty,
+		stateTime:  now,
+		members:    map[string]*member{},
+		static:     map[string]string{},
+		supported:  map[string]int{},
+		pending:    map[string]*pendingMember{},
+		offsets:    map[topicPartition]committed{},
+		pendingTxn: map[int64]map[topicPartition]committed{},
 	}
 }
 

@@ -7,6 +7,7 @@ package group
 import (
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -103,6 +104,7 @@ func (c *Coordinator) OffsetCommit(req *kmsg.OffsetCommitRequest) *kmsg.OffsetCo
 		return resp
 	}
 	for _, e := range valid {
+		e.o.order = c.order.Add(1)
 		g.offsets[e.tp] = e.o
 	}
 	return resp
@@ -162,7 +164,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 				topics = append(topics, gt)
 			}
 		}
-		got, code := c.fetchOffsets(req.Group, topics)
+		got, code := c.fetchOffsets(req.Group, topics, req.Version >= 7 && req.RequireStable)
 		if code != 0 {
 			return offsetFetchError(req, resp, code)
 		}
@@ -181,7 +183,7 @@ func (c *Coordinator) OffsetFetch(req *kmsg.OffsetFetchRequest) *kmsg.OffsetFetc
 	for _, rg := range req.Groups {
 		g := kmsg.NewOffsetFetchResponseGroup()
 		g.Group = rg.Group
-		g.Topics, g.ErrorCode = c.fetchOffsets(rg.Group, rg.Topics)
+		g.Topics, g.ErrorCode = c.fetchOffsets(rg.Group, rg.Topics, req.RequireStable)
 		resp.Groups = append(resp.Groups, g)
 	}
 	return resp
@@ -211,8 +213,12 @@ func offsetFetchError(req *kmsg.OffsetFetchRequest, resp *kmsg.OffsetFetchRespon
 
 // fetchOffsets answers one group's offsets: of the given partitions, or
 // all committed ones for a nil list; or the code its partition answers.
-func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestGroupTopic) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
+// With requireStable (v7+), a partition with offsets pending in an open
+// transaction answers UNSTABLE_OFFSET_COMMIT, as Kafka's
+// GroupMetadataManager.getOffsets.
+func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequestGroupTopic, requireStable bool) ([]kmsg.OffsetFetchResponseGroupTopic, int16) {
 	var offsets map[topicPartition]committed
+	var unstable map[topicPartition]bool
 	g, code := c.getGroup(groupID, false)
 	if code != 0 {
 		return nil, code
@@ -223,6 +229,16 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 			offsets = make(map[topicPartition]committed, len(g.offsets))
 			for tp, o := range g.offsets {
 				offsets[tp] = o
+			}
+			if requireStable {
+				for _, pend := range g.pendingTxn {
+					for tp := range pend {
+						if unstable == nil {
+							unstable = map[topicPartition]bool{}
+						}
+						unstable[tp] = true
+					}
+				}
 			}
 		}
 		g.mu.Unlock()
@@ -254,7 +270,9 @@ func (c *Coordinator) fetchOffsets(groupID string, topics []kmsg.OffsetFetchRequ
 			rp.Partition, rp.Offset, rp.LeaderEpoch = p, -1, -1
 			empty := ""
 			rp.Metadata = &empty
-			if o, ok := offsets[topicPartition{t.Topic, p}]; ok {
+			if unstable[topicPartition{t.Topic, p}] {
+				rp.ErrorCode = kerr.UnstableOffsetCommit.Code
+			} else if o, ok := offsets[topicPartition{t.Topic, p}]; ok {
 				md := o.metadata
 				rp.Offset, rp.LeaderEpoch, rp.Metadata = o.offset, o.leaderEpoch, &md
 			}
@@ -341,6 +359,11 @@ func (c *Coordinator) deleteOffsets(g *group, doomed []topicPartition, dropGroup
 	}
 	for _, tp := range doomed {
 		delete(g.offsets, tp)
+		// Offsets pending in transactions go too, as Kafka's
+		// GroupMetadata.removeOffsets drops them.
+		for _, pend := range g.pendingTxn {
+			delete(pend, tp)
+		}
 	}
 	return nil
 }
@@ -400,7 +423,9 @@ func (c *Coordinator) ExpireOffsets() int {
 				}
 			}
 		}
-		dropGroup := g.state == empty && len(g.offsets) == len(doomed)
+		// A group with offsets pending in a transaction keeps living, as
+		// Kafka's GroupMetadata.hasOffsets counts them.
+		dropGroup := g.state == empty && len(g.offsets) == len(doomed) && len(g.pendingTxn) == 0
 		if len(doomed) > 0 || dropGroup && len(g.offsets) == 0 {
 			if err := c.deleteOffsets(g, doomed, dropGroup); err != nil {
 				c.log.Warn("expiring offsets", "group", g.id, "err", err)
@@ -434,10 +459,18 @@ func (c *Coordinator) DeleteTopicOffsets(topic string) int {
 				doomed = append(doomed, tp)
 			}
 		}
+		committed := len(doomed)
+		for _, pend := range g.pendingTxn {
+			for tp := range pend {
+				if tp.topic == topic && g.state != dead && !slices.Contains(doomed, tp) {
+					doomed = append(doomed, tp) // dropped from memory, no tombstone: nothing committed
+				}
+			}
+		}
 		if err := c.deleteOffsets(g, doomed, false); err != nil {
 			c.log.Warn("deleting offsets of a deleted topic", "group", g.id, "topic", topic, "err", err)
 		} else {
-			removed += len(doomed)
+			removed += committed
 		}
 		g.mu.Unlock()
 	}

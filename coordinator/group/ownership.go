@@ -33,6 +33,16 @@ type partition struct {
 	done chan struct{}
 	// err is why the last load failed, while notOwned after it.
 	err error
+	// ended are the transactions CompleteTxn reported while the partition
+	// was loading: the load that installs its groups applies them, since
+	// its read may have ended before their markers.
+	ended []txnEnd
+}
+
+// txnEnd is a producer's transaction ended by a marker.
+type txnEnd struct {
+	producerID int64
+	commit     bool
 }
 
 // partitionLoad is one run of a load; cancelled tells its reader to stop.
@@ -121,9 +131,23 @@ func (c *Coordinator) runLoad(partition int32, l *partitionLoad) {
 		if err != nil {
 			c.endLoadLocked(partition, notOwned, err)
 		} else {
+			ended := c.mu.parts[partition].ended
 			c.endLoadLocked(partition, owned, nil)
 			for id, g := range groups {
 				c.mu.groups[id] = g
+			}
+			for _, e := range ended {
+				// A marker the read already applied finds nothing pending:
+				// no transactional commit is accepted while loading.
+				for id := range c.mu.txnGroups[e.producerID] {
+					if g := groups[id]; g != nil {
+						g.completeTxn(e.producerID, e.commit)
+						delete(c.mu.txnGroups[e.producerID], id)
+					}
+				}
+				if len(c.mu.txnGroups[e.producerID]) == 0 {
+					delete(c.mu.txnGroups, e.producerID)
+				}
 			}
 		}
 	}
@@ -149,7 +173,7 @@ func (c *Coordinator) runLoad(partition int32, l *partitionLoad) {
 func (c *Coordinator) endLoadLocked(partition int32, state ownership, err error) {
 	p := &c.mu.parts[partition]
 	p.load.cancelled.Store(true)
-	p.state, p.load, p.err = state, nil, err
+	p.state, p.load, p.err, p.ended = state, nil, err, nil
 	close(p.done)
 	c.mu.loading--
 }
@@ -186,6 +210,16 @@ func (c *Coordinator) Unload(partition, epoch int32) {
 		if g.partition == partition {
 			gone = append(gone, g)
 			delete(c.mu.groups, id)
+		}
+	}
+	for pid, gs := range c.mu.txnGroups {
+		for id := range gs {
+			if c.partitionFor(id) == partition {
+				delete(gs, id)
+			}
+		}
+		if len(gs) == 0 {
+			delete(c.mu.txnGroups, pid)
 		}
 	}
 	c.mu.Unlock()

@@ -11,8 +11,13 @@ package group
 //	                                             (id, instance id, client id and host,
 //	                                             timeouts, subscription, assignment)
 //
-// A tombstone (no value) deletes its key. Loading reads a partition (New:
-// every partition) in order and keeps the last record of each key; a record that does not
+// A tombstone (no value) deletes its key. Offsets the group coordinator
+// writes for TxnOffsetCommit are the same records in a transactional batch
+// of the producer (txnoffsets.go); the producer's commit or abort marker
+// later in the partition ends them. Loading reads a partition (New:
+// every partition) in order and keeps the last record of each key, a
+// transaction's offsets pending until its marker (applied then as
+// CompleteTxn applies it; without a marker yet they stay pending); a record that does not
 // parse is skipped with a warning (a broker that cannot start over one bad
 // record would lose every group, not one), and a storage error fails the
 // load.
@@ -82,20 +87,41 @@ func (c *Coordinator) read(partitions []int32, cancelled *atomic.Bool) (map[stri
 	type loaded struct {
 		meta    *kmsg.GroupMetadataValue
 		offsets map[topicPartition]committed
+		pending map[int64]map[topicPartition]committed // by producer id
 	}
 	all := map[string]*loaded{}
 	get := func(id string) *loaded {
 		l := all[id]
 		if l == nil {
-			l = &loaded{offsets: map[topicPartition]committed{}}
+			l = &loaded{offsets: map[topicPartition]committed{}, pending: map[int64]map[topicPartition]committed{}}
 			all[id] = l
 		}
 		return l
 	}
+	// The groups holding each producer's pending offsets, so a marker
+	// finds them (Kafka's loader keys its pendingOffsets by producer).
+	txnGroups := map[int64]map[string]struct{}{}
 	for _, p := range partitions {
 		err := c.store.Read(p, func(r Record) error {
 			if cancelled != nil && cancelled.Load() {
 				return errLoadCancelled
+			}
+			if r.Marker != NoMarker {
+				// A transaction's end: a commit makes its offsets the
+				// committed ones where written after them, an abort
+				// drops them (Kafka's loadGroupsAndOffsets).
+				for id := range txnGroups[r.ProducerID] {
+					l := all[id]
+					if l == nil {
+						continue
+					}
+					if r.Marker == MarkerCommit {
+						applyTxn(l.offsets, l.pending[r.ProducerID])
+					}
+					delete(l.pending, r.ProducerID)
+				}
+				delete(txnGroups, r.ProducerID)
+				return nil
 			}
 			if len(r.Key) < 2 {
 				c.log.Warn("skipping a record that is not the coordinator's", "partition", p, "key_bytes", len(r.Key))
@@ -109,8 +135,22 @@ func (c *Coordinator) read(partitions []int32, cancelled *atomic.Bool) (map[stri
 					return nil
 				}
 				l, tp := get(k.Group), topicPartition{k.Topic, k.Partition}
+				offsets := l.offsets
+				if r.Transactional {
+					offsets = l.pending[r.ProducerID]
+					if offsets == nil {
+						offsets = map[topicPartition]committed{}
+						l.pending[r.ProducerID] = offsets
+					}
+					gs := txnGroups[r.ProducerID]
+					if gs == nil {
+						gs = map[string]struct{}{}
+						txnGroups[r.ProducerID] = gs
+					}
+					gs[k.Group] = struct{}{}
+				}
 				if r.Value == nil {
-					delete(l.offsets, tp)
+					delete(offsets, tp)
 					return nil
 				}
 				var v kmsg.OffsetCommitValue
@@ -126,7 +166,7 @@ func (c *Coordinator) read(partitions []int32, cancelled *atomic.Bool) (map[stri
 				if v.Version >= 3 {
 					leaderEpoch = v.LeaderEpoch
 				}
-				l.offsets[tp] = committed{offset: v.Offset, leaderEpoch: leaderEpoch, metadata: v.Metadata, commitTime: v.CommitTimestamp, expireTime: expire}
+				offsets[tp] = committed{offset: v.Offset, leaderEpoch: leaderEpoch, metadata: v.Metadata, commitTime: v.CommitTimestamp, expireTime: expire, order: c.order.Add(1)}
 			case 2:
 				var k kmsg.GroupMetadataKey
 				if err := k.ReadFrom(r.Key); err != nil {
@@ -137,7 +177,7 @@ func (c *Coordinator) read(partitions []int32, cancelled *atomic.Bool) (map[stri
 				if r.Value == nil {
 					// The group was deleted: its offsets were tombstoned first.
 					l.meta = nil
-					if len(l.offsets) == 0 {
+					if len(l.offsets) == 0 && len(l.pending) == 0 {
 						delete(all, k.Group)
 					}
 					return nil
@@ -166,6 +206,12 @@ func (c *Coordinator) read(partitions []int32, cancelled *atomic.Bool) (map[stri
 	for id, l := range all {
 		g := newGroup(id, c.partitionFor(id), now)
 		g.offsets = l.offsets
+		for pid, pend := range l.pending {
+			if len(pend) > 0 {
+				g.pendingTxn[pid] = pend
+				c.addTxnGroup(pid, id) // still open: its marker comes later
+			}
+		}
 		if m := l.meta; m != nil {
 			g.protocolType, g.generation = m.ProtocolType, m.Generation
 			if m.Protocol != nil {

@@ -1,0 +1,169 @@
+package broker
+
+// AddPartitionsToTxn (key 24), versions 0-5, as Kafka 3.9 serves them.
+//
+// Behavior:
+//   - v0-3 (clients) add partitions to one transaction; v4+ (KIP-890, from
+//     brokers) carry several transactions, each either added or, with
+//     VerifyOnly, checked.
+//   - A partition the metadata does not have is UNKNOWN_TOPIC_OR_PARTITION
+//     and the transaction's other partitions OPERATION_NOT_ATTEMPTED: nothing
+//     is added, as KafkaApis answers before the coordinator.
+//   - Otherwise the transactional id's coordinator decides
+//     (coordinator/txn): one code for every partition of the transaction
+//     (INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED — INVALID_PRODUCER_EPOCH
+//     before v2 —, CONCURRENT_TRANSACTIONS, NOT_COORDINATOR,
+//     COORDINATOR_LOAD_IN_PROGRESS, …), answered once the transaction's new
+//     state is written to __transaction_state.
+//   - VerifyOnly (Kafka's handleVerifyPartitionsInTransaction): the
+//     transaction's written state is checked, nothing is written: another
+//     producer id INVALID_PRODUCER_ID_MAPPING, another epoch
+//     PRODUCER_FENCED, a transaction being completed CONCURRENT_TRANSACTIONS,
+//     else each partition 0 if it is in the ongoing transaction and
+//     INVALID_TXN_STATE if not.
+//   - An empty transactional id is INVALID_REQUEST.
+//
+// Version notes: v3+ is flexible; v4+ batches transactions and has a
+// top-level error code.
+
+import (
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator/txn"
+	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(24, 0, 5, handleAddPartitionsToTxn) }
+
+func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.AddPartitionsToTxnRequest)
+	resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+	if req.Version < 4 {
+		t := kmsg.NewAddPartitionsToTxnRequestTransaction()
+		t.TransactionalID, t.ProducerID, t.ProducerEpoch = req.TransactionalID, req.ProducerID, req.ProducerEpoch
+		for _, rt := range req.Topics {
+			tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+			tt.Topic, tt.Partitions = rt.Topic, rt.Partitions
+			t.Topics = append(t.Topics, tt)
+		}
+		for _, rt := range c.b.addPartitionsToTxn(req.Version, &t) {
+			ot := kmsg.NewAddPartitionsToTxnResponseTopic()
+			ot.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				op := kmsg.NewAddPartitionsToTxnResponseTopicPartition()
+				op.Partition, op.ErrorCode = rp.Partition, rp.ErrorCode
+				ot.Partitions = append(ot.Partitions, op)
+			}
+			resp.Topics = append(resp.Topics, ot)
+		}
+		return resp, nil
+	}
+	for i := range req.Transactions {
+		t := &req.Transactions[i]
+		rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
+		rt.TransactionalID = t.TransactionalID
+		rt.Topics = c.b.addPartitionsToTxn(req.Version, t)
+		resp.Transactions = append(resp.Transactions, rt)
+	}
+	return resp, nil
+}
+
+// addPartitionsToTxn handles one transaction's partitions.
+func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnRequestTransaction) []kmsg.AddPartitionsToTxnResponseTransactionTopic {
+	codes := map[engine.Partition]int16{}
+	var ps []engine.Partition
+	unknown := false
+	for _, rt := range t.Topics {
+		for _, p := range rt.Partitions {
+			tp := engine.Partition{Topic: rt.Topic, Partition: p}
+			if _, dup := codes[tp]; dup {
+				continue
+			}
+			ps = append(ps, tp)
+			codes[tp] = 0
+			if !b.ctl.cache.hasPartition(rt.Topic, p) {
+				codes[tp] = kerr.UnknownTopicOrPartition.Code
+				unknown = true
+			}
+		}
+	}
+	id := t.TransactionalID
+	switch {
+	case unknown:
+		for _, tp := range ps {
+			if codes[tp] == 0 {
+				codes[tp] = kerr.OperationNotAttempted.Code
+			}
+		}
+	case id == "":
+		setAll(codes, kerr.InvalidRequest.Code)
+	case t.VerifyOnly:
+		b.verifyPartitionsInTxn(t, codes)
+	default:
+		a := b.txnCall(id, func(r uint64) txn.Event {
+			return txn.AddPartitions{Req: r, Version: version, TransactionalID: id,
+				ProducerID: t.ProducerID, Epoch: t.ProducerEpoch, Partitions: ps}
+		})
+		setAll(codes, a.Code)
+	}
+	var out []kmsg.AddPartitionsToTxnResponseTransactionTopic
+	for _, rt := range t.Topics {
+		ot := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+		ot.Topic = rt.Topic
+		for _, p := range rt.Partitions {
+			op := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+			op.Partition, op.ErrorCode = p, codes[engine.Partition{Topic: rt.Topic, Partition: p}]
+			ot.Partitions = append(ot.Partitions, op)
+		}
+		out = append(out, ot)
+	}
+	return out
+}
+
+func setAll(codes map[engine.Partition]int16, code int16) {
+	for tp := range codes {
+		codes[tp] = code
+	}
+}
+
+// verifyPartitionsInTxn checks, from the coordinator's written state, that
+// the partitions are in the producer's ongoing transaction.
+func (b *Broker) verifyPartitionsInTxn(t *kmsg.AddPartitionsToTxnRequestTransaction, codes map[engine.Partition]int16) {
+	d, code := b.txnDriverFor(t.TransactionalID)
+	if d == nil {
+		setAll(codes, code)
+		return
+	}
+	ctx, cancel := b.closingContext(txnCallTimeout)
+	defer cancel()
+	var m txn.Metadata
+	var found bool
+	if !d.inspect(ctx, func(c *txn.Coordinator) { m, found = c.Get(t.TransactionalID) }) {
+		setAll(codes, kerr.NotCoordinator.Code)
+		return
+	}
+	switch {
+	case !found || m.ProducerID != t.ProducerID:
+		setAll(codes, kerr.InvalidProducerIDMapping.Code)
+		return
+	case m.Epoch != t.ProducerEpoch:
+		setAll(codes, kerr.ProducerFenced.Code)
+		return
+	case m.State == txn.PrepareCommit || m.State == txn.PrepareAbort:
+		setAll(codes, kerr.ConcurrentTransactions.Code)
+		return
+	}
+	in := map[engine.Partition]bool{}
+	if m.State == txn.Ongoing {
+		for _, p := range m.Partitions {
+			in[p] = true
+		}
+	}
+	for tp := range codes {
+		if !in[tp] {
+			codes[tp] = kerr.InvalidTxnState.Code
+		}
+	}
+}

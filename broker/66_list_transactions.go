@@ -1,0 +1,104 @@
+package broker
+
+// ListTransactions (key 66), versions 0-1, as Kafka 3.9 serves them: the
+// transactional ids of every partition of __transaction_state this broker
+// coordinates, with their producer id and state, filtered as Kafka's
+// TransactionStateManager.listTransactionStates filters:
+//   - StateFilters by state name; a name that is no state goes to
+//     UnknownStateFilters (and, as in Kafka, matches nothing);
+//   - ProducerIDFilters by producer id;
+//   - DurationFilterMillis (v1, -1 for none): only transactions running
+//     longer than it (now minus the start time, which is -1 with none
+//     begun, as Kafka computes it).
+//
+// Dead ids are never listed. While a partition is still loading, the
+// answer is COORDINATOR_LOAD_IN_PROGRESS with no transaction.
+
+import (
+	"slices"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator/txn"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() { register(66, 0, 1, handleListTransactions) }
+
+// txnStateByName maps Kafka's state names to states.
+var txnStateByName = func() map[string]txn.State {
+	m := map[string]txn.State{}
+	for s := txn.Empty; s <= txn.PrepareEpochFence; s++ {
+		m[s.String()] = s
+	}
+	return m
+}()
+
+func handleListTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
+	req := r.(*kmsg.ListTransactionsRequest)
+	resp := req.ResponseKind().(*kmsg.ListTransactionsResponse)
+	states := map[txn.State]bool{}
+	for _, name := range req.StateFilters {
+		if s, ok := txnStateByName[name]; ok {
+			states[s] = true
+		} else {
+			resp.UnknownStateFilters = append(resp.UnknownStateFilters, name)
+		}
+	}
+	duration := int64(-1)
+	if req.Version >= 1 {
+		duration = req.DurationFilterMillis
+	}
+	keep := func(m txn.Metadata, now int64) bool {
+		switch {
+		case m.State == txn.Dead:
+			return false
+		case len(req.ProducerIDFilters) > 0 && !slices.Contains(req.ProducerIDFilters, m.ProducerID):
+			return false
+		case len(req.StateFilters) > 0 && !states[m.State]:
+			return false
+		case duration >= 0 && now-m.StartMs <= duration:
+			return false
+		}
+		return true
+	}
+	c.b.txns.mu.Lock()
+	var ds []*txnDriver
+	for _, d := range c.b.txns.drivers {
+		ds = append(ds, d)
+	}
+	c.b.txns.mu.Unlock()
+	ctx, cancel := c.b.closingContext(txnCallTimeout)
+	defer cancel()
+	var out []kmsg.ListTransactionsResponseTransactionState
+	for _, d := range ds {
+		if !d.isLoaded() {
+			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
+			return resp, nil
+		}
+		d.inspect(ctx, func(co *txn.Coordinator) {
+			now := time.Now().UnixMilli()
+			for _, id := range co.IDs() {
+				m, _ := co.Get(id)
+				if keep(m, now) {
+					ts := kmsg.NewListTransactionsResponseTransactionState()
+					ts.TransactionalID, ts.ProducerID, ts.TransactionState = id, m.ProducerID, m.State.String()
+					out = append(out, ts)
+				}
+			}
+		})
+	}
+	slices.SortFunc(out, func(a, b kmsg.ListTransactionsResponseTransactionState) int {
+		switch {
+		case a.TransactionalID < b.TransactionalID:
+			return -1
+		case a.TransactionalID > b.TransactionalID:
+			return 1
+		}
+		return 0
+	})
+	resp.TransactionStates = out
+	return resp, nil
+}

@@ -1,0 +1,97 @@
+package broker
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// TxnConfig configures the transaction coordinator and its internal topic,
+// __transaction_state, with Kafka's keys. Zero fields take Kafka's
+// defaults.
+type TxnConfig struct {
+	MaxTimeout        time.Duration // transaction.max.timeout.ms; default 15 min
+	IDExpiration      time.Duration // transactional.id.expiration.ms; default 7 days
+	AbortCheck        time.Duration // transaction.abort.timed.out.transaction.cleanup.interval.ms; default 10 s
+	ExpireCheck       time.Duration // transaction.remove.expired.transaction.cleanup.interval.ms; default 1 h
+	StatePartitions   int32         // transaction.state.log.num.partitions; default 50
+	StateReplication  int16         // transaction.state.log.replication.factor; default 3 (1 on a single node)
+	StateMinISR       int32         // transaction.state.log.min.isr; default 2 (1 on a single node)
+	StateSegmentBytes int64         // transaction.state.log.segment.bytes; default 100 MiB
+}
+
+func (t TxnConfig) withDefaults() TxnConfig {
+	if t.MaxTimeout <= 0 {
+		t.MaxTimeout = 15 * time.Minute
+	}
+	if t.IDExpiration <= 0 {
+		t.IDExpiration = 7 * 24 * time.Hour
+	}
+	if t.AbortCheck <= 0 {
+		t.AbortCheck = 10 * time.Second
+	}
+	if t.ExpireCheck <= 0 {
+		t.ExpireCheck = time.Hour
+	}
+	if t.StatePartitions <= 0 {
+		t.StatePartitions = 50
+	}
+	if t.StateReplication <= 0 {
+		t.StateReplication = 3
+	}
+	if t.StateMinISR <= 0 {
+		t.StateMinISR = 2
+	}
+	if t.StateSegmentBytes <= 0 {
+		t.StateSegmentBytes = 100 << 20
+	}
+	return t
+}
+
+// txnKeys are the keys TxnConfig.apply reads.
+var txnKeys = map[string]bool{
+	"transaction.max.timeout.ms":                                  true,
+	"transactional.id.expiration.ms":                              true,
+	"transaction.abort.timed.out.transaction.cleanup.interval.ms": true,
+	"transaction.remove.expired.transaction.cleanup.interval.ms":  true,
+	"transaction.state.log.num.partitions":                        true,
+	"transaction.state.log.replication.factor":                    true,
+	"transaction.state.log.min.isr":                               true,
+	"transaction.state.log.segment.bytes":                         true,
+}
+
+// apply sets the field a transaction key names; ok is false for other
+// keys. Every value must be a positive integer, as Kafka's validators
+// (atLeast(1)) require.
+func (t *TxnConfig) apply(k, v string) (ok bool, err error) {
+	if !txnKeys[k] {
+		return false, nil
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return true, fmt.Errorf("broker: config %s=%q: not a number", k, v)
+	}
+	if n < 1 {
+		return true, fmt.Errorf("broker: config %s=%q: must be at least 1", k, v)
+	}
+	ms := time.Duration(n) * time.Millisecond
+	switch k {
+	case "transaction.max.timeout.ms":
+		t.MaxTimeout = ms
+	case "transactional.id.expiration.ms":
+		t.IDExpiration = ms
+	case "transaction.abort.timed.out.transaction.cleanup.interval.ms":
+		t.AbortCheck = ms
+	case "transaction.remove.expired.transaction.cleanup.interval.ms":
+		t.ExpireCheck = ms
+	case "transaction.state.log.num.partitions":
+		t.StatePartitions = int32(min(n, 1<<31-1))
+	case "transaction.state.log.replication.factor":
+		t.StateReplication = int16(min(n, 1<<15-1))
+	case "transaction.state.log.min.isr":
+		t.StateMinISR = int32(min(n, 1<<31-1))
+	case "transaction.state.log.segment.bytes":
+		t.StateSegmentBytes = n
+	}
+	return true, nil
+}
