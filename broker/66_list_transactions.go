@@ -15,6 +15,7 @@ package broker
 // answer is COORDINATOR_LOAD_IN_PROGRESS with no transaction.
 
 import (
+	"cmp"
 	"slices"
 	"time"
 
@@ -91,13 +92,7 @@ func handleListTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 		})
 	}
 	slices.SortFunc(out, func(a, b kmsg.ListTransactionsResponseTransactionState) int {
-		switch {
-		case a.TransactionalID < b.TransactionalID:
-			return -1
-		case a.TransactionalID > b.TransactionalID:
-			return 1
-		}
-		return 0
+		return cmp.Compare(a.TransactionalID, b.TransactionalID)
 	})
 	resp.TransactionStates = out
 	return resp, nil
