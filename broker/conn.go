@@ -37,6 +37,9 @@ type conn struct {
 	// requestlog.go).
 	fetchFollower bool
 
+	// principal is who the connection acts as (principal.go).
+	principal Principal
+
 	// The request in hand and where it is (connread.go).
 	pending      int     // bytes of c.r it occupies, if it is read there
 	region       *region // for requests above readBufSize, once one came
@@ -46,7 +49,7 @@ type conn struct {
 }
 
 func newConn(b *Broker, nc net.Conn) *conn {
-	return &conn{b: b, nc: nc, r: bufio.NewReaderSize(nc, readBufSize), wake: make(chan struct{}, 1)}
+	return &conn{b: b, nc: nc, r: bufio.NewReaderSize(nc, readBufSize), wake: make(chan struct{}, 1), principal: Anonymous}
 }
 
 // stopReading makes the loop end after the request in hand.
