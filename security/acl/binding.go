@@ -171,7 +171,9 @@ func (f Filter) MatchesEntry(e Entry) bool {
 }
 
 // Matches is AclBindingFilter.matches.
-func (f Filter) Matches(b Binding) bool { return f.MatchesResource(b.Resource) && f.MatchesEntry(b.Entry) }
+func (f Filter) Matches(b Binding) bool {
+	return f.MatchesResource(b.Resource) && f.MatchesEntry(b.Entry)
+}
 
 // ExactResource is the one resource a filter names when it can match at
 // most one (Kafka's matchesAtMostOne: a concrete type, a name, Literal or
