@@ -41,6 +41,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 )
 
 // endpoint is a live broker's address for clients: this broker's own
@@ -72,7 +73,7 @@ func (s *metadataSnapshot) liveBroker(id int32) *cachedBroker {
 }
 
 // clusterMetadata answers Metadata from the cache.
-func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	snap := b.ctl.cache.load()
 	for _, cb := range snap.brokers {
@@ -96,7 +97,9 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataRespon
 		}
 		slices.Sort(names)
 		for _, name := range names {
-			resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, snap.topics[name]))
+			if c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+				resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, snap.topics[name]))
+			}
 		}
 		return resp
 	}
@@ -108,7 +111,11 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataRespon
 			mt.ErrorCode = kerr.UnknownTopicID.Code
 			for name, t := range snap.topics {
 				if t.id == rt.TopicID {
-					mt = snap.topicMetadata(req.Version, name, t)
+					if c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+						mt = snap.topicMetadata(req.Version, name, t)
+					} else {
+						mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					}
 					break
 				}
 			}
@@ -116,6 +123,12 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataRespon
 			continue
 		}
 		name := *rt.Topic
+		if !c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		if t := snap.topics[name]; t != nil {
 			resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, t))
 			continue
@@ -125,6 +138,8 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataRespon
 		switch {
 		case validateTopicName(name) != nil:
 			mt.ErrorCode = kerr.InvalidTopicException.Code
+		case autoCreate && !isInternal(name) && !c.authorizedCluster(acl.OpCreate) && !c.authorized(acl.OpCreate, acl.ResourceTopic, name):
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		case autoCreate && !isInternal(name):
 			if mt.ErrorCode = b.autoCreateClusterTopic(name, snap); mt.ErrorCode == kerr.LeaderNotAvailable.Code {
 				// Answered with the topic if the controller creates it
