@@ -218,7 +218,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 			ts = b.topic(rt.Topic)
 		}
 		denied := false
-		if checked {
+		if checked && (ts != nil || req.Version < 13) { // an unknown id is UNKNOWN_TOPIC_ID first
 			name := rt.Topic
 			if ts != nil {
 				name = ts.meta.Name

@@ -116,3 +116,17 @@ func (c *conn) authorizedByType(op acl.Operation, rt acl.ResourceType) bool {
 	}
 	return a.AuthorizeByResourceType(aclPrincipal(c.principal), c.aclHost(), op, rt)
 }
+
+// topicNameOf is the name a request gives a topic, or the name of the
+// topic with its id; false for an id not known here.
+func (b *Broker) topicNameOf(name *string, id [16]byte) (string, bool) {
+	if name != nil {
+		return *name, true
+	}
+	for n, t := range b.ctl.cache.load().topics {
+		if t.id == id {
+			return n, true
+		}
+	}
+	return "", false
+}
