@@ -86,6 +86,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -102,6 +103,10 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	}
 	var done []appended
 	refuseAll := checkTransactional(req)
+	if refuseAll == 0 && c.b.authz.authz != nil && req.TransactionID != nil && hasTransactional(req) &&
+		!c.authorized(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID) {
+		refuseAll = kerr.TransactionalIDAuthorizationFailed.Code
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -114,9 +119,12 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			var code int16
 			var msg string
 			var recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord
-			if refuseAll != 0 {
+			switch {
+			case refuseAll != 0:
 				code = refuseAll
-			} else {
+			case !c.authorized(acl.OpWrite, acl.ResourceTopic, rt.Topic):
+				code = kerr.TopicAuthorizationFailed.Code
+			default:
 				p, res, code, msg, recErrs = c.b.produceOne(req, rt.Topic, &rp)
 			}
 			c.b.countProduce(p, code, res, len(rp.Records))
@@ -264,6 +272,18 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 // and may carry only one producer id and epoch
 // (ReplicaManager.handleProduceAppend: INVALID_PRODUCER_ID_MAPPING). It
 // returns the code every partition is answered, or 0.
+// hasTransactional reports whether any batch of req is transactional.
+func hasTransactional(req *kmsg.ProduceRequest) bool {
+	for ti := range req.Topics {
+		for pi := range req.Topics[ti].Partitions {
+			if h, err := engine.ParseBatchHeader(req.Topics[ti].Partitions[pi].Records); err == nil && h.Transactional() {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func checkTransactional(req *kmsg.ProduceRequest) int16 {
 	var pid int64 = -1
 	var epoch int16 = -1

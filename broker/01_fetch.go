@@ -50,6 +50,7 @@ import (
 
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -149,7 +150,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 			default:
 			}
 		}
-		bytes, failed := c.b.readFetch(req, f, waiting, c.wake)
+		bytes, failed := c.b.readFetch(c, req, f, waiting, c.wake)
 		now := time.Now()
 		if !waiting || failed || bytes >= int64(req.MinBytes) || !now.Before(deadline) {
 			break
@@ -183,8 +184,11 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 
 // readFetch fills f.resp with what every requested partition has now, and
 // returns the record bytes found and whether any partition failed. With
-// register, each partition first records wake as a waiting fetch.
-func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, wake chan struct{}) (int64, bool) {
+// register, each partition first records wake as a waiting fetch. c's
+// principal must have Read on each topic (a consumer) or ClusterAction on
+// the cluster (a replica), else its partitions fail
+// TOPIC_AUTHORIZATION_FAILED, as Kafka answers both.
+func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, register bool, wake chan struct{}) (int64, bool) {
 	f.resp.Topics = f.resp.Topics[:0]
 	f.throttledBytes, f.throttledFor = 0, 0
 	f.counts = f.counts[:0]
@@ -203,6 +207,8 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 	if req.Version >= 15 {
 		follower, followerEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
+	checked := b.authz.authz != nil
+	replicaAllowed := checked && follower >= 0 && c.authorizedCluster(acl.OpClusterAction)
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
 		var ts *topicState
@@ -210,6 +216,14 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 			ts = b.topicByID(engine.TopicID(rt.TopicID))
 		} else {
 			ts = b.topic(rt.Topic)
+		}
+		denied := false
+		if checked && (ts != nil || req.Version < 13) { // an unknown id is UNKNOWN_TOPIC_ID first
+			name := rt.Topic
+			if ts != nil {
+				name = ts.meta.Name
+			}
+			denied = !(follower >= 0 && replicaAllowed || follower < 0 && c.authorized(acl.OpRead, acl.ResourceTopic, name))
 		}
 		f.resp.Topics = append(f.resp.Topics, wire.FetchTopic{Topic: rt.Topic, TopicID: rt.TopicID})
 		out := &f.resp.Topics[len(f.resp.Topics)-1]
@@ -222,6 +236,8 @@ func (b *Broker) readFetch(req *kmsg.FetchRequest, f *wireFetch, register bool, 
 				p = ts.partitions[rp.Partition]
 			}
 			switch {
+			case denied:
+				fp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil && req.Version >= 13 && ts == nil && !b.ctl.cache.hasTopicID(rt.TopicID):
 				fp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil && req.Version >= 13 && ts == nil:

@@ -38,6 +38,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -57,6 +58,8 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 			var off, ts int64 = -1, -1
 			replica := req.ReplicaID != -1
 			switch {
+			case !c.authorized(acl.OpDescribe, acl.ResourceTopic, rt.Topic):
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				sp.ErrorCode = code
 			case req.Version >= 4 && p.checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:

@@ -18,10 +18,17 @@ package broker
 //   - v8+: each topic's authorized operations when asked
 //     (IncludeTopicAuthorizedOperations), and in v8-10 the cluster's
 //     (IncludeClusterAuthorizedOperations); authorizedops.go.
+//   - With an authorizer, as Kafka: listing all topics shows only those
+//     the principal may Describe; a named topic it may not Describe is
+//     TOPIC_AUTHORIZATION_FAILED (whether it exists or not), and
+//     auto-creating one needs Create on the cluster or the topic
+//     (TOPIC_AUTHORIZATION_FAILED otherwise).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -29,14 +36,16 @@ func init() { register(3, 0, 12, handleMetadata) }
 
 func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.MetadataRequest)
-	resp := c.b.clusterMetadata(req, c.ln.name) // clustermetadata.go
+	resp := c.b.clusterMetadata(c, req) // clustermetadata.go
 	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
 		for i := range resp.Topics {
-			resp.Topics[i].AuthorizedOperations = topicOperations
+			if t := &resp.Topics[i]; t.ErrorCode != kerr.TopicAuthorizationFailed.Code && t.Topic != nil {
+				t.AuthorizedOperations = c.authorizedOps(acl.ResourceTopic, *t.Topic)
+			}
 		}
 	}
 	if req.Version >= 8 && req.Version <= 10 && req.IncludeClusterAuthorizedOperations {
-		resp.AuthorizedOperations = clusterOperations
+		resp.AuthorizedOperations = c.authorizedOps(acl.ResourceCluster, acl.ClusterName)
 	}
 	return resp, nil
 }

@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -51,7 +52,13 @@ type leaderAndIsrState struct {
 }
 
 func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
-	return c.b.leaderAndIsr(r.(*kmsg.LeaderAndISRRequest), c.b.ctl.control), nil
+	req := r.(*kmsg.LeaderAndISRRequest)
+	if !c.authorizedCluster(acl.OpClusterAction) {
+		resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
+	return c.b.leaderAndIsr(req, c.b.ctl.control), nil
 }
 
 // leaderAndIsr handles a LeaderAndIsr fenced by fence: the network's

@@ -30,6 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -50,7 +51,13 @@ type stopReplicaState struct {
 }
 
 func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
-	return c.b.stopReplica(r.(*kmsg.StopReplicaRequest), c.b.ctl.control), nil
+	req := r.(*kmsg.StopReplicaRequest)
+	if !c.authorizedCluster(acl.OpClusterAction) {
+		resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
+	return c.b.stopReplica(req, c.b.ctl.control), nil
 }
 
 // stopReplica handles a StopReplica fenced by fence (see leaderAndIsr).

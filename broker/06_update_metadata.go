@@ -22,15 +22,23 @@ package broker
 // IsKRaftController.
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
 func init() { register(6, 0, 8, handleUpdateMetadata) }
 
 func handleUpdateMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
-	return c.b.updateMetadata(r.(*kmsg.UpdateMetadataRequest), c.b.ctl.control), nil
+	req := r.(*kmsg.UpdateMetadataRequest)
+	if !c.authorizedCluster(acl.OpClusterAction) {
+		resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
+	return c.b.updateMetadata(req, c.b.ctl.control), nil
 }
 
 // updateMetadata handles an UpdateMetadata fenced by fence (see

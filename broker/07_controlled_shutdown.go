@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -34,6 +35,10 @@ func handleControlledShutdown(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 	req := r.(*kmsg.ControlledShutdownRequest)
 	resp := req.ResponseKind().(*kmsg.ControlledShutdownResponse)
 	resp.ErrorCode = kerr.NotController.Code
+	if !c.authorizedCluster(acl.OpClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	if c.b.cluster == nil {
 		return resp, nil
 	}

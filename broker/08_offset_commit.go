@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -14,20 +15,44 @@ func init() { register(8, 0, 9, handleOffsetCommit) }
 
 func handleOffsetCommit(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.OffsetCommitRequest)
-	g, err := c.b.groupCoordinator()
-	if err != nil {
-		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
-		for _, rt := range req.Topics {
+	failAll := func(code int16, topics []kmsg.OffsetCommitRequestTopic, resp *kmsg.OffsetCommitResponse) {
+		for _, rt := range topics {
 			st := kmsg.NewOffsetCommitResponseTopic()
 			st.Topic = rt.Topic
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewOffsetCommitResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = rp.Partition, kerr.CoordinatorNotAvailable.Code
+				sp.Partition, sp.ErrorCode = rp.Partition, code
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)
 		}
+	}
+	if !c.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		failAll(kerr.GroupAuthorizationFailed.Code, req.Topics, resp)
 		return resp, nil
 	}
-	return g.OffsetCommit(req), nil
+	// Topics the principal may not Read fail alone; the rest are committed.
+	var denied []kmsg.OffsetCommitRequestTopic
+	if c.b.authz.authz != nil {
+		kept := req.Topics[:0:0]
+		for _, rt := range req.Topics {
+			if c.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic) {
+				kept = append(kept, rt)
+			} else {
+				denied = append(denied, rt)
+			}
+		}
+		req.Topics = kept
+	}
+	g, err := c.b.groupCoordinator()
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.OffsetCommitResponse)
+		failAll(kerr.CoordinatorNotAvailable.Code, req.Topics, resp)
+		failAll(kerr.TopicAuthorizationFailed.Code, denied, resp)
+		return resp, nil
+	}
+	resp := g.OffsetCommit(req)
+	failAll(kerr.TopicAuthorizationFailed.Code, denied, resp)
+	return resp, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -32,10 +33,17 @@ func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		co := kmsg.NewFindCoordinatorResponseCoordinator()
 		co.Key, co.NodeID, co.Port = key, -1, -1
 		var msg string
-		switch req.CoordinatorType {
-		case 0:
+		switch {
+		case req.CoordinatorType == 0 && !c.authorized(acl.OpDescribe, acl.ResourceGroup, key):
+			co.ErrorCode, msg = kerr.GroupAuthorizationFailed.Code, "Group authorization failed."
+		case req.CoordinatorType == 1 && !c.authorized(acl.OpDescribe, acl.ResourceTransactionalID, key):
+			co.ErrorCode, msg = kerr.TransactionalIDAuthorizationFailed.Code, "Transactional Id authorization failed."
+		}
+		switch {
+		case co.ErrorCode != 0:
+		case req.CoordinatorType == 0:
 			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key)
-		case 1:
+		case req.CoordinatorType == 1:
 			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.txnCoordinator(key)
 		default:
 			co.ErrorCode, msg = kerr.InvalidRequest.Code, "unknown coordinator type"

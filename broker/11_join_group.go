@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -17,6 +18,11 @@ func init() { register(11, 0, 9, handleJoinGroup) }
 
 func handleJoinGroup(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.JoinGroupRequest)
+	if !c.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)
+		resp.ErrorCode, resp.Generation, resp.MemberID = kerr.GroupAuthorizationFailed.Code, -1, req.MemberID
+		return resp, nil
+	}
 	g, err := c.b.groupCoordinator()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.JoinGroupResponse)

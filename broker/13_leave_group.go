@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -14,6 +15,11 @@ func init() { register(13, 0, 5, handleLeaveGroup) }
 
 func handleLeaveGroup(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.LeaveGroupRequest)
+	if !c.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	g, err := c.b.groupCoordinator()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.LeaveGroupResponse)

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -16,6 +17,11 @@ func init() { register(14, 0, 5, handleSyncGroup) }
 
 func handleSyncGroup(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.SyncGroupRequest)
+	if !c.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
+		return resp, nil
+	}
 	g, err := c.b.groupCoordinator()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.SyncGroupResponse)

@@ -7,6 +7,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -25,9 +26,15 @@ func handleDescribeGroups(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 		return resp, nil
 	}
 	resp := g.DescribeGroups(req)
-	if req.Version >= 3 && req.IncludeAuthorizedOperations {
-		for i := range resp.Groups {
-			resp.Groups[i].AuthorizedOperations = groupOperations
+	for i := range resp.Groups {
+		dg := &resp.Groups[i]
+		if !c.authorized(acl.OpDescribe, acl.ResourceGroup, dg.Group) {
+			*dg = kmsg.NewDescribeGroupsResponseGroup()
+			dg.Group, dg.ErrorCode = req.Groups[i], kerr.GroupAuthorizationFailed.Code
+			continue
+		}
+		if req.Version >= 3 && req.IncludeAuthorizedOperations {
+			dg.AuthorizedOperations = c.authorizedOps(acl.ResourceGroup, dg.Group)
 		}
 	}
 	return resp, nil

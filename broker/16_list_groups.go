@@ -6,6 +6,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -19,5 +20,16 @@ func handleListGroups(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, er
 		resp.ErrorCode = kerr.CoordinatorNotAvailable.Code
 		return resp, nil
 	}
-	return g.ListGroups(req), nil
+	resp := g.ListGroups(req)
+	if !c.authorizedCluster(acl.OpDescribe) {
+		// Without Describe on the cluster, only the groups it may Describe.
+		kept := resp.Groups[:0]
+		for _, lg := range resp.Groups {
+			if c.authorized(acl.OpDescribe, acl.ResourceGroup, lg.Group) {
+				kept = append(kept, lg)
+			}
+		}
+		resp.Groups = kept
+	}
+	return resp, nil
 }

@@ -31,6 +31,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -62,7 +63,13 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
 		st.NumPartitions, st.ReplicationFactor = -1, -1
-		code, msg := c.b.createOne(req, &rt, &st, seen[rt.Topic] > 1)
+		var code int16
+		var msg string
+		if !c.authorizedCluster(acl.OpCreate) && !c.authorized(acl.OpCreate, acl.ResourceTopic, rt.Topic) {
+			code, msg = kerr.TopicAuthorizationFailed.Code, "Authorization failed."
+		} else {
+			code, msg = c.b.createOne(req, &rt, &st, seen[rt.Topic] > 1)
+		}
 		setCreateError(req, &st, code, msg)
 		resp.Topics = append(resp.Topics, st)
 	}

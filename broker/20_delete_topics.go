@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -54,7 +55,13 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	for _, rt := range topics {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
-		code, msg := c.b.deleteClusterOne(&rt, &st, names, ids, req.TimeoutMillis)
+		var code int16
+		var msg string
+		if name, ok := c.b.topicNameOf(rt.Topic, rt.TopicID); ok && !c.authorized(acl.OpDelete, acl.ResourceTopic, name) {
+			code, msg = kerr.TopicAuthorizationFailed.Code, "Authorization failed."
+		} else {
+			code, msg = c.b.deleteClusterOne(&rt, &st, names, ids, req.TimeoutMillis)
+		}
 		st.ErrorCode = code
 		if code != 0 && req.Version >= 5 && msg != "" {
 			st.ErrorMessage = &msg

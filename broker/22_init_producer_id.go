@@ -42,6 +42,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/txn"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -56,10 +57,15 @@ func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 	req := r.(*kmsg.InitProducerIDRequest)
 	resp := req.ResponseKind().(*kmsg.InitProducerIDResponse)
 	resp.ProducerID, resp.ProducerEpoch = noProducerID, noProducerEpoch
+	transactional := req.TransactionalID != nil && *req.TransactionalID != ""
 	switch {
+	case transactional && !c.authorized(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionalID):
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+	case !transactional && !c.authorizedCluster(acl.OpIdempotentWrite) && !c.authorizedByType(acl.OpWrite, acl.ResourceTopic):
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 	case (req.ProducerID == noProducerID) != (req.ProducerEpoch == noProducerEpoch):
 		resp.ErrorCode = kerr.InvalidRequest.Code
-	case req.TransactionalID != nil && *req.TransactionalID != "":
+	case transactional:
 		id, timeout := *req.TransactionalID, req.TransactionTimeoutMillis
 		if timeout <= 0 || int64(timeout) > c.b.cfg.Txns.withDefaults().MaxTimeout.Milliseconds() {
 			resp.ErrorCode = kerr.InvalidTransactionTimeout.Code

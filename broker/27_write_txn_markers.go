@@ -43,6 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -53,7 +54,27 @@ func init() { register(27, 0, 1, handleWriteTxnMarkers) }
 const markerTimeout = 30 * time.Second
 
 func handleWriteTxnMarkers(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
-	return c.b.writeTxnMarkers(context.Background(), r.(*kmsg.WriteTxnMarkersRequest)), nil
+	req := r.(*kmsg.WriteTxnMarkersRequest)
+	if !c.authorizedCluster(acl.OpClusterAction) {
+		resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
+		for _, m := range req.Markers {
+			rm := kmsg.NewWriteTxnMarkersResponseMarker()
+			rm.ProducerID = m.ProducerID
+			for _, t := range m.Topics {
+				rt := kmsg.NewWriteTxnMarkersResponseMarkerTopic()
+				rt.Topic = t.Topic
+				for _, p := range t.Partitions {
+					rp := kmsg.NewWriteTxnMarkersResponseMarkerTopicPartition()
+					rp.Partition, rp.ErrorCode = p, kerr.ClusterAuthorizationFailed.Code
+					rt.Partitions = append(rt.Partitions, rp)
+				}
+				rm.Topics = append(rm.Topics, rt)
+			}
+			resp.Markers = append(resp.Markers, rm)
+		}
+		return resp, nil
+	}
+	return c.b.writeTxnMarkers(context.Background(), req), nil
 }
 
 // writeTxnMarkers writes every marker of req to the partitions it names

@@ -29,6 +29,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -43,6 +44,10 @@ func handleAlterPartition(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 	req := r.(*kmsg.AlterPartitionRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionResponse)
 	resp.ErrorCode = kerr.NotController.Code
+	if !c.authorizedCluster(acl.OpClusterAction) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	alter := c.b.alterPartitionDriver()
 	if alter == nil {
 		return resp, nil

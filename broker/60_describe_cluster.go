@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -28,7 +29,7 @@ func handleDescribeCluster(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	resp.EndpointType = 1
 	resp.ClusterAuthorizedOperations = math.MinInt32
 	if req.IncludeClusterAuthorizedOperations {
-		resp.ClusterAuthorizedOperations = clusterOperations
+		resp.ClusterAuthorizedOperations = c.authorizedOps(acl.ResourceCluster, acl.ClusterName)
 	}
 	if req.Version >= 1 && req.EndpointType != 1 {
 		resp.EndpointType = req.EndpointType

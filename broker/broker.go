@@ -62,6 +62,7 @@ type Broker struct {
 	ctl       *controlState     // the controller's requests' state (controlplane.go)
 	cluster   *cluster          // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas // replication throttles (throttle.go)
+	authz     authzState        // the ACL authorizer (authorize.go)
 
 	// metrics is nil without metrics.listen (metrics.go); its HTTP
 	// listener and server (metricshttp.go).
@@ -84,6 +85,9 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	if err := cfg.Cluster.validate(); err != nil {
+		return nil, err
+	}
+	if err := cfg.Authz.validate(); err != nil {
 		return nil, err
 	}
 	pool, err := newRequestPool(cfg.Network.QueuedMaxRequestBytes, cfg.SocketRequestMaxBytes)
@@ -133,6 +137,10 @@ func New(cfg Config) (*Broker, error) {
 	}
 	b.coord = coord
 	b.pids.coord = coord
+	if err := b.startAuthz(); err != nil {
+		b.closeCoordinator()
+		return nil, err
+	}
 	b.repl.init(cfg.Cluster)
 	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{

@@ -41,6 +41,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 )
 
 // endpoint is a live broker's address on the listener named listener (a
@@ -83,11 +84,11 @@ func (s *metadataSnapshot) liveBroker(id int32) *cachedBroker {
 }
 
 // clusterMetadata answers Metadata from the cache.
-func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse {
+func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	snap := b.ctl.cache.load()
 	for _, cb := range snap.brokers {
-		host, port, ok := b.endpoint(&cb, listener)
+		host, port, ok := b.endpoint(&cb, c.ln.name)
 		if !ok {
 			continue
 		}
@@ -107,7 +108,9 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest, listener string) *km
 		}
 		slices.Sort(names)
 		for _, name := range names {
-			resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, snap.topics[name]))
+			if c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+				resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, snap.topics[name]))
+			}
 		}
 		return resp
 	}
@@ -119,7 +122,11 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest, listener string) *km
 			mt.ErrorCode = kerr.UnknownTopicID.Code
 			for name, t := range snap.topics {
 				if t.id == rt.TopicID {
-					mt = snap.topicMetadata(req.Version, name, t)
+					if c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+						mt = snap.topicMetadata(req.Version, name, t)
+					} else {
+						mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
+					}
 					break
 				}
 			}
@@ -127,6 +134,12 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest, listener string) *km
 			continue
 		}
 		name := *rt.Topic
+		if !c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
+			mt := kmsg.NewMetadataResponseTopic()
+			mt.Topic, mt.ErrorCode = rt.Topic, kerr.TopicAuthorizationFailed.Code
+			resp.Topics = append(resp.Topics, mt)
+			continue
+		}
 		if t := snap.topics[name]; t != nil {
 			resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, t))
 			continue
@@ -136,6 +149,8 @@ func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest, listener string) *km
 		switch {
 		case validateTopicName(name) != nil:
 			mt.ErrorCode = kerr.InvalidTopicException.Code
+		case autoCreate && !isInternal(name) && !c.authorizedCluster(acl.OpCreate) && !c.authorized(acl.OpCreate, acl.ResourceTopic, name):
+			mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
 		case autoCreate && !isInternal(name):
 			if mt.ErrorCode = b.autoCreateClusterTopic(name, snap); mt.ErrorCode == kerr.LeaderNotAvailable.Code {
 				// Answered with the topic if the controller creates it

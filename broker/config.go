@@ -75,6 +75,10 @@ type Config struct {
 
 	Txns TxnConfig // transaction.* keys (txnconfig.go)
 
+	// Authz is the authorizer: authorizer.class.name, super.users,
+	// allow.everyone.if.no.acl.found (authzconfig.go).
+	Authz AuthzConfig
+
 	// Network bounds request memory, connections and their times:
 	// queued.max.request.bytes, socket.request.receive.timeout.ms,
 	// max.connections, max.connections.per.ip(.overrides),
@@ -288,6 +292,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Txns.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.Authz.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Groups.apply(k, v); !ok {

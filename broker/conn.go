@@ -41,6 +41,9 @@ type conn struct {
 	ln *listener
 	// principal is who the connection acts as (principal.go).
 	principal Principal
+	// host is the client's IP address as ACLs name hosts, once asked
+	// (authorize.go).
+	host string
 
 	// The request in hand and where it is (connread.go).
 	pending      int     // bytes of c.r it occupies, if it is read there

@@ -1,0 +1,132 @@
+package broker
+
+// Authorization: the broker's ACL authorizer (security/acl), loaded from
+// the ACL store at start (the single node's file, coordinator/fileacls.go;
+// ZooKeeper, coordinator/zk/acls.go, whose change notifications reload the
+// resource another broker changed), and the check every handler makes,
+// c.authorized. With no authorizer.class.name there is no authorizer and
+// every check passes at once.
+//
+// The host an ACL names is compared with the client's IP address as Go
+// prints it ("10.0.0.1"; IPv6 in its short form, "::1", where Kafka's
+// Java prints "0:0:0:0:0:0:0:1").
+
+import (
+	"fmt"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/security/acl"
+)
+
+// authzState is the broker's authorizer; both fields are nil without one.
+// They are set in New and never change.
+type authzState struct {
+	authz *acl.Authorizer
+	store coordinator.ACLStore
+}
+
+// startAuthz validates the authorizer's configuration, opens its store and
+// loads every ACL. The coordinator must be open.
+func (b *Broker) startAuthz() error {
+	cfg := b.cfg.Authz
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if !cfg.enabled() {
+		return nil
+	}
+	var store coordinator.ACLStore
+	if s, ok := b.coord.(coordinator.ACLStore); ok {
+		store = s
+	} else {
+		f, err := coordinator.OpenFileACLs(b.cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		store = f
+	}
+	supers := make([]acl.Principal, len(cfg.SuperUsers))
+	for i, p := range cfg.SuperUsers {
+		supers[i] = aclPrincipal(p)
+	}
+	a := acl.New(supers, cfg.AllowEveryoneIfNoACL)
+	// Watch first, then load: a change between the two is reloaded twice,
+	// never missed.
+	store.OnACLChange(func(r acl.Resource) { b.reloadACLs(r) })
+	all, err := store.LoadACLs()
+	if err != nil {
+		return fmt.Errorf("broker: loading ACLs: %w", err)
+	}
+	a.SetAll(all)
+	b.authz = authzState{authz: a, store: store}
+	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", a.Count(), "super_users", len(supers))
+	return nil
+}
+
+// reloadACLs reads one resource pattern's ACLs from the store, after
+// another broker changed them.
+func (b *Broker) reloadACLs(r acl.Resource) {
+	a := b.authz
+	if a.authz == nil {
+		return // a notification before startAuthz finished: LoadACLs reads it
+	}
+	entries, err := a.store.ACLs(r)
+	if err != nil {
+		b.log.Error("reloading ACLs", "resource", r.String(), "err", err)
+		return
+	}
+	a.authz.Set(map[acl.Resource][]acl.Entry{r: entries})
+}
+
+func aclPrincipal(p Principal) acl.Principal { return acl.Principal{Type: p.Type, Name: p.Name} }
+
+// aclHost is the client's address as ACL hosts name it, computed once.
+func (c *conn) aclHost() string {
+	if c.host == "" {
+		if ip := remoteIP(c.nc); ip.IsValid() {
+			c.host = ip.String()
+		} else {
+			c.host = "unknown"
+		}
+	}
+	return c.host
+}
+
+// authorized reports whether the connection's principal may perform op on
+// the resource of type rt named name; true at once with no authorizer.
+func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bool {
+	a := c.b.authz.authz
+	if a == nil {
+		return true
+	}
+	return a.Authorize(aclPrincipal(c.principal), c.aclHost(), op, rt, name)
+}
+
+// authorizedCluster is authorized on the cluster resource.
+func (c *conn) authorizedCluster(op acl.Operation) bool {
+	return c.authorized(op, acl.ResourceCluster, acl.ClusterName)
+}
+
+// authorizedByType reports whether the principal may perform op on some
+// resource of type rt (Kafka's authorizeByResourceType).
+func (c *conn) authorizedByType(op acl.Operation, rt acl.ResourceType) bool {
+	a := c.b.authz.authz
+	if a == nil {
+		return true
+	}
+	return a.AuthorizeByResourceType(aclPrincipal(c.principal), c.aclHost(), op, rt)
+}
+
+// topicNameOf is the name a request gives a topic, or the name of the
+// topic with its id; false for an id not known here.
+func (b *Broker) topicNameOf(name *string, id [16]byte) (string, bool) {
+	if name != nil {
+		return *name, true
+	}
+	for n, t := range b.ctl.cache.load().topics {
+		if t.id == id {
+			return n, true
+		}
+	}
+	return "", false
+}
