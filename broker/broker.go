@@ -52,6 +52,7 @@ type Broker struct {
 	lag     lagSampler        // consumer lag, sampled when asked (grouplag.go)
 	pool    *requestPool      // request memory (reqpool.go)
 	quotas  *connQuotas       // connection bounds (connquota.go)
+	scram   scramCache        // SCRAM credentials (scramcreds.go)
 	ctl     *controlState     // the controller's requests' state (controlplane.go)
 	cluster *cluster          // ZooKeeper mode (cluster.go); nil on the single node
 	repl    replicationQuotas // replication throttles (throttle.go)
