@@ -37,6 +37,8 @@ type conn struct {
 	// requestlog.go).
 	fetchFollower bool
 
+	// ln is the listener the connection came on (listeners.go).
+	ln *listener
 	// principal is who the connection acts as (principal.go).
 	principal Principal
 	// sasl is the SASL state on a SASL listener (sasl.go), else nil.

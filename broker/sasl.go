@@ -26,6 +26,7 @@ package broker
 import (
 	"encoding/binary"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -104,6 +105,41 @@ func (e *plainExchange) step(t []byte) ([]byte, bool, error) {
 }
 
 func (e *plainExchange) user() string { return e.name }
+
+// setupSASL resolves every SASL listener's settings and, when the
+// inter-broker listener is one, the broker's own client for it (needed in
+// ZooKeeper mode only: the single node talks to no other broker).
+func (b *Broker) setupSASL() error {
+	b.saslLns = map[string]*saslListener{}
+	for _, l := range b.listeners {
+		if l.protocol != protoSASLPlaintext && l.protocol != protoSASLSSL {
+			continue
+		}
+		sl, err := b.cfg.SASL.resolve(l.name)
+		if err != nil {
+			return err
+		}
+		b.saslLns[l.name] = sl
+		if l.name != b.lsetup.interName || !b.cfg.Cluster.enabled() {
+			continue
+		}
+		mech, user, password, err := b.cfg.SASL.interBrokerIdentity(sl)
+		if err != nil {
+			return err
+		}
+		b.saslClient = &saslClient{mechanism: mech, user: user, password: password, clientID: "broker-" + strconv.Itoa(int(b.cfg.ID))}
+	}
+	return nil
+}
+
+// newSASLConn is the SASL state of a new connection on l, nil unless l is
+// SASL_*.
+func (b *Broker) newSASLConn(l *listener) *saslConn {
+	if sl := b.saslLns[l.name]; sl != nil {
+		return &saslConn{l: sl}
+	}
+	return nil
+}
 
 // saslGate decides whether a request with key may be served in the
 // connection's SASL state; an error closes the connection.
