@@ -1,12 +1,14 @@
 package broker
 
 import (
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -474,4 +476,26 @@ func TestSASLReauthentication(t *testing.T) {
 			t.Fatalf("consumed %d of %d", got, want)
 		}
 	})
+}
+
+// kcat (librdkafka) produces and consumes over SASL_PLAINTEXT with
+// SCRAM-SHA-512, and a wrong password fails.
+func TestSASLKcat(t *testing.T) {
+	requireKcat(t)
+	tb := startSASLBroker(t, nil)
+	auth := []string{"-X", "security.protocol=SASL_PLAINTEXT", "-X", "sasl.mechanisms=SCRAM-SHA-512", "-X", "sasl.username=alice"}
+	args := func(pw string, rest ...string) []string {
+		return append(append([]string{"-b", tb.addr}, append(auth, "-X", "sasl.password="+pw)...), rest...)
+	}
+	kcat(t, "one\ntwo\n", args("alice-secret", "-P", "-t", "kcat-sasl", "-p", "0")...)
+	if out := kcat(t, "", args("alice-secret", "-C", "-t", "kcat-sasl", "-p", "0", "-o", "beginning", "-c", "2", "-e")...); out != "one\ntwo\n" {
+		t.Fatalf("consumed %q", out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "kcat", args("wrong", "-L", "-m", "5")...)
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "Authentication failed") {
+		t.Fatalf("wrong password: %v\n%s", err, out)
+	}
 }

@@ -17,6 +17,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Lookup finds a user's credential for the mechanism in use.
@@ -109,7 +110,10 @@ func (s *Server) clientFinal(msg string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	if string(cl.channel) != s.first.gs2 || cl.nonce != s.nonce || len(cl.proof) != s.m.size {
+	// Kafka's ScramSaslServer accepts a nonce that ends with the server's,
+	// and librdkafka relies on it: it sends the client nonce again before
+	// the whole server nonce. The proof covers the message as sent.
+	if string(cl.channel) != s.first.gs2 || !strings.HasSuffix(cl.nonce, s.nonce) || len(cl.proof) != s.m.size {
 		return nil, ErrAuthFailed
 	}
 	authMessage := s.first.bare + "," + s.serverFirst + "," + cl.withoutProof
