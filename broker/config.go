@@ -67,6 +67,9 @@ type Config struct {
 	// connections.max.idle.ms (netconfig.go).
 	Network NetworkConfig
 
+	// TLS is the ssl.* keys of the SSL and SASL_SSL listeners (tlsconfig.go).
+	TLS TLSConfig
+
 	// Cluster is ZooKeeper mode: zookeeper.connect, its session's times and
 	// broker.rack (clusterconfig.go). Empty, the broker is the embedded
 	// single node.
@@ -133,6 +136,7 @@ func (c Config) withDefaults() Config {
 		c.ProducerIDExpiration = engine.DefaultProducerIDExpiration
 	}
 	c.Network = c.Network.withDefaults(c.SocketRequestMaxBytes)
+	c.TLS = c.TLS.withDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -266,6 +270,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Network.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.TLS.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Cluster.apply(k, v); ok {

@@ -31,6 +31,7 @@ type conn struct {
 	r      *bufio.Reader
 	out    []byte
 	fetch  wireFetch
+	tlsOut *bufio.Writer // fetch responses of a TLS connection (tlsconn.go)
 	wake   chan struct{} // this connection's fetch waiter
 	closed atomic.Bool   // stop reading new requests
 	// fetchFollower: the last Fetch was a replica's (its metrics,
