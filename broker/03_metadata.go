@@ -29,7 +29,7 @@ func init() { register(3, 0, 12, handleMetadata) }
 
 func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.MetadataRequest)
-	resp := c.b.clusterMetadata(req) // clustermetadata.go
+	resp := c.b.clusterMetadata(req, c.ln.name) // clustermetadata.go
 	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
 		for i := range resp.Topics {
 			resp.Topics[i].AuthorizedOperations = topicOperations

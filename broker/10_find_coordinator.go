@@ -40,6 +40,15 @@ func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		default:
 			co.ErrorCode, msg = kerr.InvalidRequest.Code, "unknown coordinator type"
 		}
+		if co.ErrorCode == 0 {
+			// The coordinator's address on the client's listener.
+			if host, port, ok := c.b.brokerEndpoint(co.NodeID, c.ln.name); ok {
+				co.Host, co.Port = host, port
+			} else {
+				co.NodeID, co.Host, co.Port = -1, "", -1
+				co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, "the coordinator has no listener "+c.ln.name
+			}
+		}
 		if co.ErrorCode != 0 {
 			co.ErrorMessage = &msg
 		}

@@ -39,7 +39,7 @@ func handleDescribeCluster(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	}
 	resp.ClusterID = c.b.coord.ClusterID()
 	var brokers []coordinator.Broker
-	resp.ControllerID, brokers = c.b.clusterBrokers()
+	resp.ControllerID, brokers = c.b.clusterBrokers(c.ln.name)
 	for _, br := range brokers {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = br.ID, br.Host, br.Port, br.Rack

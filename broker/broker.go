@@ -41,20 +41,27 @@ type Broker struct {
 		topics   map[string]*topicState
 		byID     map[engine.TopicID]*topicState
 		conns    map[*conn]struct{}
-		ln       net.Listener
+		ln       net.Listener // the first listener's
 		closing  bool
 		advertis coordinator.Broker
+		// endpoints are the advertised listeners' addresses (listeners.go).
+		endpoints []advertisedEndpoint
 	}
-	closing chan struct{}
-	connWG  sync.WaitGroup
-	groups  groupsState       // the group coordinator (groups.go)
-	txns    txnCoordinators   // the transaction coordinators (txncoord.go)
-	lag     lagSampler        // consumer lag, sampled when asked (grouplag.go)
-	pool    *requestPool      // request memory (reqpool.go)
-	quotas  *connQuotas       // connection bounds (connquota.go)
-	ctl     *controlState     // the controller's requests' state (controlplane.go)
-	cluster *cluster          // ZooKeeper mode (cluster.go); nil on the single node
-	repl    replicationQuotas // replication throttles (throttle.go)
+	// listeners are the configured listeners, in order; their ln fields
+	// are guarded by mu (listeners.go).
+	listeners []*listener
+	lsetup    listenerSetup
+	listening chan struct{} // closed once Serve has bound every listener
+	closing   chan struct{}
+	connWG    sync.WaitGroup
+	groups    groupsState       // the group coordinator (groups.go)
+	txns      txnCoordinators   // the transaction coordinators (txncoord.go)
+	lag       lagSampler        // consumer lag, sampled when asked (grouplag.go)
+	pool      *requestPool      // request memory (reqpool.go)
+	quotas    *connQuotas       // connection bounds (connquota.go)
+	ctl       *controlState     // the controller's requests' state (controlplane.go)
+	cluster   *cluster          // ZooKeeper mode (cluster.go); nil on the single node
+	repl      replicationQuotas // replication throttles (throttle.go)
 
 	// metrics is nil without metrics.listen (metrics.go); its HTTP
 	// listener and server (metricshttp.go).
@@ -72,7 +79,7 @@ type Broker struct {
 func New(cfg Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.withDefaults()
-	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
+	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
 	if err := cfg.Network.validate(); err != nil {
 		return nil, err
 	}
@@ -94,11 +101,16 @@ func New(cfg Config) (*Broker, error) {
 	b.mu.topics = map[string]*topicState{}
 	b.mu.byID = map[engine.TopicID]*topicState{}
 	b.mu.conns = map[*conn]struct{}{}
-	self, err := b.selfAddress(cfg.Listen)
-	if err != nil {
+	if b.lsetup, err = cfg.listenerSetup(); err != nil {
 		return nil, err
 	}
-	b.mu.advertis = self
+	for _, lc := range b.lsetup.listeners {
+		b.listeners = append(b.listeners, &listener{name: lc.Name, protocol: b.lsetup.protocols[lc.Name], addr: lc.Addr})
+	}
+	if err := b.refreshSelfLocked(); err != nil {
+		return nil, err
+	}
+	self := b.mu.advertis
 	var coord coordinator.Coordinator
 	if cfg.Cluster.enabled() {
 		cl, err := openCluster(cfg) // cluster.go
@@ -107,8 +119,8 @@ func New(cfg Config) (*Broker, error) {
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
 		cl.fetchers = newFetchers(b, cfg.Cluster.Fetch.withDefaults(), cl.zk)
-		cl.isrSend = zk.NewNetSender(cl.zk, cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout,
-			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"})
+		cl.isrSend = zk.NewNetSender(cl.zk, cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"}))
 		if cfg.ControlPlane == nil {
 			b.ctl.plane = cl
 		}
@@ -196,31 +208,6 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 // opens every log (tens of thousands take seconds).
 const singleNodeStartTimeout = 10 * time.Minute
 
-// selfAddress is the broker's advertised address: Advertise, or the
-// listener's address.
-func (b *Broker) selfAddress(listen string) (coordinator.Broker, error) {
-	addr := b.cfg.Advertise
-	if addr == "" {
-		addr = listen
-	}
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return coordinator.Broker{}, fmt.Errorf("broker: address %q: %w", addr, err)
-	}
-	if host == "" || host == "0.0.0.0" || host == "::" {
-		host = "localhost"
-	}
-	p, err := strconv.Atoi(port)
-	if err != nil {
-		return coordinator.Broker{}, fmt.Errorf("broker: address %q: bad port", addr)
-	}
-	br := coordinator.Broker{ID: b.cfg.ID, Host: host, Port: int32(p)}
-	if r := b.cfg.Cluster.Rack; r != "" {
-		br.Rack = &r
-	}
-	return br, nil
-}
-
 // topic returns a topic's state.
 func (b *Broker) topic(name string) *topicState {
 	b.mu.RLock()
@@ -277,18 +264,20 @@ func (b *Broker) self() coordinator.Broker {
 	return b.mu.advertis
 }
 
-// ListenAndServe listens on the configured address and serves until Close.
+// ListenAndServe listens on every configured listener and serves until
+// Close.
 func (b *Broker) ListenAndServe() error {
-	ln, err := net.Listen("tcp", b.cfg.Listen)
+	ln, err := net.Listen("tcp", b.listeners[0].addr)
 	if err != nil {
-		return fmt.Errorf("broker: listen: %w", err)
+		return fmt.Errorf("broker: listen on %s (%s): %w", b.listeners[0].addr, b.listeners[0].name, err)
 	}
 	return b.Serve(ln)
 }
 
-// Serve accepts connections on ln until Close. If no address was
-// advertised, the listener's actual address (its port, when the
-// configuration asked for port 0) is advertised.
+// Serve accepts connections on ln, as the first listener, and on the other
+// listeners, which it opens, until Close. A listener advertised with no
+// address of its own advertises the address it is bound to (its port, when
+// the configuration asked for port 0).
 func (b *Broker) Serve(ln net.Listener) error {
 	b.mu.Lock()
 	if b.mu.closing {
@@ -296,19 +285,58 @@ func (b *Broker) Serve(ln net.Listener) error {
 		ln.Close()
 		return net.ErrClosed
 	}
+	b.listeners[0].ln = ln
+	for _, l := range b.listeners[1:] {
+		lln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			for _, o := range b.listeners {
+				if o.ln != nil {
+					o.ln.Close()
+					o.ln = nil
+				}
+			}
+			b.mu.Unlock()
+			return fmt.Errorf("broker: listen on %s (%s): %w", l.addr, l.name, err)
+		}
+		l.ln = lln
+	}
 	b.mu.ln = ln
-	if b.cfg.Advertise == "" {
-		if self, err := b.selfAddress(ln.Addr().String()); err == nil {
-			b.mu.advertis = self
+	err := b.refreshSelfLocked()
+	b.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	close(b.listening)
+	if b.cluster != nil {
+		b.cluster.start(b.self(), b.registeredEndpoints()) // registers, then competes for the controller
+	}
+	for _, l := range b.listeners {
+		var adv string
+		if host, port, ok := b.selfEndpoint(l.name); ok {
+			adv = net.JoinHostPort(host, strconv.Itoa(int(port)))
+		}
+		b.log.Info("sluice broker listening", "addr", l.ln.Addr().String(), "listener", l.name, "protocol", l.protocol, "advertised", adv, "data", b.cfg.DataDir)
+	}
+	done := make(chan error, len(b.listeners))
+	for _, l := range b.listeners[1:] {
+		go func() { done <- b.accept(l) }()
+	}
+	err = b.accept(b.listeners[0])
+	if err != nil {
+		return err
+	}
+	for range b.listeners[1:] {
+		if err := <-done; err != nil {
+			return err
 		}
 	}
-	b.mu.Unlock()
-	if b.cluster != nil {
-		b.cluster.start(b.self()) // registers, then competes for the controller
-	}
-	b.log.Info("sluice broker listening", "addr", ln.Addr().String(), "advertised", net.JoinHostPort(b.self().Host, strconv.Itoa(int(b.self().Port))), "data", b.cfg.DataDir)
+	return nil
+}
+
+// accept serves the connections of one listener until Close.
+func (b *Broker) accept(l *listener) error {
 	for {
-		nc, err := ln.Accept()
+		nc, err := l.ln.Accept()
 		if err != nil {
 			select {
 			case <-b.closing:
@@ -323,7 +351,7 @@ func (b *Broker) Serve(ln net.Listener) error {
 				time.Sleep(10 * time.Millisecond)
 				continue
 			}
-			return fmt.Errorf("broker: accept: %w", err)
+			return fmt.Errorf("broker: accept on %s: %w", l.name, err)
 		}
 		// At max.connections this waits, accepting nothing more.
 		ip := remoteIP(nc)
@@ -334,26 +362,41 @@ func (b *Broker) Serve(ln net.Listener) error {
 			nc.Close()
 			continue
 		}
-		c := newConn(b, nc)
-		b.mu.Lock()
-		if b.mu.closing {
-			b.mu.Unlock()
-			nc.Close()
-			b.quotas.dec(ip)
-			continue
-		}
-		b.mu.conns[c] = struct{}{}
 		b.connWG.Add(1)
-		b.mu.Unlock()
 		go func() {
 			defer b.connWG.Done()
-			c.serve()
-			b.mu.Lock()
-			delete(b.mu.conns, c)
-			b.mu.Unlock()
-			b.quotas.dec(ip)
+			defer b.quotas.dec(ip)
+			b.serveConn(l, nc)
 		}()
 	}
+}
+
+// serveConn serves one accepted connection: the listener's accept hook
+// first (a TLS handshake), then its requests.
+func (b *Broker) serveConn(l *listener, nc net.Conn) {
+	if l.accept != nil {
+		wrapped, err := l.accept(nc)
+		if err != nil {
+			b.log.Info("closing connection", "listener", l.name, "remote", nc.RemoteAddr().String(), "err", err)
+			nc.Close()
+			return
+		}
+		nc = wrapped
+	}
+	c := newConn(b, nc)
+	c.ln = l
+	b.mu.Lock()
+	if b.mu.closing {
+		b.mu.Unlock()
+		nc.Close()
+		return
+	}
+	b.mu.conns[c] = struct{}{}
+	b.mu.Unlock()
+	c.serve()
+	b.mu.Lock()
+	delete(b.mu.conns, c)
+	b.mu.Unlock()
 }
 
 // Addr is the listener's address, once serving.
@@ -389,8 +432,10 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.mu.closing = true
 	close(b.closing)
-	if b.mu.ln != nil {
-		b.mu.ln.Close()
+	for _, l := range b.listeners {
+		if l.ln != nil {
+			l.ln.Close()
+		}
 	}
 	for c := range b.mu.conns {
 		c.stopReading()

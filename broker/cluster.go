@@ -99,10 +99,10 @@ func openCluster(cfg Config) (*cluster, error) {
 
 // start registers the broker as self, once it listens, and starts its
 // controller driver; it re-registers after every session expiry.
-func (c *cluster) start(self coordinator.Broker) {
+func (c *cluster) start(self coordinator.Broker, endpoints []zk.Endpoint) {
 	reg := zk.BrokerRegistration{
 		ID:        self.ID,
-		Endpoints: []zk.Endpoint{{Listener: zk.Plaintext, SecurityProtocol: zk.Plaintext, Host: self.Host, Port: self.Port}},
+		Endpoints: endpoints,
 		Rack:      self.Rack,
 		JMXPort:   zk.NoJMXPort,
 	}
@@ -134,7 +134,7 @@ func (c *cluster) run(reg zk.BrokerRegistration) {
 		if first {
 			first = false
 			close(c.registered)
-			sender := zk.NewNetSender(c.zk, reg.ID, zk.NetSenderOptions{})
+			sender := zk.NewNetSender(c.zk, reg.ID, c.b.interBroker(zk.NetSenderOptions{}))
 			c.loop.Store(zk.StartControllerLoop(c.ctx, c.zk, reg.ID, sender, c.b.electionLoopOptions(zk.LoopOptions{Logger: c.log})))
 		}
 		select {

@@ -43,23 +43,34 @@ import (
 	"github.com/sluice-io/sluice/engine"
 )
 
-// endpoint is a live broker's address for clients: this broker's own
-// advertised address for itself (the single node's controller may have
-// named it before the listener's port was known), else the endpoint of
-// the listener name PLAINTEXT (sluice has one listener), else the first.
-func (b *Broker) endpoint(cb *cachedBroker) (host string, port int32, ok bool) {
-	if self := b.self(); cb.id == self.ID {
-		return self.Host, self.Port, true
+// endpoint is a live broker's address on the listener named listener (a
+// client is told the addresses of the listener it came on): this broker's
+// own advertised address for itself (the single node's controller may have
+// named it before the listener's port was known), else the broker's
+// registered endpoint of that name. ok is false when the broker has none:
+// Kafka leaves such a broker out.
+func (b *Broker) endpoint(cb *cachedBroker, listener string) (host string, port int32, ok bool) {
+	if cb.id == b.cfg.ID {
+		return b.selfEndpoint(listener)
 	}
 	for _, e := range cb.endpoints {
-		if e.listener == "PLAINTEXT" {
+		if e.listener == listener {
 			return e.host, e.port, true
 		}
 	}
-	if len(cb.endpoints) > 0 {
-		return cb.endpoints[0].host, cb.endpoints[0].port, true
-	}
 	return "", -1, false
+}
+
+// brokerEndpoint is endpoint for a broker named by id, from the cache.
+func (b *Broker) brokerEndpoint(id int32, listener string) (host string, port int32, ok bool) {
+	if id == b.cfg.ID {
+		return b.selfEndpoint(listener)
+	}
+	lb := b.ctl.cache.load().liveBroker(id)
+	if lb == nil {
+		return "", -1, false
+	}
+	return b.endpoint(lb, listener)
 }
 
 // liveBroker returns a live broker of the snapshot, nil if it is not live.
@@ -72,11 +83,11 @@ func (s *metadataSnapshot) liveBroker(id int32) *cachedBroker {
 }
 
 // clusterMetadata answers Metadata from the cache.
-func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
+func (b *Broker) clusterMetadata(req *kmsg.MetadataRequest, listener string) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	snap := b.ctl.cache.load()
 	for _, cb := range snap.brokers {
-		host, port, ok := b.endpoint(&cb)
+		host, port, ok := b.endpoint(&cb, listener)
 		if !ok {
 			continue
 		}
@@ -265,15 +276,15 @@ func (b *Broker) internalCoordinator(t internalTopic, key string, wait func(cont
 		wait(ctx, gp)
 		cancel()
 	}
-	host, port, _ = b.endpoint(lb)
+	host, port, _ = b.endpoint(lb, b.lsetup.interName) // the caller answers with the client's listener's
 	return lb.id, host, port, 0, ""
 }
 
 // clusterBrokers lists the live brokers for DescribeCluster.
-func (b *Broker) clusterBrokers() (controllerID int32, brokers []coordinator.Broker) {
+func (b *Broker) clusterBrokers(listener string) (controllerID int32, brokers []coordinator.Broker) {
 	snap := b.ctl.cache.load()
 	for _, cb := range snap.brokers {
-		host, port, ok := b.endpoint(&cb)
+		host, port, ok := b.endpoint(&cb, listener)
 		if ok {
 			brokers = append(brokers, coordinator.Broker{ID: cb.id, Host: host, Port: port, Rack: cb.rack})
 		}

@@ -16,10 +16,24 @@ import (
 // key names in their comments; the zero value of a field means Kafka's
 // default (see Defaults).
 type Config struct {
-	ID        int32  // broker.id / node.id; default 0
-	Listen    string // listeners host:port; default localhost:9092
-	Advertise string // advertised.listeners host:port; default the listener's address
-	DataDir   string // log.dirs; default ./sluice-data
+	ID int32 // broker.id / node.id; default 0
+	// Listen and Advertise are the one-listener shorthand: a PLAINTEXT
+	// listener's host:port (default localhost:9092) and the address it
+	// advertises (default the bound address). With Listeners set, Listen
+	// is unused and Advertise, if set, is the first listener's.
+	Listen    string
+	Advertise string
+	// Listeners is listeners, AdvertisedListeners advertised.listeners
+	// (default: the listeners, at their bound addresses),
+	// ListenerProtocols listener.security.protocol.map (default Kafka's),
+	// InterBrokerListener inter.broker.listener.name and
+	// InterBrokerProtocol security.inter.broker.protocol (listeners.go).
+	Listeners           []ListenerConfig
+	AdvertisedListeners []ListenerConfig
+	ListenerProtocols   map[string]string
+	InterBrokerListener string
+	InterBrokerProtocol string
+	DataDir             string // log.dirs; default ./sluice-data
 
 	NumPartitions            int32 // num.partitions; default 1
 	DefaultReplicationFactor int16 // default.replication.factor; default 1
@@ -188,10 +202,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			if n, err = num(k, v, 32); err == nil {
 				c.ID = int32(n)
 			}
-		case "listeners":
-			c.Listen = stripScheme(v)
-		case "advertised.listeners":
-			c.Advertise = stripScheme(v)
+		case "listeners", "advertised.listeners", "listener.security.protocol.map",
+			"inter.broker.listener.name", "security.inter.broker.protocol":
+			_, err = c.applyListenerKey(k, v)
 		case "log.dirs", "log.dir":
 			c.DataDir = strings.Split(v, ",")[0]
 		case "num.partitions":
@@ -316,15 +329,6 @@ func (c *Config) applyCompression(k, v string) error {
 		c.CompressionZstdLevel = int32(n)
 	}
 	return nil
-}
-
-// stripScheme turns "PLAINTEXT://host:port" into "host:port".
-func stripScheme(v string) string {
-	v = strings.Split(v, ",")[0]
-	if i := strings.Index(v, "://"); i >= 0 {
-		v = v[i+3:]
-	}
-	return v
 }
 
 // scaled converts a .ms, .minutes or .hours value; negative means forever.

@@ -38,6 +38,8 @@ type conn struct {
 	// requestlog.go).
 	fetchFollower bool
 
+	// ln is the listener the connection came on (listeners.go).
+	ln *listener
 	// principal is who the connection acts as (principal.go).
 	principal Principal
 

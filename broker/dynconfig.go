@@ -96,10 +96,16 @@ func staticBrokerConfigs(c Config) map[string]string {
 		num("broker.id", int64(c.ID))
 		num("node.id", int64(c.ID))
 	}
-	if c.Listen != "" {
+	switch {
+	case len(c.Listeners) > 0:
+		m["listeners"] = formatListeners(c.Listeners)
+	case c.Listen != "":
 		m["listeners"] = c.Listen
 	}
-	if c.Advertise != "" {
+	switch {
+	case len(c.AdvertisedListeners) > 0:
+		m["advertised.listeners"] = formatListeners(c.AdvertisedListeners)
+	case c.Advertise != "":
 		m["advertised.listeners"] = c.Advertise
 	}
 	if c.DataDir != "" {

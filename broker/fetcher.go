@@ -126,8 +126,8 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	f := fs.mu.bySource[key]
 	if f == nil {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
-		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
-			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
+		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, fs.b.interBroker(zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
+			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)}))
 		f.mu.parts, f.mu.delayed, f.errs = map[*partition]struct{}{}, map[*partition]time.Time{}, map[*partition]int{}
 		fs.mu.bySource[key] = f
 		go f.run()

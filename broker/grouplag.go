@@ -103,8 +103,8 @@ func (b *Broker) sampleLag(ctx context.Context) []GroupLag {
 		ctx, cancel := context.WithTimeout(ctx, lagAskTimeout)
 		defer cancel()
 		if b.lag.send == nil {
-			b.lag.send = zk.NewNetSender(b.cluster.zk, b.cfg.ID, zk.NetSenderOptions{RequestTimeout: lagAskTimeout,
-				ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"})
+			b.lag.send = zk.NewNetSender(b.cluster.zk, b.cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: lagAskTimeout,
+				ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"}))
 		}
 		for leader, ks := range remote {
 			req := kmsg.NewPtrListOffsetsRequest()

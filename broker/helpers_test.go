@@ -42,13 +42,35 @@ func serveBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
 	if err != nil {
 		t.Fatalf("broker.New: %v", err)
 	}
-	ln, err := net.Listen("tcp", cfg.Listen)
+	addr := cfg.Listen
+	if len(cfg.Listeners) > 0 {
+		addr = cfg.Listeners[0].Addr
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	tb := &testBroker{Broker: b, addr: ln.Addr().String(), dir: dir, done: make(chan error, 1)}
 	go func() { tb.done <- b.Serve(ln) }()
 	return tb
+}
+
+// listenerAddr waits for the broker to bind its listeners and returns the
+// address of the one named name.
+func (tb *testBroker) listenerAddr(t testing.TB, name string) string {
+	t.Helper()
+	select {
+	case <-tb.Listening():
+	case err := <-tb.done:
+		t.Fatalf("Serve returned before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the broker did not bind its listeners in 10s")
+	}
+	a := tb.ListenerAddr(name)
+	if a == nil {
+		t.Fatalf("no listener %s", name)
+	}
+	return a.String()
 }
 
 // stop closes the broker (idempotent) and waits for Serve to return.

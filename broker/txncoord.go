@@ -218,8 +218,8 @@ func (b *Broker) markerSender() *zk.NetSender {
 	b.txns.mu.Lock()
 	defer b.txns.mu.Unlock()
 	if b.txns.send == nil && b.cluster != nil && !b.txns.closed {
-		b.txns.send = zk.NewNetSender(b.cluster.zk, b.cfg.ID, zk.NetSenderOptions{RequestTimeout: txnMarkerTimeout,
-			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-markers"})
+		b.txns.send = zk.NewNetSender(b.cluster.zk, b.cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: txnMarkerTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-markers"}))
 	}
 	return b.txns.send
 }

@@ -18,7 +18,7 @@ import (
 func runBroker(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("sluice broker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	listen := fs.String("listen", "", "address to listen on (default localhost:9092)")
+	listen := fs.String("listen", "", "address to listen on (default localhost:9092; with listeners= in --config, the first listener's)")
 	advertise := fs.String("advertise", "", "address clients are told to connect to (default: the listen address)")
 	data := fs.String("data", "", "data directory (default ./sluice-data)")
 	id := fs.Int("id", -1, "broker id (default 0)")
@@ -79,6 +79,9 @@ func runBroker(args []string, stdout, stderr io.Writer) int {
 	// Flags override the file.
 	if *listen != "" {
 		cfg.Listen = *listen
+		if len(cfg.Listeners) > 0 {
+			cfg.Listeners[0].Addr = *listen // the first listener's address
+		}
 	}
 	if *advertise != "" {
 		cfg.Advertise = *advertise

@@ -1,0 +1,337 @@
+package broker
+
+// Listeners, as Kafka names them:
+//
+//	listeners=PLAINTEXT://:9092,SASL_SSL://:9093,INTERNAL://10.0.0.1:9094
+//	advertised.listeners=PLAINTEXT://broker1:9092,SASL_SSL://broker1:9093,...
+//	listener.security.protocol.map=INTERNAL:SASL_SSL,PLAINTEXT:PLAINTEXT,...
+//	inter.broker.listener.name=INTERNAL   (or security.inter.broker.protocol)
+//
+// Each listener has a name (upper case), an address and, through the map,
+// a security protocol: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL. The
+// broker accepts on every listener; a connection remembers the listener it
+// came on, whose protocol decides what it must do before its requests are
+// served (TLS, SASL), and whose name picks the endpoints Metadata,
+// FindCoordinator and DescribeCluster answer with (a client is told the
+// addresses of the listener it used, as Kafka does). The advertised
+// listeners are registered in ZooKeeper; the inter-broker listener is the
+// one brokers' own connections (replica fetchers, the controller's
+// requests) use.
+//
+// Differences from Kafka: the inter-broker listener must exist only in
+// ZooKeeper mode (a single node has no inter-broker traffic), and a
+// listener with port 0 gets a free port, advertised as bound.
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/coordinator/zk"
+)
+
+// ListenerConfig is one entry of listeners or advertised.listeners.
+type ListenerConfig struct {
+	Name string // upper case
+	Addr string // host:port; an empty host is every interface
+}
+
+// Security protocols.
+const (
+	protoPlaintext     = "PLAINTEXT"
+	protoSSL           = "SSL"
+	protoSASLPlaintext = "SASL_PLAINTEXT"
+	protoSASLSSL       = "SASL_SSL"
+)
+
+var securityProtocolNames = []string{protoPlaintext, protoSSL, protoSASLPlaintext, protoSASLSSL}
+
+// defaultListenerProtocols is Kafka's default listener.security.protocol.map.
+func defaultListenerProtocols() map[string]string {
+	m := map[string]string{}
+	for _, p := range securityProtocolNames {
+		m[p] = p
+	}
+	return m
+}
+
+// parseListeners reads "NAME://host:port,NAME://host:port". Names must be
+// distinct; a host may be empty, a name or an address ([v6] in brackets).
+func parseListeners(key, v string) ([]ListenerConfig, error) {
+	var out []ListenerConfig
+	for entry := range strings.SplitSeq(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, addr, ok := strings.Cut(entry, "://")
+		if !ok || name == "" {
+			return nil, fmt.Errorf("broker: config %s: %q is not NAME://host:port", key, entry)
+		}
+		if _, port, err := net.SplitHostPort(addr); err != nil {
+			return nil, fmt.Errorf("broker: config %s: %q: %v", key, entry, err)
+		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil || (n == 0 && port != "0") {
+			return nil, fmt.Errorf("broker: config %s: %q: bad port", key, entry)
+		}
+		l := ListenerConfig{Name: strings.ToUpper(name), Addr: addr}
+		if slices.ContainsFunc(out, func(o ListenerConfig) bool { return o.Name == l.Name }) {
+			return nil, fmt.Errorf("broker: config %s: listener name %s is given twice", key, l.Name)
+		}
+		out = append(out, l)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("broker: config %s: no listener in %q", key, v)
+	}
+	return out, nil
+}
+
+// parseProtocolMap reads "NAME:PROTOCOL,NAME:PROTOCOL".
+func parseProtocolMap(v string) (map[string]string, error) {
+	m := map[string]string{}
+	for entry := range strings.SplitSeq(v, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" {
+			continue
+		}
+		name, proto, ok := strings.Cut(entry, ":")
+		name, proto = strings.ToUpper(strings.TrimSpace(name)), strings.ToUpper(strings.TrimSpace(proto))
+		if !ok || name == "" || !slices.Contains(securityProtocolNames, proto) {
+			return nil, fmt.Errorf("broker: config listener.security.protocol.map: %q is not NAME:PROTOCOL with a protocol of %s", entry, strings.Join(securityProtocolNames, ", "))
+		}
+		m[name] = proto
+	}
+	return m, nil
+}
+
+// formatListeners is the key's value for a listener list.
+func formatListeners(ls []ListenerConfig) string {
+	parts := make([]string, len(ls))
+	for i, l := range ls {
+		parts[i] = l.Name + "://" + l.Addr
+	}
+	return strings.Join(parts, ",")
+}
+
+// applyListenerKey sets a listener key; ok is false for other keys.
+func (c *Config) applyListenerKey(k, v string) (ok bool, err error) {
+	switch k {
+	case "listeners":
+		c.Listeners, err = parseListeners(k, v)
+	case "advertised.listeners":
+		c.AdvertisedListeners, err = parseListeners(k, v)
+	case "listener.security.protocol.map":
+		c.ListenerProtocols, err = parseProtocolMap(v)
+	case "inter.broker.listener.name":
+		c.InterBrokerListener = strings.ToUpper(strings.TrimSpace(v))
+	case "security.inter.broker.protocol":
+		p := strings.ToUpper(strings.TrimSpace(v))
+		if !slices.Contains(securityProtocolNames, p) {
+			return true, fmt.Errorf("broker: config %s=%q: one of %s", k, v, strings.Join(securityProtocolNames, ", "))
+		}
+		c.InterBrokerProtocol = p
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// listenerSetup is the checked listener configuration: the listeners in
+// order with their protocols, what each advertises, and the inter-broker
+// listener's name.
+type listenerSetup struct {
+	listeners  []ListenerConfig
+	protocols  map[string]string
+	advertised map[string]string // by name: host:port (the port may be 0: bound at Serve)
+	// explicit: the advertised address was configured; others advertise
+	// the address the listener is bound to.
+	explicit  map[string]bool
+	interName string
+}
+
+// listenerSetup checks the listener keys together, as Kafka does at
+// start: every listener has a protocol, advertised listeners are
+// listeners, inter.broker.listener.name and security.inter.broker.protocol
+// are not both set, and, in ZooKeeper mode, the inter-broker listener is
+// advertised.
+func (c Config) listenerSetup() (listenerSetup, error) {
+	s := listenerSetup{listeners: c.Listeners, protocols: c.ListenerProtocols, advertised: map[string]string{}, explicit: map[string]bool{}}
+	if len(s.listeners) == 0 {
+		addr := c.Listen
+		if addr == "" {
+			addr = "localhost:9092"
+		}
+		s.listeners = []ListenerConfig{{Name: protoPlaintext, Addr: addr}}
+	}
+	if s.protocols == nil {
+		s.protocols = defaultListenerProtocols()
+	}
+	for _, l := range s.listeners {
+		if _, ok := s.protocols[l.Name]; !ok {
+			return s, fmt.Errorf("broker: listener %s has no security protocol: name it in listener.security.protocol.map", l.Name)
+		}
+		s.advertised[l.Name] = l.Addr
+	}
+	switch {
+	case len(c.AdvertisedListeners) > 0:
+		for _, a := range c.AdvertisedListeners {
+			if _, ok := s.advertised[a.Name]; !ok {
+				return s, fmt.Errorf("broker: advertised listener %s is not one of listeners (%s)", a.Name, formatListeners(s.listeners))
+			}
+		}
+		advertised := map[string]string{}
+		for _, a := range c.AdvertisedListeners {
+			advertised[a.Name] = a.Addr
+			s.explicit[a.Name] = true
+		}
+		s.advertised = advertised
+	case c.Advertise != "":
+		// The one-address shorthand (--advertise) is the first listener's.
+		s.advertised[s.listeners[0].Name] = c.Advertise
+		s.explicit[s.listeners[0].Name] = true
+	}
+	switch {
+	case c.InterBrokerListener != "" && c.InterBrokerProtocol != "":
+		return s, fmt.Errorf("broker: only one of inter.broker.listener.name and security.inter.broker.protocol may be set")
+	case c.InterBrokerListener != "":
+		s.interName = c.InterBrokerListener
+	case c.InterBrokerProtocol != "":
+		s.interName = c.InterBrokerProtocol
+	default:
+		s.interName = protoPlaintext
+		if len(s.listeners) == 1 && c.Cluster.enabled() {
+			// One listener of any name: brokers talk over it.
+			s.interName = s.listeners[0].Name
+		}
+	}
+	if _, ok := s.advertised[s.interName]; !ok && c.Cluster.enabled() {
+		return s, fmt.Errorf("broker: the inter-broker listener %s is not an advertised listener", s.interName)
+	}
+	return s, nil
+}
+
+// listener is one listener at run time.
+type listener struct {
+	name, protocol string
+	addr           string // configured host:port
+	ln             net.Listener
+	// accept turns an accepted TCP connection into the connection the
+	// broker serves (a TLS server connection); nil serves it as it is.
+	// It runs on the connection's own goroutine.
+	accept func(nc net.Conn) (net.Conn, error)
+}
+
+// advertisedEndpoint is one advertised listener's address.
+type advertisedEndpoint struct {
+	listener, protocol string
+	host               string
+	port               int32
+}
+
+// Listening is closed once Serve has bound every listener.
+func (b *Broker) Listening() <-chan struct{} { return b.listening }
+
+// ListenerAddr is the bound address of the listener named name, once
+// serving.
+func (b *Broker) ListenerAddr(name string) net.Addr {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, l := range b.listeners {
+		if l.name == strings.ToUpper(name) && l.ln != nil {
+			return l.ln.Addr()
+		}
+	}
+	return nil
+}
+
+// advertisedEndpoints resolves the advertised listeners against the bound
+// ones: a listener not advertised explicitly advertises its bound address;
+// a host of "", 0.0.0.0 or :: is localhost, port 0 the bound port. b.mu is
+// held.
+func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
+	var out []advertisedEndpoint
+	for _, l := range b.listeners {
+		addr, ok := b.lsetup.advertised[l.name]
+		if !ok {
+			continue
+		}
+		if !b.lsetup.explicit[l.name] && l.ln != nil {
+			addr = l.ln.Addr().String()
+		}
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, fmt.Errorf("broker: advertised listener %s %q: %w", l.name, addr, err)
+		}
+		if host == "" || host == "0.0.0.0" || host == "::" {
+			host = "localhost"
+		}
+		p, _ := strconv.Atoi(port)
+		if p == 0 && l.ln != nil {
+			if ta, ok := l.ln.Addr().(*net.TCPAddr); ok {
+				p = ta.Port
+			}
+		}
+		out = append(out, advertisedEndpoint{listener: l.name, protocol: l.protocol, host: host, port: int32(p)})
+	}
+	return out, nil
+}
+
+// selfEndpoint is this broker's advertised address on the listener named
+// name.
+func (b *Broker) selfEndpoint(name string) (host string, port int32, ok bool) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	for _, e := range b.mu.endpoints {
+		if e.listener == name {
+			return e.host, e.port, true
+		}
+	}
+	return "", -1, false
+}
+
+// refreshSelfLocked recomputes the advertised endpoints and this broker's
+// identity for the controller (the inter-broker listener's endpoint, else
+// the first advertised). b.mu is held.
+func (b *Broker) refreshSelfLocked() error {
+	eps, err := b.advertisedEndpointsLocked()
+	if err != nil {
+		return err
+	}
+	if len(eps) == 0 {
+		return fmt.Errorf("broker: no listener is advertised")
+	}
+	b.mu.endpoints = eps
+	self := eps[0]
+	for _, e := range eps {
+		if e.listener == b.lsetup.interName {
+			self = e
+		}
+	}
+	br := coordinator.Broker{ID: b.cfg.ID, Host: self.host, Port: self.port}
+	if r := b.cfg.Cluster.Rack; r != "" {
+		br.Rack = &r
+	}
+	b.mu.advertis = br
+	return nil
+}
+
+// registeredEndpoints are the advertised listeners as the ZooKeeper
+// registration lists them.
+func (b *Broker) registeredEndpoints() []zk.Endpoint {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	out := make([]zk.Endpoint, len(b.mu.endpoints))
+	for i, e := range b.mu.endpoints {
+		out[i] = zk.Endpoint{Listener: e.listener, SecurityProtocol: e.protocol, Host: e.host, Port: e.port}
+	}
+	return out
+}
+
+// interBroker completes the options of a connection this broker opens to
+// another: the inter-broker listener's endpoint.
+func (b *Broker) interBroker(o zk.NetSenderOptions) zk.NetSenderOptions {
+	o.Listener = b.lsetup.interName
+	return o
+}
