@@ -65,6 +65,9 @@ func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.closeRegion()
 	log := c.b.log.With("remote", c.nc.RemoteAddr().String())
+	if c.tlsPrincipal(log) != nil { // tlsconn.go
+		return
+	}
 	for !c.closed.Load() {
 		frame, err := c.readRequest()
 		if err != nil {

@@ -18,6 +18,7 @@ package broker
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -46,26 +47,65 @@ func newTLSSide(cfg TLSConfig, listener, protocol string, log *slog.Logger) (*tl
 	return &tlsSide{srv: srv, cfg: srv.Config(), timeout: cfg.HandshakeTimeout, certPrincipal: protocol == "SSL"}, nil
 }
 
-// wrap is the listener's accept hook.
-func (t *tlsSide) wrap(nc net.Conn) (net.Conn, error) {
-	return tls.Server(nc, t.cfg), nil
+// setupTLS gives every SSL and SASL_SSL listener its TLS side and accept
+// hook, and the broker's own connections their TLS client configuration
+// when the inter-broker listener is SSL or SASL_SSL.
+func (b *Broker) setupTLS() error {
+	for _, l := range b.listeners {
+		if l.protocol != protoSSL && l.protocol != protoSASLSSL {
+			continue
+		}
+		side, err := newTLSSide(b.cfg.TLS, l.name, l.protocol, b.log)
+		if err != nil {
+			return err
+		}
+		l.tls = side
+		l.accept = func(nc net.Conn) (net.Conn, error) { return b.handshakeTLS(side, nc) }
+	}
+	if p := b.lsetup.protocols[b.lsetup.interName]; p == protoSSL || p == protoSASLSSL {
+		cfg, err := b.cfg.TLS.client(b.lsetup.interName)
+		if err != nil {
+			return err
+		}
+		b.interTLS = cfg
+	}
+	return nil
 }
 
-// startTLS completes the handshake of c's TLS connection and sets its
-// principal; an error has been logged and the connection is to close.
-func (c *conn) startTLS(t *tlsSide, tc *tls.Conn, log *slog.Logger) error {
-	tc.SetDeadline(time.Now().Add(t.timeout))
-	if err := tc.Handshake(); err != nil {
-		log.Info("TLS handshake failed; closing the connection", "err", err)
-		return err
+// handshakeTLS is a TLS listener's accept hook, on the connection's
+// goroutine: the server handshake, bounded by ssl.handshake.timeout.ms and
+// the broker's closing. Its error is logged by the caller, with the
+// listener and the client's address.
+func (b *Broker) handshakeTLS(t *tlsSide, nc net.Conn) (net.Conn, error) {
+	tc := tls.Server(nc, t.cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
+	defer cancel()
+	go func() {
+		select {
+		case <-b.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	if err := tc.HandshakeContext(ctx); err != nil {
+		return nil, fmt.Errorf("TLS handshake failed: %w", err)
 	}
-	tc.SetDeadline(time.Time{})
-	if !t.certPrincipal {
+	return tc, nil
+}
+
+// tlsPrincipal sets the principal of a connection on an SSL listener from
+// its client certificate; an error closes the connection.
+func (c *conn) tlsPrincipal(log *slog.Logger) error {
+	if c.ln == nil || c.ln.tls == nil || !c.ln.tls.certPrincipal {
 		return nil
 	}
-	name, err := t.srv.Principal(tc.ConnectionState())
+	tc, ok := c.nc.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	name, err := c.ln.tls.srv.Principal(tc.ConnectionState())
 	if err != nil {
-		log.Info("TLS client certificate not mapped to a principal; closing the connection", "err", err)
+		log.Info("closing connection: TLS client certificate not mapped to a principal", "err", err)
 		return err
 	}
 	c.principal = Principal{Type: principalUser, Name: name}
