@@ -61,7 +61,7 @@ func (l *logLines) Handle(_ context.Context, r slog.Record) error {
 }
 
 // wait returns the first line containing every part, waiting up to 10 s.
-func (l *logLines) wait(t *testing.T, parts ...string) string {
+func (l *logLines) wait(t testing.TB, parts ...string) string {
 	t.Helper()
 	deadline := time.After(10 * time.Second)
 	for seen := 0; ; {
@@ -97,7 +97,7 @@ type tlsBroker struct {
 	ssl      string // the SSL listener's address
 }
 
-func startTLSBroker(t *testing.T, mod func(*Config)) *tlsBroker {
+func startTLSBroker(t testing.TB, mod func(*Config)) *tlsBroker {
 	t.Helper()
 	tb := &tlsBroker{ca: tlstest.NewCA(t, "sluice-test-ca"), dir: t.TempDir(), log: newLogLines()}
 	tb.keystore = tlstest.WriteFile(t, tb.dir, "broker.pem", tb.ca.Server(t, "broker").Keystore)
@@ -126,7 +126,7 @@ func startTLSBroker(t *testing.T, mod func(*Config)) *tlsBroker {
 
 // clientTLS is a client configuration with a certificate for subject from
 // ca, trusting the broker's CA.
-func (tb *tlsBroker) clientTLS(t *testing.T, ca *tlstest.CA, subject pkix.Name) *tls.Config {
+func (tb *tlsBroker) clientTLS(t testing.TB, ca *tlstest.CA, subject pkix.Name) *tls.Config {
 	t.Helper()
 	ks := tlstest.WriteFile(t, t.TempDir(), "client.pem", ca.Issue(t, subject).Keystore)
 	cfg, err := tlsconf.ClientConfig(tlsconf.Settings{KeystoreLocation: ks, TruststoreCertificates: string(tb.ca.PEM)})
