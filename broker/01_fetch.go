@@ -136,8 +136,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 	f.resp = wire.FetchResponse{Version: req.Version, Topics: f.resp.Topics[:0]}
 	if req.SessionID != 0 {
 		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
-		_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)
-		return nil, err
+		return nil, c.writeFetch(h.CorrelationID, &f.resp)
 	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var timer *time.Timer
@@ -177,7 +176,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 	}
 	c.b.repl.leader.record(f.throttledBytes)
 	c.b.countFetch(f, c.fetchFollower)
-	_, err := f.w.Write(c.nc, h.CorrelationID, &f.resp)
+	err := c.writeFetch(h.CorrelationID, &f.resp)
 	f.release()
 	return nil, err
 }

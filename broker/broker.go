@@ -2,6 +2,7 @@ package broker
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -51,6 +52,9 @@ type Broker struct {
 	// are guarded by mu (listeners.go).
 	listeners []*listener
 	lsetup    listenerSetup
+	// interTLS is the TLS client side of this broker's connections to
+	// others, when the inter-broker listener is SSL or SASL_SSL.
+	interTLS  *tls.Config
 	listening chan struct{} // closed once Serve has bound every listener
 	closing   chan struct{}
 	connWG    sync.WaitGroup
@@ -116,6 +120,9 @@ func New(cfg Config) (*Broker, error) {
 	}
 	for _, lc := range b.lsetup.listeners {
 		b.listeners = append(b.listeners, &listener{name: lc.Name, protocol: b.lsetup.protocols[lc.Name], addr: lc.Addr})
+	}
+	if err := b.setupTLS(); err != nil { // tlsconn.go
+		return nil, err
 	}
 	if err := b.setupSASL(); err != nil { // sasl.go
 		return nil, err

@@ -88,6 +88,8 @@ type Config struct {
 	// SASL is the sasl.* keys, global and listener-prefixed, and
 	// connections.max.reauth.ms (saslconfig.go).
 	SASL SASLConfig
+	// TLS is the ssl.* keys of the SSL and SASL_SSL listeners (tlsconfig.go).
+	TLS TLSConfig
 
 	// Cluster is ZooKeeper mode: zookeeper.connect, its session's times and
 	// broker.rack (clusterconfig.go). Empty, the broker is the embedded
@@ -155,6 +157,7 @@ func (c Config) withDefaults() Config {
 		c.ProducerIDExpiration = engine.DefaultProducerIDExpiration
 	}
 	c.Network = c.Network.withDefaults(c.SocketRequestMaxBytes)
+	c.TLS = c.TLS.withDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -290,6 +293,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.SASL.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.TLS.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Cluster.apply(k, v); ok {

@@ -31,6 +31,7 @@ type conn struct {
 	r      *bufio.Reader
 	out    []byte
 	fetch  wireFetch
+	tlsOut *bufio.Writer // fetch responses of a TLS connection (tlsconn.go)
 	wake   chan struct{} // this connection's fetch waiter
 	closed atomic.Bool   // stop reading new requests
 	// fetchFollower: the last Fetch was a replica's (its metrics,
@@ -69,6 +70,9 @@ func (c *conn) serve() {
 	defer c.nc.Close()
 	defer c.closeRegion()
 	log := c.b.log.With("remote", c.nc.RemoteAddr().String())
+	if c.tlsPrincipal(log) != nil { // tlsconn.go
+		return
+	}
 	for !c.closed.Load() {
 		frame, err := c.readRequest()
 		if err != nil {

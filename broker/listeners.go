@@ -31,6 +31,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
+	"github.com/sluice-io/sluice/security/tlsconf"
 )
 
 // ListenerConfig is one entry of listeners or advertised.listeners.
@@ -221,6 +222,8 @@ type listener struct {
 	// broker serves (a TLS server connection); nil serves it as it is.
 	// It runs on the connection's own goroutine.
 	accept func(nc net.Conn) (net.Conn, error)
+	// tls is the TLS side of an SSL or SASL_SSL listener (tlsconn.go).
+	tls *tlsSide
 }
 
 // advertisedEndpoint is one advertised listener's address.
@@ -335,6 +338,9 @@ func (b *Broker) interBroker(o zk.NetSenderOptions) zk.NetSenderOptions {
 	o.Listener = b.lsetup.interName
 	if b.saslClient != nil {
 		o.Handshake = b.saslClient.handshake // saslclient.go
+	}
+	if b.interTLS != nil {
+		o.Dial = tlsconf.Dialer(b.interTLS)
 	}
 	return o
 }

@@ -34,6 +34,7 @@ flags:
 type benchFlags struct {
 	fs          *flag.FlagSet
 	brokers     string
+	cmdConfig   string
 	topic       string
 	records     int64
 	recordSize  int
@@ -54,6 +55,7 @@ func newBenchFlags(out io.Writer) *benchFlags {
 	fs.SetOutput(out)
 	fs.Usage = func() { fmt.Fprint(out, benchUsage); fs.PrintDefaults() }
 	fs.StringVar(&f.brokers, "brokers", "localhost:9092", "comma-separated seed brokers")
+	fs.StringVar(&f.cmdConfig, "command-config", "", "Kafka client properties `file`: security.protocol, sasl.*, ssl.* (PEM)")
 	fs.StringVar(&f.topic, "topic", "sluice-bench", "topic (produce and e2e create it if missing)")
 	fs.Int64Var(&f.records, "records", 0, "records to measure (0: produce 1000000, e2e 500000, consume every record in the topic)")
 	fs.IntVar(&f.recordSize, "record-size", 100, "bytes of each record's value (random bytes; e2e needs 8 or more)")
@@ -99,6 +101,13 @@ func (f *benchFlags) config(mode bench.Mode) (bench.Config, error) {
 	}
 	if mode == bench.E2E && f.records == 0 {
 		cfg.Records = 500_000
+	}
+	if f.cmdConfig != "" {
+		cc, err := loadCommandConfig(f.cmdConfig)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.ClientOpts = cc.opts()
 	}
 	return cfg, nil
 }

@@ -129,8 +129,8 @@ func tailFile(path string, n int) string {
 }
 
 // metadataOf asks the broker at addr alone for the metadata of every topic.
-func metadataOf(ctx context.Context, addr string) (*kmsg.MetadataResponse, error) {
-	cl, err := kgo.NewClient(kgo.SeedBrokers(addr), kgo.DialTimeout(dialTimeout))
+func metadataOf(ctx context.Context, addr string, opts ...kgo.Opt) (*kmsg.MetadataResponse, error) {
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(addr), kgo.DialTimeout(dialTimeout)}, opts...)...)
 	if err != nil {
 		return nil, err
 	}

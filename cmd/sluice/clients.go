@@ -1,11 +1,12 @@
 package main
 
 // What the console tools (topic, produce, consume) share: the --brokers
-// flag, flag parsing that lets flags follow the positional arguments, the
+// and --command-config flags (commandconfig.go), flag parsing that lets flags follow the positional arguments, the
 // franz-go client tuned to fail fast, and one-line error messages.
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,10 +41,11 @@ const (
 
 // clientFlags are the flags every console tool has.
 type clientFlags struct {
-	brokers string
+	brokers       string
+	commandConfig string // --command-config: a Kafka client properties file
 }
 
-// addClientFlags registers --brokers on fs.
+// addClientFlags registers --brokers and --command-config on fs.
 func addClientFlags(fs *flag.FlagSet) *clientFlags {
 	c := &clientFlags{}
 	def := "localhost:9092"
@@ -51,6 +53,7 @@ func addClientFlags(fs *flag.FlagSet) *clientFlags {
 		def = env
 	}
 	fs.StringVar(&c.brokers, "brokers", def, "comma-separated seed brokers (the default comes from $"+brokersEnv+" when set)")
+	fs.StringVar(&c.commandConfig, "command-config", "", "Kafka client properties `file`: security.protocol, sasl.*, ssl.* (PEM)")
 	return c
 }
 
@@ -83,7 +86,13 @@ func (c *clientFlags) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client,
 	if err != nil {
 		return nil, err
 	}
-	if err := probe(ctx, seeds); err != nil {
+	cc := &commandConfig{}
+	if c.commandConfig != "" {
+		if cc, err = loadCommandConfig(c.commandConfig); err != nil {
+			return nil, err
+		}
+	}
+	if err := probe(ctx, seeds, cc.tls); err != nil {
 		return nil, err
 	}
 	base := []kgo.Opt{
@@ -92,13 +101,15 @@ func (c *clientFlags) client(ctx context.Context, opts ...kgo.Opt) (*kgo.Client,
 		kgo.RetryTimeout(retryTimeout),
 		kgo.ClientID("sluice-cli"),
 	}
+	base = append(base, cc.opts()...)
 	return kgo.NewClient(append(base, opts...)...)
 }
 
 // probe dials every seed at once and returns nil as soon as one answers,
 // or an error naming each seed, in the order given, and why it could not
-// be reached.
-func probe(ctx context.Context, seeds []string) error {
+// be reached. With tlsCfg it completes a TLS handshake too, so a broker
+// that is not TLS or a certificate that does not verify is told at once.
+func probe(ctx context.Context, seeds []string, tlsCfg *tls.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	type answer struct {
@@ -110,6 +121,9 @@ func probe(ctx context.Context, seeds []string) error {
 		go func() {
 			var d net.Dialer
 			conn, err := d.DialContext(ctx, "tcp", s)
+			if err == nil && tlsCfg != nil {
+				err = tlsProbe(ctx, conn, s, tlsCfg)
+			}
 			if err == nil {
 				conn.Close()
 			}
@@ -130,9 +144,35 @@ func probe(ctx context.Context, seeds []string) error {
 	return errors.New("cannot reach any broker: " + strings.Join(failed, "; "))
 }
 
+// tlsProbe completes a TLS handshake on conn to seed; it closes conn on
+// failure.
+func tlsProbe(ctx context.Context, conn net.Conn, seed string, cfg *tls.Config) error {
+	cfg = cfg.Clone()
+	if cfg.ServerName == "" {
+		host, _, _ := net.SplitHostPort(seed)
+		cfg.ServerName = host
+	}
+	tc := tls.Client(conn, cfg)
+	if err := tc.HandshakeContext(ctx); err != nil {
+		conn.Close()
+		return &tlsError{err}
+	}
+	return nil
+}
+
+// tlsError is a failed TLS handshake of the probe.
+type tlsError struct{ err error }
+
+func (e *tlsError) Error() string { return "TLS handshake failed: " + e.err.Error() }
+func (e *tlsError) Unwrap() error { return e.err }
+
 // dialReason is the short cause of a failed dial: "connection refused",
 // "no such host", "timed out after 3s".
 func dialReason(err error) string {
+	var te *tlsError
+	if errors.As(err, &te) {
+		return te.Error()
+	}
 	var dns *net.DNSError
 	if errors.As(err, &dns) {
 		if dns.IsNotFound {

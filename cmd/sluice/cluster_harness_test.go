@@ -83,6 +83,9 @@ type testCluster struct {
 	props   string // the brokers' server.properties
 	brokers map[int32]*testBroker
 	zkConn  *zk.Conn // opened by znode
+	// opts are the options of every client of the cluster (its security:
+	// TLS, SASL), the harness's own Metadata probes too.
+	opts []kgo.Opt
 }
 
 // testBroker is one broker of a testCluster; its id, addresses and data
@@ -119,7 +122,18 @@ func startClusterWith(t testing.TB, n int, extra string) *testCluster {
 // benchmark's, with its own tick).
 func startClusterOn(t testing.TB, zkAddr string, n int, extra string) *testCluster {
 	t.Helper()
+	c := newCluster(t, zkAddr, n, extra)
+	c.startBrokers(n)
+	return c
+}
+
+// newCluster prepares a cluster of n brokers on the ZooKeeper at zkAddr
+// with extra lines of server.properties, and starts no broker:
+// startBrokers does. opts are its clients' options.
+func newCluster(t testing.TB, zkAddr string, n int, extra string, opts ...kgo.Opt) *testCluster {
+	t.Helper()
 	c := &testCluster{
+		opts:    opts,
 		t:       t,
 		bin:     buildSluice(t),
 		chroot:  fmt.Sprintf("/t-%s-%d", unsafeChroot.ReplaceAllString(t.Name(), "-"), chroots.Add(1)),
@@ -134,6 +148,13 @@ func startClusterOn(t testing.TB, zkAddr string, n int, extra string) *testClust
 		t.Fatal(err)
 	}
 	t.Cleanup(c.cleanup)
+	return c
+}
+
+// startBrokers starts brokers 1 to n and waits until every one knows all
+// of them and the same live controller.
+func (c *testCluster) startBrokers(n int) {
+	c.t.Helper()
 	for id := int32(1); id <= int32(n); id++ {
 		c.addBroker(id)
 	}
@@ -143,7 +164,6 @@ func startClusterOn(t testing.TB, zkAddr string, n int, extra string) *testClust
 		}
 		return c.wantLiveController(m)
 	})
-	return c
 }
 
 // cleanup prints the end of every broker's log if the test failed, then
@@ -191,7 +211,7 @@ func (c *testCluster) launch(b *testBroker) {
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_, err := metadataOf(ctx, b.addr)
+		_, err := metadataOf(ctx, b.addr, c.opts...)
 		return err
 	})
 }
@@ -338,7 +358,7 @@ func (c *testCluster) metadataAll(cond func(*kmsg.MetadataResponse) error) (map[
 	var errs []error
 	for _, id := range c.live() {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		m, err := metadataOf(ctx, c.brokers[id].addr)
+		m, err := metadataOf(ctx, c.brokers[id].addr, c.opts...)
 		cancel()
 		if err == nil {
 			got[id] = m
@@ -427,7 +447,8 @@ func (c *testCluster) wantTopic(m *kmsg.MetadataResponse, topic string, partitio
 // cleanup.
 func (c *testCluster) client(opts ...kgo.Opt) *kgo.Client {
 	c.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(c.addrs(c.live()...)...)}, opts...)...)
+	base := append([]kgo.Opt{kgo.SeedBrokers(c.addrs(c.live()...)...)}, c.opts...)
+	cl, err := kgo.NewClient(append(base, opts...)...)
 	if err != nil {
 		c.t.Fatal(err)
 	}

@@ -56,6 +56,11 @@ type NetSenderOptions struct {
 	// ClientID is the requests' client id (default
 	// "sluice-controller-<self>").
 	ClientID string
+	// Dial opens the connection to a broker's endpoint addr ("host:port"),
+	// within ctx. Default: a TCP connection. The broker sets it to dial
+	// with TLS when its inter-broker listener is SSL or SASL_SSL
+	// (tlsconf.Dialer); any authentication after the dial is not its job.
+	Dial func(ctx context.Context, addr string) (net.Conn, error)
 	// ReuseResponses reads every response from a broker into one buffer,
 	// kept with the link to that broker: the byte fields of a response (a
 	// Fetch's records) then alias memory that the next request to the same
@@ -220,7 +225,13 @@ func (s *NetSender) dial(ctx context.Context, broker int32, l *brokerLink) error
 		return err
 	}
 	l.addr = addr
-	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	dial := s.o.Dial
+	if dial == nil {
+		dial = func(ctx context.Context, addr string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		}
+	}
+	conn, err := dial(ctx, addr)
 	if err != nil {
 		return err
 	}
