@@ -149,12 +149,12 @@ func TestSASLFailures(t *testing.T) {
 
 // saslRaw is a hand-driven connection to the broker.
 type saslRaw struct {
-	t    *testing.T
+	t    testing.TB
 	nc   net.Conn
 	corr int32
 }
 
-func dialSASLRaw(t *testing.T, addr string) *saslRaw {
+func dialSASLRaw(t testing.TB, addr string) *saslRaw {
 	t.Helper()
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
