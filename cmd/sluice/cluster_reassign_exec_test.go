@@ -266,10 +266,15 @@ func TestClusterTopicReassignThrottle(t *testing.T) {
 		fmt.Sprintf("th follower.replication.throttled.replicas=0:%d", to), fmt.Sprintf("th leader.replication.throttled.replicas=0:%d", from),
 	}
 	slices.Sort(want)
-	got, err := throttles()
-	if err != nil || !slices.Equal(got, want) {
-		t.Fatalf("throttles during the move: %v, %v, want %v", got, err, want)
-	}
+	// The broker asked learns of the topic's new configs from ZooKeeper's
+	// notification, as a Kafka broker does: soon, not at once.
+	poll(t, "the throttles set during the move", func() error {
+		got, err := throttles()
+		if err != nil || !slices.Equal(got, want) {
+			return fmt.Errorf("%v, %v, want %v", got, err, want)
+		}
+		return nil
+	})
 	poll(t, "--verify reports th-0 completed", func() error {
 		if out := c.cli(t).ok("", "topic", "reassign", "--verify", "--reassignment-json-file", f); !strings.Contains(out, "Reassignment of partition th-0 is completed.\n") {
 			return fmt.Errorf("%s", out)
