@@ -9,6 +9,12 @@ package broker
 import "github.com/sluice-io/sluice/engine"
 
 func (b *Broker) remoteConfigChange(entityType, name string) {
+	if entityType == "users" || entityType == "clients" {
+		for _, fn := range clientEntityHooks {
+			fn(b, entityType+"/"+name)
+		}
+		return
+	}
 	b.admin.Lock()
 	defer b.admin.Unlock()
 	switch entityType {
@@ -22,3 +28,10 @@ func (b *Broker) remoteConfigChange(entityType, name string) {
 		b.log.Info("dynamic broker configs changed", "entity", name)
 	}
 }
+
+// clientEntityHooks are told the entity path of a user or client-id
+// entity another broker changed (SCRAM credentials, quotas), on the
+// configuration watcher's goroutine; the files that cache those entities
+// add theirs in init. On the single node nothing else changes them: a
+// broker applies its own changes itself.
+var clientEntityHooks []func(b *Broker, path string)

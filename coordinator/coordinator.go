@@ -109,6 +109,21 @@ type Coordinator interface {
 	// configuration entity ("topics" and a topic, "brokers" and
 	// "<default>" or an id); the single node, alone, never calls it.
 	OnConfigChange(fn func(entityType, name string))
+	// EntityConfigs returns the configs of a client entity, named by its
+	// entity path (sanitize.go: "users/<user>", "clients/<id>",
+	// "users/<user>/clients/<id>"): SCRAM credentials and quotas. An
+	// entity with none has an empty map. It reads the backend's store.
+	EntityConfigs(path string) (map[string]string, error)
+	// AlterEntityConfigs replaces an entity's configs with what alter
+	// returns from the current ones, atomically (a concurrent writer makes
+	// it read and call alter again); an empty result leaves the entity
+	// with none. Every broker learns of the change (OnConfigChange with
+	// "users" or "clients" and the rest of the path), except, on the
+	// single node, this one: the caller applies its own change.
+	AlterEntityConfigs(path string, alter func(cur map[string]string) (map[string]string, error)) error
+	// Entities lists the entity paths under "users" or "clients" that
+	// have configs (users/<user>/clients/<id> among the users), sorted.
+	Entities(entityType string) ([]string, error)
 	// AllocateProducerIDs reserves a block of n producer ids [first,
 	// first+n) for idempotent producers, recorded durably before it returns:
 	// no id of it is ever returned again, across restarts. Blocks increase.

@@ -28,6 +28,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/sluice-io/sluice/coordinator/controller"
@@ -54,6 +55,10 @@ type fileMetadata struct {
 	BrokerConfigs map[string]string `json:"broker_configs,omitempty"`
 	// NodeConfigs are each broker's own dynamic configuration, by id.
 	NodeConfigs map[string]map[string]string `json:"node_configs,omitempty"`
+	// EntityConfigs are the client entities' configs (SCRAM credentials,
+	// quotas), by entity path ("users/alice", "users/alice/clients/c1",
+	// "clients/<default>"; names sanitized as in ZooKeeper).
+	EntityConfigs map[string]map[string]string `json:"entity_configs,omitempty"`
 }
 
 // Embedded is the single-node backend.
@@ -71,6 +76,7 @@ type Embedded struct {
 		ctl           *localController // the single node's controller, once started
 		brokerConfigs map[string]string
 		nodeConfigs   map[string]map[string]string // by decimal broker id
+		entities      map[string]map[string]string // by entity path
 		closed        bool
 	}
 }
@@ -108,6 +114,7 @@ func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 		e.mu.clusterID = m.ClusterID
 		e.mu.brokerConfigs = m.BrokerConfigs
 		e.mu.nodeConfigs = m.NodeConfigs
+		e.mu.entities = m.EntityConfigs
 		for _, ft := range m.Topics {
 			id, err := engine.ParseTopicID(ft.ID)
 			if err != nil {
@@ -125,7 +132,7 @@ func OpenEmbedded(dataDir string, self Broker) (*Embedded, error) {
 }
 
 func (e *Embedded) saveLocked() error {
-	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}, BrokerConfigs: e.mu.brokerConfigs, NodeConfigs: e.mu.nodeConfigs,
+	m := fileMetadata{Version: 1, ClusterID: e.mu.clusterID, Topics: []fileTopic{}, BrokerConfigs: e.mu.brokerConfigs, NodeConfigs: e.mu.nodeConfigs, EntityConfigs: e.mu.entities,
 		Deleting: slices.Sorted(maps.Keys(e.mu.deleting))}
 	for _, t := range e.mu.topics {
 		m.Topics = append(m.Topics, fileTopic{Name: t.Name, ID: t.ID.String(), Partitions: t.Partitions, ReplicationFactor: t.ReplicationFactor, Configs: t.Configs})
@@ -416,6 +423,76 @@ func (e *Embedded) SetNodeConfigs(id int32, configs map[string]string) error {
 		return err
 	}
 	return nil
+}
+
+// EntityConfigs implements Coordinator.
+func (e *Embedded) EntityConfigs(path string) (map[string]string, error) {
+	if _, err := ParseEntityPath(path); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	m := maps.Clone(e.mu.entities[path])
+	if m == nil {
+		m = map[string]string{}
+	}
+	return m, nil
+}
+
+// AlterEntityConfigs implements Coordinator; alter runs under the lock.
+func (e *Embedded) AlterEntityConfigs(path string, alter func(map[string]string) (map[string]string, error)) error {
+	if _, err := ParseEntityPath(path); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.mu.closed {
+		return ErrClosed
+	}
+	cur := maps.Clone(e.mu.entities[path])
+	if cur == nil {
+		cur = map[string]string{}
+	}
+	next, err := alter(cur)
+	if err != nil {
+		return err
+	}
+	old := e.mu.entities
+	all := maps.Clone(old)
+	if all == nil {
+		all = map[string]map[string]string{}
+	}
+	if len(next) == 0 {
+		delete(all, path)
+	} else {
+		all[path] = maps.Clone(next)
+	}
+	if len(all) == 0 {
+		all = nil
+	}
+	e.mu.entities = all
+	if err := e.saveLocked(); err != nil {
+		e.mu.entities = old
+		return err
+	}
+	return nil
+}
+
+// Entities implements Coordinator.
+func (e *Embedded) Entities(entityType string) ([]string, error) {
+	if entityType != "users" && entityType != "clients" {
+		return nil, fmt.Errorf("coordinator: entity type %q is not users or clients", entityType)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []string
+	for p := range e.mu.entities {
+		if strings.HasPrefix(p, entityType+"/") {
+			out = append(out, p)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }
 
 // Close implements Coordinator; it stops the controller first.

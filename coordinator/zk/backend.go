@@ -121,6 +121,9 @@ func (b *Backend) changed(ch ConfigChange) {
 			b.mu.node = m
 		}
 		b.mu.Unlock()
+	case ch.EntityType == ConfigUsers || ch.EntityType == ConfigClients:
+		// Not cached here: the broker's credential and quota caches
+		// re-read the entity.
 	default:
 		return
 	}
@@ -298,6 +301,23 @@ func (b *Backend) SetNodeConfigs(id int32, configs map[string]string) error {
 		b.mu.Unlock()
 	}
 	return nil
+}
+
+// EntityConfigs implements coordinator.Coordinator from ZooKeeper
+// (cliententity.go).
+func (b *Backend) EntityConfigs(path string) (map[string]string, error) {
+	return b.c.EntityConfig(path)
+}
+
+// AlterEntityConfigs implements coordinator.Coordinator; the notification
+// reaches every broker, this one too.
+func (b *Backend) AlterEntityConfigs(path string, alter func(map[string]string) (map[string]string, error)) error {
+	return b.c.AlterEntityConfig(path, alter)
+}
+
+// Entities implements coordinator.Coordinator.
+func (b *Backend) Entities(entityType string) ([]string, error) {
+	return b.c.Entities(entityType)
 }
 
 // AllocateProducerIDs implements coordinator.Coordinator with a block of
