@@ -57,6 +57,8 @@ var served = map[int16][2]int16{
 	45: {0, 0},  // AlterPartitionReassignments
 	46: {0, 0},  // ListPartitionReassignments
 	47: {0, 0},  // OffsetDelete
+	48: {0, 1},  // DescribeClientQuotas
+	49: {0, 1},  // AlterClientQuotas
 	56: {0, 3},  // AlterPartition
 	60: {0, 1},  // DescribeCluster
 	61: {0, 0},  // DescribeProducers

@@ -61,6 +61,10 @@ type Config struct {
 
 	Txns TxnConfig // transaction.* keys (txnconfig.go)
 
+	// ClientQuotas is quota.window.num and quota.window.size.seconds
+	// (clientquotaconfig.go).
+	ClientQuotas ClientQuotaConfig
+
 	// Network bounds request memory, connections and their times:
 	// queued.max.request.bytes, socket.request.receive.timeout.ms,
 	// max.connections, max.connections.per.ip(.overrides),
@@ -275,6 +279,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Txns.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.ClientQuotas.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Groups.apply(k, v); !ok {

@@ -39,6 +39,8 @@ type conn struct {
 
 	// principal is who the connection acts as (principal.go).
 	principal Principal
+	// q is its client quotas' state (clientquotas.go).
+	q connQuota
 
 	// The request in hand and where it is (connread.go).
 	pending      int     // bytes of c.r it occupies, if it is read there
@@ -91,6 +93,7 @@ func (c *conn) serve() {
 			}
 			return
 		}
+		c.mute() // a throttled client's next request waits (clientquotas.go)
 	}
 }
 
@@ -129,10 +132,12 @@ func (c *conn) handle(frame []byte) (err error) {
 	if err != nil {
 		return err
 	}
+	c.quotaBegin(h, len(frame))
 	resp, err := api.handle(c, h, req)
 	if err != nil {
 		return err
 	}
+	c.quotaEnd(resp)
 	if resp == nil {
 		return nil
 	}

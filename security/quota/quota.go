@@ -121,6 +121,17 @@ func NewManager(cfg Config) *Manager {
 	return m
 }
 
+// Enabled reports whether any quota was ever set: until then nothing needs
+// resolving or recording.
+func (m *Manager) Enabled() bool {
+	for t := range m.enabled {
+		if m.enabled[t].Load() {
+			return true
+		}
+	}
+	return false
+}
+
 // Config is how m measures rates.
 func (m *Manager) Config() Config { return m.cfg }
 
