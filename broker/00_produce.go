@@ -72,6 +72,10 @@ package broker
 //     (transaction.partition.verification.enable): a batch for a partition
 //     the coordinator was not told of is written.
 //
+//   - Client quotas (clientquotas.go): the request's size counts against
+//     the producer_byte_rate of its user and client id; over it, the
+//     response carries throttle_time_ms and the connection is muted.
+//
 // Version notes: v5+ reports the log start offset; v7+ may carry zstd
 // batches (below, UNSUPPORTED_COMPRESSION_TYPE, as Kafka); v8+ an error
 // message.
@@ -87,6 +91,7 @@ import (
 
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
+	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -158,6 +163,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	if req.Acks == -1 {
 		// acks=all: until the in-sync replicas have every batch (the high
 		// watermark passes it), at most the request's timeout.
+		defer c.quotaWait(time.Now()) // not request time (clientquotas.go)
 		timeout := time.Duration(max(req.TimeoutMillis, 0)) * time.Millisecond
 		for _, a := range done {
 			sp := &resp.Topics[a.ti].Partitions[a.pi]
@@ -172,6 +178,10 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			}
 		}
 	}
+	// The producer's byte rate counts the whole request (Kafka's
+	// request.sizeInBytes); throttle_time_ms is set as the response goes
+	// (quotaEnd), and acks=0, answered with nothing, is still muted.
+	c.quotaBytes(quota.ProducerByteRate, int64(c.q.bytes))
 	if req.Acks == 0 {
 		if failed {
 			return nil, errCloseConn

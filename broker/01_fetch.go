@@ -40,9 +40,15 @@ package broker
 //     to the high watermark, followers to the log end, both with no
 //     aborted transactions. A waiting read_committed fetch is woken when a
 //     marker's append moves the last stable offset, as by any append.
+//   - Client quotas (clientquotas.go): a consumer's fetch asks for at
+//     most what its consumer_byte_rate allows at once; its records' bytes
+//     and its handling time count against its quotas, and over one it is
+//     answered with throttle_time_ms and no partitions (its bytes taken
+//     back), the connection then muted, as Kafka's handleFetchRequest.
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -51,6 +57,7 @@ import (
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication"
 	"github.com/sluice-io/sluice/security/acl"
+	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -138,8 +145,14 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return nil, c.writeFetch(h.CorrelationID, &f.resp)
 	}
+	if c.fetchFollower {
+		c.q.on = false // replication is not a client's quota
+	} else {
+		c.capFetchToQuota(req)
+	}
 	deadline := time.Now().Add(time.Duration(req.MaxWaitMillis) * time.Millisecond)
 	var timer *time.Timer
+	var bytes int64
 	for {
 		// Register before reading, so an append after the read wakes us.
 		waiting := req.MaxWaitMillis > 0 && req.MinBytes > 0
@@ -149,7 +162,8 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 			default:
 			}
 		}
-		bytes, failed := c.b.readFetch(c, req, f, waiting, c.wake)
+		var failed bool
+		bytes, failed = c.b.readFetch(c, req, f, waiting, c.wake)
 		now := time.Now()
 		if !waiting || failed || bytes >= int64(req.MinBytes) || !now.Before(deadline) {
 			break
@@ -173,12 +187,52 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 			// (closing stays closed, so waiting again would spin).
 			deadline = now
 		}
+		c.quotaWait(now) // the long poll is not request time
 	}
+	c.throttleFetch(f, bytes)
 	c.b.repl.leader.record(f.throttledBytes)
 	c.b.countFetch(f, c.fetchFollower)
 	err := c.writeFetch(h.CorrelationID, &f.resp)
 	f.release()
 	return nil, err
+}
+
+// capFetchToQuota bounds a consumer's fetch to what its consumer_byte_rate
+// allows at once (Kafka's getMaxValueInQuotaWindow): asking for more would
+// be throttled whatever came before.
+func (c *conn) capFetchToQuota(req *kmsg.FetchRequest) {
+	if !c.q.on || !c.q.client.Limited(quota.ConsumerByteRate) {
+		return
+	}
+	most := c.b.clientQuotas.MaxInWindow(&c.q.client, quota.ConsumerByteRate)
+	if most >= math.MaxInt32 {
+		return
+	}
+	limit := int32(max(most, 1))
+	if req.MaxBytes <= 0 || req.MaxBytes > limit {
+		req.MaxBytes = limit
+	}
+	req.MinBytes = min(req.MinBytes, req.MaxBytes)
+}
+
+// throttleFetch records a consumer's fetch of bytes against its quotas,
+// as Kafka's handleFetchRequest: over either, the response carries
+// throttle_time_ms and no partitions, and its bytes are taken back.
+func (c *conn) throttleFetch(f *wireFetch, bytes int64) {
+	if !c.q.on {
+		return
+	}
+	d := max(c.quotaTime(), c.quotaBytes(quota.ConsumerByteRate, bytes))
+	if d <= 0 {
+		return
+	}
+	if c.q.client.Limited(quota.ConsumerByteRate) {
+		c.b.clientQuotas.Unrecord(&c.q.client, quota.ConsumerByteRate, float64(bytes), monoNow())
+	}
+	f.release()
+	f.resp.Topics = f.resp.Topics[:0]
+	f.counts = f.counts[:0]
+	f.resp.ThrottleMillis = throttleMillis(c.q.throttle)
 }
 
 // readFetch fills f.resp with what every requested partition has now, and

@@ -62,6 +62,8 @@ var served = map[int16][2]int16{
 	45: {0, 0},  // AlterPartitionReassignments
 	46: {0, 0},  // ListPartitionReassignments
 	47: {0, 0},  // OffsetDelete
+	48: {0, 1},  // DescribeClientQuotas
+	49: {0, 1},  // AlterClientQuotas
 	50: {0, 0},  // DescribeUserScramCredentials
 	51: {0, 0},  // AlterUserScramCredentials
 	56: {0, 3},  // AlterPartition

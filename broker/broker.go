@@ -20,6 +20,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/quota"
 )
 
 // Broker is a single sluice broker.
@@ -73,6 +74,8 @@ type Broker struct {
 	scram      scramCache
 	saslLns    map[string]*saslListener
 	saslClient *saslClient
+	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
+	clientQuotas *quota.Manager
 
 	// metrics is nil without metrics.listen (metrics.go); its HTTP
 	// listener and server (metricshttp.go).
@@ -158,6 +161,7 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.repl.init(cfg.Cluster)
+	b.clientQuotas = quota.NewManager(cfg.ClientQuotas.quotaConfig())
 	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
 		Log:                    b.logOptions(nil),
@@ -177,6 +181,7 @@ func New(cfg Config) (*Broker, error) {
 	// partitions of __consumer_offsets do.
 	b.startClusterGroups()
 	coord.OnConfigChange(b.remoteConfigChange)
+	b.loadClientQuotas()                               // after the hook: a change from now on is applied again
 	go b.tickReplicas(cfg.Cluster.replicaLagTimeMax()) // replica.go
 	if emb, ok := coord.(*coordinator.Embedded); ok {
 		if err := b.startSingleNode(emb); err != nil {

@@ -78,6 +78,9 @@ type Config struct {
 	// Authz is the authorizer: authorizer.class.name, super.users,
 	// allow.everyone.if.no.acl.found (authzconfig.go).
 	Authz AuthzConfig
+	// ClientQuotas is quota.window.num and quota.window.size.seconds
+	// (clientquotaconfig.go).
+	ClientQuotas ClientQuotaConfig
 
 	// Network bounds request memory, connections and their times:
 	// queued.max.request.bytes, socket.request.receive.timeout.ms,
@@ -308,6 +311,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Authz.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.ClientQuotas.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Groups.apply(k, v); !ok {

@@ -47,6 +47,8 @@ type conn struct {
 	host string
 	// sasl is the SASL state on a SASL listener (sasl.go), else nil.
 	sasl *saslConn
+	// q is its client quotas' state (clientquotas.go).
+	q connQuota
 
 	// The request in hand and where it is (connread.go).
 	pending      int     // bytes of c.r it occupies, if it is read there
@@ -102,6 +104,7 @@ func (c *conn) serve() {
 			}
 			return
 		}
+		c.mute() // a throttled client's next request waits (clientquotas.go)
 	}
 }
 
@@ -148,10 +151,12 @@ func (c *conn) handle(frame []byte) (err error) {
 	if err != nil {
 		return err
 	}
+	c.quotaBegin(h, len(frame))
 	resp, err := api.handle(c, h, req)
 	if err != nil {
 		return err
 	}
+	c.quotaEnd(resp)
 	if resp == nil {
 		return nil
 	}

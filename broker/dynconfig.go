@@ -143,6 +143,7 @@ func staticBrokerConfigs(c Config) map[string]string {
 	num("compression.zstd.level", int64(c.CompressionZstdLevel))
 	c.Cleaner.static(m)
 	c.Network.static(m)
+	c.ClientQuotas.static(m)
 	c.Cluster.Election.static(m)
 	num("replication.quota.window.num", int64(c.Cluster.QuotaWindowNum))
 	num("replication.quota.window.size.seconds", int64(c.Cluster.QuotaWindowSize/time.Second))

@@ -372,7 +372,8 @@ func creates(key, version int16, body []byte) int64 {
 }
 
 // changesHealth reports a config alter that decodes, is not validate_only,
-// and names a broker resource or the health topic.
+// and names a broker resource or the health topic, or any client quota
+// alter that is not validate_only.
 func changesHealth(key, version int16, body []byte, health string) bool {
 	touches := func(kind kmsg.ConfigResourceType, name string) bool {
 		return kind == kmsg.ConfigResourceTypeBroker || kind == kmsg.ConfigResourceTypeTopic && name == health
@@ -385,6 +386,12 @@ func changesHealth(key, version int16, body []byte, health string) bool {
 			return false
 		}
 		return slices.ContainsFunc(req.Resources, func(r kmsg.AlterConfigsRequestResource) bool { return touches(r.ResourceType, r.ResourceName) })
+	case 49:
+		// A client quota may throttle the health checks' client for as
+		// long as it likes.
+		req := kmsg.NewPtrAlterClientQuotasRequest()
+		req.SetVersion(version)
+		return req.ReadFrom(body) == nil && !req.ValidateOnly && len(req.Entries) > 0
 	case 44:
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		req.SetVersion(version)
@@ -730,6 +737,24 @@ func (hs *harness) seedRequest(key int16, records []byte) kmsg.Request {
 		rr.Configs = append(rr.Configs, c)
 		req.Resources = append(req.Resources, rr)
 		return req
+	case 48:
+		req := kmsg.NewPtrDescribeClientQuotasRequest()
+		c := kmsg.NewDescribeClientQuotasRequestComponent()
+		c.EntityType, c.MatchType = "user", 2
+		req.Components = append(req.Components, c)
+		return req
+	case 49:
+		req := kmsg.NewPtrAlterClientQuotasRequest()
+		req.ValidateOnly = true
+		e := kmsg.NewAlterClientQuotasRequestEntry()
+		ent := kmsg.NewAlterClientQuotasRequestEntryEntity()
+		ent.Type, ent.Name = "client-id", kmsg.StringPtr("fuzz")
+		e.Entity = append(e.Entity, ent)
+		op := kmsg.NewAlterClientQuotasRequestEntryOp()
+		op.Key, op.Value = "producer_byte_rate", 1048576
+		e.Ops = append(e.Ops, op)
+		req.Entries = append(req.Entries, e)
+		return req
 	case 44:
 		req := kmsg.NewPtrIncrementalAlterConfigsRequest()
 		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
@@ -765,7 +790,7 @@ func TestServedKeys(t *testing.T) {
 	for _, k := range hs.keys {
 		got = append(got, fmt.Sprintf("%d:%d-%d", k.ApiKey, k.MinVersion, k.MaxVersion))
 	}
-	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "4:0-7", "5:0-4", "6:0-8", "7:1-3", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "17:0-1", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "24:0-5", "25:0-4", "26:0-4", "27:0-1", "28:0-3", "29:0-3", "30:0-3", "31:0-3", "32:0-4", "33:0-2", "35:0-4", "36:0-2", "37:0-3", "42:0-2", "43:0-2", "44:0-1", "45:0-0", "46:0-0", "47:0-0", "50:0-0", "51:0-0", "56:0-3", "60:0-1", "61:0-0", "65:0-0", "66:0-1"}; !slices.Equal(got, want) {
+	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "4:0-7", "5:0-4", "6:0-8", "7:1-3", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "17:0-1", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "24:0-5", "25:0-4", "26:0-4", "27:0-1", "28:0-3", "29:0-3", "30:0-3", "31:0-3", "32:0-4", "33:0-2", "35:0-4", "36:0-2", "37:0-3", "42:0-2", "43:0-2", "44:0-1", "45:0-0", "46:0-0", "47:0-0", "48:0-1", "49:0-1", "50:0-0", "51:0-0", "56:0-3", "60:0-1", "61:0-0", "65:0-0", "66:0-1"}; !slices.Equal(got, want) {
 		t.Errorf("served %v, want %v", got, want)
 	}
 }

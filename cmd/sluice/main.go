@@ -20,6 +20,7 @@ commands:
   consume        print records of a topic: consume TOPIC [--group GROUP]
   group          list, describe, delete consumer groups or reset their offsets
   cluster        the cluster's brokers: cluster brokers|rebalance|decommission ID
+  quota          describe or alter client quotas of users and client ids
   user           users' SCRAM credentials: user scram set|delete|list (--brokers or --zookeeper)
   bench          load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
@@ -55,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCluster(args[1:], stdout, stderr)
 	case "user":
 		return runUser(args[1:], stdout, stderr)
+	case "quota":
+		return runQuota(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

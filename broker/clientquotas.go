@@ -1,0 +1,220 @@
+package broker
+
+// Client quotas (Kafka's ClientQuotaManager and ClientRequestQuotaManager,
+// KIP-13, KIP-55, KIP-124, KIP-219): producer_byte_rate,
+// consumer_byte_rate and request_percentage of users and client ids, kept
+// in the entity configs (coordinator.EntityConfigs: /config/users and
+// /config/clients in ZooKeeper, the metadata file on a single node) and
+// measured by security/quota.
+//
+//   - Loaded at start; an entity another broker changed is re-read
+//     (clientEntityHooks), one this broker altered is applied by
+//     AlterClientQuotas (49_alter_client_quotas.go).
+//   - The user is the connection's principal's name (User:ANONYMOUS on
+//     PLAINTEXT), the client id the request header's ("" when null).
+//   - Produce records the request's size, Fetch (of consumers, not of
+//     followers) its records' bytes; both and every other request
+//     answered record the time spent handling it (request_percentage).
+//     A request over a quota is answered at once, with throttle_time_ms
+//     the larger of its throttle times, and the connection then reads no
+//     further request until that time has passed (KIP-219's muted channel;
+//     Kafka mutes for every version, the client's own back-off depends on
+//     the version). A throttled Fetch is answered with no partitions and its
+//     bytes are not counted (Kafka's unrecordQuotaSensor); a consumer's
+//     fetch asks for at most what the quota allows in Samples-1 windows
+//     (Kafka's getMaxValueInQuotaWindow). A Produce with acks=0 has no
+//     response: its request time is not counted, its bytes are, and the
+//     connection is muted for them as in Kafka.
+//   - Deliberate differences. request_percentage: Kafka measures the time
+//     a request holds an I/O (request handler) thread and a network
+//     thread, as a share of one thread; sluice has no thread pool, so it
+//     measures the handler's wall time on the connection's goroutine, less
+//     the waits it knows of (a fetch's long poll, acks=all's wait for
+//     replication), and counts it against the same percentage of one
+//     thread. JoinGroup and SyncGroup, which park until their group
+//     rebalances, are not timed. The fetched bytes counted are the
+//     records' bytes, not the whole encoded response Kafka counts.
+//     controller_mutation_rate is stored and described but not enforced.
+//   - Exempt, as Kafka's sendResponseExemptThrottle: the controller's and
+//     brokers' requests (LeaderAndIsr, StopReplica, UpdateMetadata,
+//     ControlledShutdown, WriteTxnMarkers, AlterPartition) and followers'
+//     fetches.
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator"
+	"github.com/sluice-io/sluice/security/quota"
+	"github.com/sluice-io/sluice/wire"
+)
+
+func init() {
+	clientEntityHooks = append(clientEntityHooks, func(b *Broker, path string) { b.loadQuotaEntity(path) })
+}
+
+// loadClientQuotas reads every user and client-id entity's quotas.
+func (b *Broker) loadClientQuotas() {
+	for _, typ := range []string{"users", "clients"} {
+		paths, err := b.coord.Entities(typ)
+		if err != nil {
+			b.log.Warn("reading client quotas", "entities", typ, "err", err)
+			continue
+		}
+		for _, p := range paths {
+			b.loadQuotaEntity(p)
+		}
+	}
+}
+
+// loadQuotaEntity applies the quotas the entity at path has now.
+func (b *Broker) loadQuotaEntity(path string) {
+	name, err := coordinator.ParseEntityPath(path)
+	if err != nil {
+		b.log.Warn("client quota entity", "path", path, "err", err)
+		return
+	}
+	cfgs, err := b.coord.EntityConfigs(path)
+	if err != nil {
+		b.log.Warn("reading client quotas", "entity", path, "err", err)
+		return
+	}
+	b.applyQuotaEntity(quotaEntity(name), cfgs)
+}
+
+// applyQuotaEntity sets e's quotas from its entity configs (other keys,
+// SCRAM credentials, are not the quotas' business).
+func (b *Broker) applyQuotaEntity(e quota.Entity, cfgs map[string]string) {
+	values := map[string]float64{}
+	for _, k := range quota.Keys {
+		v, ok := cfgs[k]
+		if !ok {
+			continue
+		}
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil {
+			b.log.Warn("client quota is not a number; ignored", "user", e.User, "client_id", e.ClientID, "key", k, "value", v)
+			continue
+		}
+		values[k] = f
+	}
+	b.clientQuotas.SetEntity(e, values)
+}
+
+// quotaEntity is the quota entity of a parsed entity path.
+func quotaEntity(n coordinator.EntityName) quota.Entity {
+	var e quota.Entity
+	if n.HasUser {
+		e.User = n.User
+	}
+	if n.HasClientID {
+		e.ClientID = n.ClientID
+	}
+	return e
+}
+
+// connQuota is a connection's quota state for the request in hand.
+type connQuota struct {
+	client   quota.Client
+	on       bool          // quotas apply to this request (some quota is set; not exempt)
+	start    int64         // monoNow when its handling began
+	waited   time.Duration // waits not counted as request time
+	timed    bool          // its request time is recorded
+	bytes    int           // its size
+	throttle time.Duration // the most of its throttle times: the mute after it
+	muteT    *time.Timer
+}
+
+// quotaExempt are the keys Kafka answers with sendResponseExemptThrottle,
+// and those that park (not timed, see above).
+var quotaExempt = map[int16]bool{4: true, 5: true, 6: true, 7: true, 27: true, 56: true, 11: true, 14: true}
+
+// quotaBegin starts a request's quota accounting.
+func (c *conn) quotaBegin(h wire.Header, size int) {
+	q := &c.q
+	q.on, q.timed, q.waited, q.throttle = false, false, 0, 0
+	m := c.b.clientQuotas
+	if !m.Enabled() || quotaExempt[h.Key] {
+		return
+	}
+	id := ""
+	if h.ClientID != nil {
+		id = *h.ClientID
+	}
+	q.start = monoNow()
+	m.Resolve(&q.client, c.principal.Name, id, q.start)
+	q.on, q.bytes = true, size
+}
+
+// quotaBytes records n of type t for the request.
+func (c *conn) quotaBytes(t quota.Type, n int64) time.Duration {
+	q := &c.q
+	if !q.on || !q.client.Limited(t) {
+		return 0
+	}
+	d := c.b.clientQuotas.Record(&q.client, t, float64(n), monoNow())
+	q.throttle = max(q.throttle, d)
+	return d
+}
+
+// quotaTime records the request's handling time so far, once.
+func (c *conn) quotaTime() time.Duration {
+	q := &c.q
+	if !q.on || q.timed {
+		return 0
+	}
+	q.timed = true
+	if !q.client.Limited(quota.RequestPercentage) {
+		return 0
+	}
+	now := monoNow()
+	spent := max(time.Duration(now-q.start)-q.waited, 0)
+	d := c.b.clientQuotas.Record(&q.client, quota.RequestPercentage, float64(spent)*quota.NanosToPercent, now)
+	q.throttle = max(q.throttle, d)
+	return d
+}
+
+// quotaWait notes a wait since start that is not request time.
+func (c *conn) quotaWait(start time.Time) {
+	if c.q.on {
+		c.q.waited += time.Since(start)
+	}
+}
+
+// quotaEnd records the time of a request answered with resp and sets its
+// throttle_time_ms.
+func (c *conn) quotaEnd(resp kmsg.Response) {
+	if !c.q.on || resp == nil {
+		return
+	}
+	c.quotaTime()
+	if st, ok := resp.(kmsg.SetThrottleResponse); ok && c.q.throttle > 0 {
+		st.SetThrottle(throttleMillis(c.q.throttle))
+	}
+}
+
+func throttleMillis(d time.Duration) int32 {
+	return int32(min(d.Milliseconds(), 1<<31-1))
+}
+
+// mute waits out the last request's throttle before the next is read.
+func (c *conn) mute() {
+	d := c.q.throttle
+	if d <= 0 {
+		return
+	}
+	c.q.throttle = 0
+	if c.q.muteT == nil {
+		c.q.muteT = time.NewTimer(d)
+	} else {
+		c.q.muteT.Reset(d)
+	}
+	select {
+	case <-c.q.muteT.C:
+	case <-c.b.closing:
+		c.q.muteT.Stop()
+	}
+}
