@@ -250,9 +250,9 @@ func (b *Broker) ListenerAddr(name string) net.Addr {
 }
 
 // advertisedEndpoints resolves the advertised listeners against the bound
-// ones: a listener not advertised explicitly advertises its bound address;
-// a host of "", 0.0.0.0 or :: is localhost, port 0 the bound port. b.mu is
-// held.
+// ones: a listener not advertised explicitly advertises its configured
+// host with its bound port; a host of "", 0.0.0.0 or :: is localhost, port
+// 0 the bound port. b.mu is held.
 func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
 	var out []advertisedEndpoint
 	for _, l := range b.listeners {
@@ -261,7 +261,11 @@ func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
 			continue
 		}
 		if !b.lsetup.explicit[l.name] && l.ln != nil {
-			addr = l.ln.Addr().String()
+			// The configured host (a certificate names it, not the
+			// address it resolved to), the bound port.
+			host, _, _ := net.SplitHostPort(addr)
+			_, port, _ := net.SplitHostPort(l.ln.Addr().String())
+			addr = net.JoinHostPort(host, port)
 		}
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
