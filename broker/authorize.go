@@ -50,32 +50,29 @@ func (b *Broker) startAuthz() error {
 		supers[i] = aclPrincipal(p)
 	}
 	a := acl.New(supers, cfg.AllowEveryoneIfNoACL)
-	// Watch first, then load: a change between the two is reloaded twice,
-	// never missed.
-	store.OnACLChange(func(r acl.Resource) { b.reloadACLs(r) })
+	// Load, then watch: the store delivers every change made since the
+	// load began (ZooKeeper: the notifications of the last 15 minutes),
+	// so none is missed.
 	all, err := store.LoadACLs()
 	if err != nil {
 		return fmt.Errorf("broker: loading ACLs: %w", err)
 	}
 	a.SetAll(all)
 	b.authz = authzState{authz: a, store: store}
+	store.OnACLChange(func(r acl.Resource) { b.reloadACLs(a, store, r) })
 	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", a.Count(), "super_users", len(supers))
 	return nil
 }
 
-// reloadACLs reads one resource pattern's ACLs from the store, after
-// another broker changed them.
-func (b *Broker) reloadACLs(r acl.Resource) {
-	a := b.authz
-	if a.authz == nil {
-		return // a notification before startAuthz finished: LoadACLs reads it
-	}
-	entries, err := a.store.ACLs(r)
+// reloadACLs reads one resource pattern's ACLs from the store into a,
+// after a change notification.
+func (b *Broker) reloadACLs(a *acl.Authorizer, store coordinator.ACLStore, r acl.Resource) {
+	entries, err := store.ACLs(r)
 	if err != nil {
 		b.log.Error("reloading ACLs", "resource", r.String(), "err", err)
 		return
 	}
-	a.authz.Set(map[acl.Resource][]acl.Entry{r: entries})
+	a.Set(map[acl.Resource][]acl.Entry{r: entries})
 }
 
 func aclPrincipal(p Principal) acl.Principal { return acl.Principal{Type: p.Type, Name: p.Name} }
