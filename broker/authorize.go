@@ -14,6 +14,9 @@ package broker
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/security/acl"
 )
@@ -126,4 +129,24 @@ func (b *Broker) topicNameOf(name *string, id [16]byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// configAuthorized is the check of Kafka's config APIs on one resource
+// (ConfigHelper, KafkaApis.handleAlterConfigsRequest): op (DescribeConfigs
+// or AlterConfigs) on the topic, or on the cluster for broker,
+// broker-logger and client-metrics resources. It returns 0 when allowed,
+// else TOPIC_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED with
+// Kafka's message; other resource types are left to the handler (0).
+func (c *conn) configAuthorized(op acl.Operation, kind kmsg.ConfigResourceType, name string) (int16, string) {
+	switch kind {
+	case kmsg.ConfigResourceTypeTopic:
+		if !c.authorized(op, acl.ResourceTopic, name) {
+			return kerr.TopicAuthorizationFailed.Code, "Topic authorization failed."
+		}
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
+		if !c.authorizedCluster(op) {
+			return kerr.ClusterAuthorizationFailed.Code, "Cluster authorization failed."
+		}
+	}
+	return 0, ""
 }
