@@ -63,6 +63,12 @@ type Broker struct {
 	cluster   *cluster          // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas // replication throttles (throttle.go)
 	authz     authzState        // the ACL authorizer (authorize.go)
+	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
+	// the broker's own inter-broker SASL client, nil if the inter-broker
+	// listener is not SASL_* (sasl.go).
+	scram      scramCache
+	saslLns    map[string]*saslListener
+	saslClient *saslClient
 
 	// metrics is nil without metrics.listen (metrics.go); its HTTP
 	// listener and server (metricshttp.go).
@@ -110,6 +116,9 @@ func New(cfg Config) (*Broker, error) {
 	}
 	for _, lc := range b.lsetup.listeners {
 		b.listeners = append(b.listeners, &listener{name: lc.Name, protocol: b.lsetup.protocols[lc.Name], addr: lc.Addr})
+	}
+	if err := b.setupSASL(); err != nil { // sasl.go
+		return nil, err
 	}
 	if err := b.refreshSelfLocked(); err != nil {
 		return nil, err
@@ -393,6 +402,7 @@ func (b *Broker) serveConn(l *listener, nc net.Conn) {
 	}
 	c := newConn(b, nc)
 	c.ln = l
+	c.sasl = b.newSASLConn(l)
 	b.mu.Lock()
 	if b.mu.closing {
 		b.mu.Unlock()

@@ -85,6 +85,10 @@ type Config struct {
 	// connections.max.idle.ms (netconfig.go).
 	Network NetworkConfig
 
+	// SASL is the sasl.* keys, global and listener-prefixed, and
+	// connections.max.reauth.ms (saslconfig.go).
+	SASL SASLConfig
+
 	// Cluster is ZooKeeper mode: zookeeper.connect, its session's times and
 	// broker.rack (clusterconfig.go). Empty, the broker is the embedded
 	// single node.
@@ -283,6 +287,9 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 				break
 			}
 			if ok, err = c.Network.apply(k, v); ok {
+				break
+			}
+			if ok, err = c.SASL.apply(k, v); ok {
 				break
 			}
 			if ok, err = c.Cluster.apply(k, v); ok {

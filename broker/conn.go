@@ -44,6 +44,8 @@ type conn struct {
 	// host is the client's IP address as ACLs name hosts, once asked
 	// (authorize.go).
 	host string
+	// sasl is the SASL state on a SASL listener (sasl.go), else nil.
+	sasl *saslConn
 
 	// The request in hand and where it is (connread.go).
 	pending      int     // bytes of c.r it occupies, if it is read there
@@ -116,9 +118,17 @@ func (c *conn) handle(frame []byte) (err error) {
 			err = fmt.Errorf("broker: panic: %v", r)
 		}
 	}()
+	if c.sasl != nil && c.sasl.raw {
+		return c.saslRawToken(frame)
+	}
 	h, err := wire.ParseHeader(frame)
 	if err != nil {
 		return err
+	}
+	if c.sasl != nil {
+		if err := c.saslGate(h.Key); err != nil {
+			return err
+		}
 	}
 	api, ok := apis[h.Key]
 	if !ok {

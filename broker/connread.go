@@ -11,7 +11,9 @@ package broker
 //     waits for (or from the request's first byte, if it had to wait for no
 //     other), the whole request must arrive within the bound, waits for
 //     request memory included, or the connection is closed;
-//   - socket.request.max.bytes: a larger declared size closes it at once.
+//   - socket.request.max.bytes (before SASL authentication
+//     sasl.server.max.receive.size, sasl.go): a larger declared size
+//     closes it at once.
 //
 // A request of up to 64 KiB (with its size prefix) is read in the
 // connection's read buffer and handled there; a larger one is read into the
@@ -55,7 +57,7 @@ func (c *conn) readRequest() ([]byte, error) {
 	if err != nil {
 		return nil, rd.failed(err, "size prefix", int64(c.r.Buffered()), 4)
 	}
-	size, err := wire.FrameSize(prefix, c.b.cfg.SocketRequestMaxBytes)
+	size, err := wire.FrameSize(prefix, c.maxRequestBytes())
 	if err != nil {
 		return nil, err
 	}

@@ -333,5 +333,8 @@ func (b *Broker) registeredEndpoints() []zk.Endpoint {
 // another: the inter-broker listener's endpoint.
 func (b *Broker) interBroker(o zk.NetSenderOptions) zk.NetSenderOptions {
 	o.Listener = b.lsetup.interName
+	if b.saslClient != nil {
+		o.Handshake = b.saslClient.handshake // saslclient.go
+	}
 	return o
 }

@@ -688,6 +688,23 @@ func (hs *harness) seedRequest(key int16, records []byte) kmsg.Request {
 		req := kmsg.NewPtrDescribeTransactionsRequest()
 		req.TransactionalIDs = []string{seedTxnID, "fuzz-unknown"}
 		return req
+	case 50:
+		req := kmsg.NewPtrDescribeUserSCRAMCredentialsRequest()
+		for _, n := range []string{"fuzz-user", "", "fuzz-user"} {
+			u := kmsg.NewDescribeUserSCRAMCredentialsRequestUser()
+			u.Name = n
+			req.Users = append(req.Users, u)
+		}
+		return req
+	case 51:
+		req := kmsg.NewPtrAlterUserSCRAMCredentialsRequest()
+		u := kmsg.NewAlterUserSCRAMCredentialsRequestUpsertion()
+		u.Name, u.Mechanism, u.Iterations, u.Salt, u.SaltedPassword = "fuzz-user", 2, 4096, []byte("salt"), make([]byte, 64)
+		req.Upsertions = append(req.Upsertions, u)
+		d := kmsg.NewAlterUserSCRAMCredentialsRequestDeletion()
+		d.Name, d.Mechanism = "fuzz-other", 1
+		req.Deletions = append(req.Deletions, d)
+		return req
 	case 66:
 		req := kmsg.NewPtrListTransactionsRequest()
 		req.StateFilters = []string{"Ongoing", "NoSuchState"}
@@ -748,7 +765,7 @@ func TestServedKeys(t *testing.T) {
 	for _, k := range hs.keys {
 		got = append(got, fmt.Sprintf("%d:%d-%d", k.ApiKey, k.MinVersion, k.MaxVersion))
 	}
-	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "4:0-7", "5:0-4", "6:0-8", "7:1-3", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "24:0-5", "25:0-4", "26:0-4", "27:0-1", "28:0-3", "29:0-3", "30:0-3", "31:0-3", "32:0-4", "33:0-2", "35:0-4", "37:0-3", "42:0-2", "43:0-2", "44:0-1", "45:0-0", "46:0-0", "47:0-0", "56:0-3", "60:0-1", "61:0-0", "65:0-0", "66:0-1"}; !slices.Equal(got, want) {
+	if want := []string{"0:3-11", "1:4-17", "2:0-9", "3:0-12", "4:0-7", "5:0-4", "6:0-8", "7:1-3", "8:0-9", "9:0-9", "10:0-5", "11:0-9", "12:0-4", "13:0-5", "14:0-5", "15:0-5", "16:0-5", "17:0-1", "18:0-4", "19:0-7", "20:0-6", "21:0-2", "22:0-5", "23:0-4", "24:0-5", "25:0-4", "26:0-4", "27:0-1", "28:0-3", "29:0-3", "30:0-3", "31:0-3", "32:0-4", "33:0-2", "35:0-4", "36:0-2", "37:0-3", "42:0-2", "43:0-2", "44:0-1", "45:0-0", "46:0-0", "47:0-0", "50:0-0", "51:0-0", "56:0-3", "60:0-1", "61:0-0", "65:0-0", "66:0-1"}; !slices.Equal(got, want) {
 		t.Errorf("served %v, want %v", got, want)
 	}
 }

@@ -20,6 +20,7 @@ commands:
   consume        print records of a topic: consume TOPIC [--group GROUP]
   group          list, describe, delete consumer groups or reset their offsets
   cluster        the cluster's brokers: cluster brokers|rebalance|decommission ID
+  user           users' SCRAM credentials: user scram set|delete|list (--brokers or --zookeeper)
   bench          load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
 The console tools (topic, produce, consume, group) take --brokers host:port,...
@@ -52,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runGroup(args[1:], stdout, stderr)
 	case "cluster":
 		return runCluster(args[1:], stdout, stderr)
+	case "user":
+		return runUser(args[1:], stdout, stderr)
 	case "bench":
 		return runBench(args[1:], stdout, stderr)
 	case "-h", "--help", "help":

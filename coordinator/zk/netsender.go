@@ -65,6 +65,12 @@ type NetSenderOptions struct {
 	// the size of the records it carries). The buffer keeps the size of
 	// the largest response read. Default false: a buffer per response.
 	ReuseResponses bool
+	// Handshake, if set, runs on every new connection after it is dialled
+	// (and after any Dial hook's wrapping) and before its first request:
+	// the SASL exchange of an inter-broker listener that needs one. Its
+	// I/O is bounded by ctx's deadline (the request timeout); an error
+	// closes the connection and fails the request. Default nil: none.
+	Handshake func(ctx context.Context, conn net.Conn) error
 }
 
 // Errors of NetSender.Send, wrapped with the request and broker.
@@ -217,6 +223,18 @@ func (s *NetSender) dial(ctx context.Context, broker int32, l *brokerLink) error
 	conn, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return err
+	}
+	if s.o.Handshake != nil {
+		if deadline, ok := ctx.Deadline(); ok {
+			conn.SetDeadline(deadline)
+		}
+		stop := context.AfterFunc(ctx, func() { conn.SetDeadline(time.Unix(1, 0)) })
+		err := s.o.Handshake(ctx, conn)
+		stop()
+		if err != nil {
+			conn.Close()
+			return fmt.Errorf("zk: authenticating to broker %d at %s: %w", broker, addr, err)
+		}
 	}
 	l.conn = conn
 	return nil
