@@ -11,6 +11,7 @@ package broker
 //   - An offset past the high watermark, or negative other than -1, gets
 //     OFFSET_OUT_OF_RANGE, as Kafka's UnifiedLog.maybeIncrementLogStartOffset;
 //     unknown topics and partitions UNKNOWN_TOPIC_OR_PARTITION.
+//   - Needs Delete on the topic (TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"errors"
@@ -19,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -30,10 +32,15 @@ func handleDeleteRecords(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response,
 	for _, rt := range req.Topics {
 		st := kmsg.NewDeleteRecordsResponseTopic()
 		st.Topic = rt.Topic
+		allowed := c.authorized(acl.OpDelete, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewDeleteRecordsResponseTopicPartition()
 			sp.Partition = rp.Partition
-			sp.LowWatermark, sp.ErrorCode = c.b.deleteRecords(rt.Topic, rp.Partition, rp.Offset)
+			if allowed {
+				sp.LowWatermark, sp.ErrorCode = c.b.deleteRecords(rt.Topic, rp.Partition, rp.Offset)
+			} else {
+				sp.LowWatermark, sp.ErrorCode = -1, kerr.TopicAuthorizationFailed.Code
+			}
 			st.Partitions = append(st.Partitions, sp)
 		}
 		resp.Topics = append(resp.Topics, st)

@@ -17,12 +17,17 @@ package broker
 //     below 0 FENCED_LEADER_EPOCH, above it UNKNOWN_LEADER_EPOCH. Unknown
 //     topics and partitions get UNKNOWN_TOPIC_OR_PARTITION.
 //
+// Needs ClusterAction on the cluster (a follower) or Describe on the topic
+// (TOPIC_AUTHORIZATION_FAILED), as Kafka since KIP-320.
+//
 // Version notes: v0 has no epoch in the answer; v3+ carries the replica
 // ID (-1 for consumers; followers come with replication).
 
 import (
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -31,13 +36,20 @@ func init() { register(23, 0, 4, handleOffsetForLeaderEpoch) }
 func handleOffsetForLeaderEpoch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.OffsetForLeaderEpochRequest)
 	resp := req.ResponseKind().(*kmsg.OffsetForLeaderEpochResponse)
+	replica := c.authorizedCluster(acl.OpClusterAction)
 	for _, rt := range req.Topics {
 		st := kmsg.NewOffsetForLeaderEpochResponseTopic()
 		st.Topic = rt.Topic
+		allowed := replica || c.authorized(acl.OpDescribe, acl.ResourceTopic, rt.Topic)
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewOffsetForLeaderEpochResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.LeaderEpoch, sp.EndOffset = -1, -1
+			if !allowed {
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
+				st.Partitions = append(st.Partitions, sp)
+				continue
+			}
 			p, code := c.b.leaderPartition(rt.Topic, rp.Partition)
 			var leaderEpoch int32
 			if p != nil {

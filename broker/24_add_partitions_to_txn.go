@@ -22,6 +22,11 @@ package broker
 //     else each partition 0 if it is in the ongoing transaction and
 //     INVALID_TXN_STATE if not.
 //   - An empty transactional id is INVALID_REQUEST.
+//   - Authorization, as Kafka: v0-3 (clients) need Write on the
+//     transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every
+//     partition) and Write on each topic (TOPIC_AUTHORIZATION_FAILED,
+//     always for internal topics; the others OPERATION_NOT_ATTEMPTED);
+//     v4+ (brokers) needs ClusterAction (CLUSTER_AUTHORIZATION_FAILED).
 //
 // Version notes: v3+ is flexible; v4+ batches transactions and has a
 // top-level error code.
@@ -32,6 +37,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator/txn"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -48,7 +54,17 @@ func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 			tt.Topic, tt.Partitions = rt.Topic, rt.Partitions
 			t.Topics = append(t.Topics, tt)
 		}
-		for _, rt := range c.b.addPartitionsToTxn(req.Version, &t) {
+		var results []kmsg.AddPartitionsToTxnResponseTransactionTopic
+		if !c.authorized(acl.OpWrite, acl.ResourceTransactionalID, t.TransactionalID) {
+			results = txnTopicsFailed(&t, kerr.TransactionalIDAuthorizationFailed.Code)
+		} else {
+			// Clients need Write on each topic; internal topics are never
+			// theirs to add (Kafka leaves them out of the authorized set).
+			results = c.b.addPartitionsToTxn(req.Version, &t, func(topic string) bool {
+				return !isInternal(topic) && c.authorized(acl.OpWrite, acl.ResourceTopic, topic)
+			})
+		}
+		for _, rt := range results {
 			ot := kmsg.NewAddPartitionsToTxnResponseTopic()
 			ot.Topic = rt.Topic
 			for _, rp := range rt.Partitions {
@@ -60,18 +76,41 @@ func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 		}
 		return resp, nil
 	}
+	if !c.authorizedCluster(acl.OpClusterAction) {
+		// v4+ comes from brokers only.
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	for i := range req.Transactions {
 		t := &req.Transactions[i]
 		rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
 		rt.TransactionalID = t.TransactionalID
-		rt.Topics = c.b.addPartitionsToTxn(req.Version, t)
+		rt.Topics = c.b.addPartitionsToTxn(req.Version, t, nil)
 		resp.Transactions = append(resp.Transactions, rt)
 	}
 	return resp, nil
 }
 
-// addPartitionsToTxn handles one transaction's partitions.
-func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnRequestTransaction) []kmsg.AddPartitionsToTxnResponseTransactionTopic {
+// txnTopicsFailed answers every partition of t with code.
+func txnTopicsFailed(t *kmsg.AddPartitionsToTxnRequestTransaction, code int16) []kmsg.AddPartitionsToTxnResponseTransactionTopic {
+	var out []kmsg.AddPartitionsToTxnResponseTransactionTopic
+	for _, rt := range t.Topics {
+		ot := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
+		ot.Topic = rt.Topic
+		for _, p := range rt.Partitions {
+			op := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
+			op.Partition, op.ErrorCode = p, code
+			ot.Partitions = append(ot.Partitions, op)
+		}
+		out = append(out, ot)
+	}
+	return out
+}
+
+// addPartitionsToTxn handles one transaction's partitions; writable, when
+// not nil, says which topics the client may add (the others fail the
+// transaction with TOPIC_AUTHORIZATION_FAILED, as unknown ones do).
+func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnRequestTransaction, writable func(string) bool) []kmsg.AddPartitionsToTxnResponseTransactionTopic {
 	codes := map[engine.Partition]int16{}
 	var ps []engine.Partition
 	unknown := false
@@ -83,7 +122,10 @@ func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnReq
 			}
 			ps = append(ps, tp)
 			codes[tp] = 0
-			if !b.ctl.cache.hasPartition(rt.Topic, p) {
+			if writable != nil && !writable(rt.Topic) {
+				codes[tp] = kerr.TopicAuthorizationFailed.Code
+				unknown = true
+			} else if !b.ctl.cache.hasPartition(rt.Topic, p) {
 				codes[tp] = kerr.UnknownTopicOrPartition.Code
 				unknown = true
 			}

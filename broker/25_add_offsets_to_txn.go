@@ -5,7 +5,9 @@ package broker
 // the offsets TxnOffsetCommit writes there commit or abort with it. The
 // transactional id's coordinator decides (coordinator/txn), with the
 // errors of AddPartitionsToTxn; an empty transactional id is
-// INVALID_REQUEST.
+// INVALID_REQUEST. Needs Write on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED) and Read on the group
+// (GROUP_AUTHORIZATION_FAILED).
 //
 // Version notes: v3+ is flexible; v4 adds no field (KIP-890's retriable
 // errors).
@@ -15,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/txn"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -25,6 +28,14 @@ func handleAddOffsetsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	resp := req.ResponseKind().(*kmsg.AddOffsetsToTxnResponse)
 	if req.TransactionalID == "" {
 		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
+	if !c.authorized(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+		return resp, nil
+	}
+	if !c.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
 	a := c.b.txnCall(req.TransactionalID, func(id uint64) txn.Event {

@@ -8,7 +8,8 @@ package broker
 // PRODUCER_FENCED (INVALID_PRODUCER_EPOCH before v2), another producer id
 // INVALID_PRODUCER_ID_MAPPING, an outcome that contradicts the one decided
 // or a transaction not begun INVALID_TXN_STATE; an empty transactional id
-// is INVALID_REQUEST.
+// is INVALID_REQUEST. Needs Write on the transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED).
 //
 // Version notes: v3+ is flexible; v4 adds no field; v5 (KIP-890's epoch
 // bump, Kafka 4.0) is not served.
@@ -18,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/txn"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -28,6 +30,10 @@ func handleEndTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error)
 	resp := req.ResponseKind().(*kmsg.EndTxnResponse)
 	if req.TransactionalID == "" {
 		resp.ErrorCode = kerr.InvalidRequest.Code
+		return resp, nil
+	}
+	if !c.authorized(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp, nil
 	}
 	a := c.b.txnCall(req.TransactionalID, func(id uint64) txn.Event {

@@ -9,11 +9,16 @@ package broker
 // partitions get UNKNOWN_TOPIC_OR_PARTITION, as OffsetCommit. Not done:
 // KIP-890's verification that the coordinator added the offsets partition
 // to the transaction.
+//
+// Needs Write on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+// for every partition), Read on the group (GROUP_AUTHORIZATION_FAILED) and
+// Read on each topic (TOPIC_AUTHORIZATION_FAILED for that topic alone).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -21,20 +26,50 @@ func init() { register(28, 0, 3, handleTxnOffsetCommit) }
 
 func handleTxnOffsetCommit(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.TxnOffsetCommitRequest)
-	g, err := c.b.groupCoordinator()
-	if err != nil {
-		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
-		for _, rt := range req.Topics {
+	failAll := func(code int16, topics []kmsg.TxnOffsetCommitRequestTopic, resp *kmsg.TxnOffsetCommitResponse) {
+		for _, rt := range topics {
 			st := kmsg.NewTxnOffsetCommitResponseTopic()
 			st.Topic = rt.Topic
 			for _, rp := range rt.Partitions {
 				sp := kmsg.NewTxnOffsetCommitResponseTopicPartition()
-				sp.Partition, sp.ErrorCode = rp.Partition, kerr.CoordinatorNotAvailable.Code
+				sp.Partition, sp.ErrorCode = rp.Partition, code
 				st.Partitions = append(st.Partitions, sp)
 			}
 			resp.Topics = append(resp.Topics, st)
 		}
+	}
+	refuse := func(code int16) (kmsg.Response, error) {
+		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		failAll(code, req.Topics, resp)
 		return resp, nil
 	}
-	return g.TxnOffsetCommit(req), nil
+	if !c.authorized(acl.OpWrite, acl.ResourceTransactionalID, req.TransactionalID) {
+		return refuse(kerr.TransactionalIDAuthorizationFailed.Code)
+	}
+	if !c.authorized(acl.OpRead, acl.ResourceGroup, req.Group) {
+		return refuse(kerr.GroupAuthorizationFailed.Code)
+	}
+	// Topics the principal may not Read fail alone; the rest are committed.
+	var denied []kmsg.TxnOffsetCommitRequestTopic
+	if c.b.authz.authz != nil {
+		kept := req.Topics[:0:0]
+		for _, rt := range req.Topics {
+			if c.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic) {
+				kept = append(kept, rt)
+			} else {
+				denied = append(denied, rt)
+			}
+		}
+		req.Topics = kept
+	}
+	g, err := c.b.groupCoordinator()
+	if err != nil {
+		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
+		failAll(kerr.CoordinatorNotAvailable.Code, req.Topics, resp)
+		failAll(kerr.TopicAuthorizationFailed.Code, denied, resp)
+		return resp, nil
+	}
+	resp := g.TxnOffsetCommit(req)
+	failAll(kerr.TopicAuthorizationFailed.Code, denied, resp)
+	return resp, nil
 }

@@ -29,6 +29,11 @@ package broker
 // the source and, when IncludeSynonyms, the synonyms: every layer's value,
 // highest priority first; v3+ the config type and, when
 // IncludeDocumentation, a short documentation string.
+//
+// Authorization, as Kafka: DescribeConfigs on the topic, or on the cluster
+// for broker, broker-logger and client-metrics resources
+// (TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED for that
+// resource alone).
 
 import (
 	"fmt"
@@ -38,6 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -61,7 +67,7 @@ func handleDescribeConfigs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		var msg string
 		if unknown != nil {
 			code, msg = kerr.InvalidRequest.Code, fmt.Sprintf("Unexpected resource type %d for resource %s", int8(unknown.ResourceType), unknown.ResourceName)
-		} else {
+		} else if code, msg = c.configAuthorized(acl.OpDescribeConfigs, rr.ResourceType, rr.ResourceName); code == 0 {
 			res.Configs, code, msg = c.b.describeResource(req, &rr)
 		}
 		if code != 0 {

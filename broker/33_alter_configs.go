@@ -23,6 +23,10 @@ package broker
 //   - validate_only checks everything and changes nothing.
 //
 // Version notes: v2 is the flexible version; nothing else changes.
+//
+// Authorization, as Kafka: AlterConfigs on the topic, or on the cluster for
+// broker resources (TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED
+// for that resource alone).
 
 import (
 	"fmt"
@@ -31,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -56,7 +61,7 @@ func handleAlterConfigs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		var msg string
 		if seen[resourceID{rr.ResourceType, rr.ResourceName}] > 1 {
 			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
-		} else {
+		} else if code, msg = c.configAuthorized(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); code == 0 {
 			code, msg = c.b.alterConfigs(&rr, req.ValidateOnly)
 		}
 		if code != 0 {

@@ -10,14 +10,19 @@ package broker
 //     does not move replicas between directories.
 //   - v4: the file system's total and usable bytes (statfs), -1 if they
 //     cannot be read.
+//
+// Authorization: Describe on the cluster; without it no directories and, in
+// v3+, CLUSTER_AUTHORIZATION_FAILED.
 
 import (
 	"path/filepath"
 	"slices"
 
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -27,6 +32,10 @@ func handleDescribeLogDirs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	req := r.(*kmsg.DescribeLogDirsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeLogDirsResponse)
 	b := c.b
+	if !c.authorizedCluster(acl.OpDescribe) {
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		return resp, nil
+	}
 	dir := kmsg.NewDescribeLogDirsResponseDir()
 	dir.Dir = b.cfg.DataDir
 	if abs, err := filepath.Abs(dir.Dir); err == nil {

@@ -15,6 +15,8 @@ package broker
 //   - __consumer_offsets cannot grow (INVALID_REQUEST): groups are mapped
 //     to its partitions by hash, so growing it would lose their offsets.
 //   - validate_only checks everything and changes nothing.
+//
+// Authorization: Alter on each topic (TOPIC_AUTHORIZATION_FAILED).
 
 import (
 	"fmt"
@@ -23,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -46,6 +49,8 @@ func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 		var msg string
 		if added > maxPartitionsPerRequest {
 			code, msg = kerr.PolicyViolation.Code, "Excessively large number of partitions per request."
+		} else if seen[rt.Topic] == 1 && !c.authorized(acl.OpAlter, acl.ResourceTopic, rt.Topic) {
+			code, msg = kerr.TopicAuthorizationFailed.Code, "The topic authorization is failed."
 		} else {
 			code, msg = c.b.growOne(&rt, seen[rt.Topic] > 1, req.ValidateOnly, req.TimeoutMillis)
 		}

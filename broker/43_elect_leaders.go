@@ -28,6 +28,9 @@ package broker
 //
 // Version notes: v0 has no election type (PREFERRED) and no top-level
 // error code; v1 adds both; v2 is the flexible version.
+//
+// Authorization: Alter on the cluster; without it CLUSTER_AUTHORIZATION_FAILED
+// at the top and on every partition named.
 
 import (
 	"cmp"
@@ -42,6 +45,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -65,6 +69,12 @@ func handleElectLeaders(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		for _, p := range rt.Partitions {
 			tps = append(tps, engine.Partition{Topic: rt.Topic, Partition: p})
 		}
+	}
+	if !c.authorizedCluster(acl.OpAlter) {
+		// Every partition named fails; none for an election of all.
+		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
+		fillElections(resp, controller.RefuseElection(tps, kerr.ClusterAuthorizationFailed.Code))
+		return resp, nil
 	}
 	if typ != controller.PreferredElection && typ != controller.UncleanElection {
 		resp.ErrorCode = kerr.UnknownServerError.Code

@@ -18,6 +18,11 @@ package broker
 //     included: sluice has no loggers to change).
 //
 // Version notes: v1 is the flexible version; nothing else changes.
+//
+// Authorization, as Kafka: AlterConfigs on the topic, or on the cluster for
+// broker, broker-logger and client-metrics resources
+// (TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED for that
+// resource alone).
 
 import (
 	"fmt"
@@ -27,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -46,7 +52,7 @@ func handleIncrementalAlterConfigs(c *conn, h wire.Header, r kmsg.Request) (kmsg
 		var msg string
 		if seen[resourceID{rr.ResourceType, rr.ResourceName}] > 1 {
 			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
-		} else {
+		} else if code, msg = c.configAuthorized(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); code == 0 {
 			code, msg = c.b.incrementalAlterConfigs(&rr, req.ValidateOnly)
 		}
 		if code != 0 {

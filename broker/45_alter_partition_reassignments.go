@@ -25,6 +25,9 @@ package broker
 //
 // Version notes: v0 only, flexible (Kafka 3.9's; v1, KIP-1101's
 // allow_replication_factor_change, is 4.1's).
+//
+// Authorization: Alter on the cluster; without it CLUSTER_AUTHORIZATION_FAILED
+// at the top and on every partition.
 
 import (
 	"context"
@@ -37,6 +40,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -53,6 +57,23 @@ func handleAlterPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (
 		for _, rp := range rt.Partitions {
 			targets = append(targets, controller.ReassignTarget{Partition: engine.Partition{Topic: rt.Topic, Partition: rp.Partition}, Replicas: rp.Replicas})
 		}
+	}
+	if !c.authorizedCluster(acl.OpAlter) {
+		// As Kafka's error response: the error at the top and on every
+		// partition.
+		msg := "Cluster authorization failed."
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, &msg
+		for _, rt := range req.Topics {
+			st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
+			st.Topic = rt.Topic
+			for _, rp := range rt.Partitions {
+				sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
+				sp.Partition, sp.ErrorCode, sp.ErrorMessage = rp.Partition, kerr.ClusterAuthorizationFailed.Code, &msg
+				st.Partitions = append(st.Partitions, sp)
+			}
+			resp.Topics = append(resp.Topics, st)
+		}
+		return resp, nil
 	}
 	alter := c.b.reassignDriver()
 	if alter == nil {

@@ -12,6 +12,8 @@ package broker
 //     the original ones), and the adding and removing ones.
 //
 // Version notes: v0 only, flexible.
+//
+// Authorization: Describe on the cluster (CLUSTER_AUTHORIZATION_FAILED).
 
 import (
 	"slices"
@@ -20,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -28,6 +31,11 @@ func init() { register(46, 0, 0, handleListPartitionReassignments) }
 func handleListPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.ListPartitionReassignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.ListPartitionReassignmentsResponse)
+	if !c.authorizedCluster(acl.OpDescribe) {
+		msg := "Cluster authorization failed."
+		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, &msg
+		return resp, nil
+	}
 	list := c.b.listReassignmentsDriver()
 	if list == nil {
 		resp.ErrorCode = kerr.NotController.Code

@@ -12,12 +12,16 @@ package broker
 // told a broker); a partition not hosted here is NOT_LEADER_OR_FOLLOWER if
 // the metadata knows it, else UNKNOWN_TOPIC_OR_PARTITION (Kafka's
 // getPartitionOrError).
+//
+// Authorization: Read on each topic (TOPIC_AUTHORIZATION_FAILED on its
+// partitions).
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -30,11 +34,14 @@ func handleDescribeProducers(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respo
 	for _, rt := range req.Topics {
 		st := kmsg.NewDescribeProducersResponseTopic()
 		st.Topic = rt.Topic
+		allowed := c.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic)
 		for _, index := range rt.Partitions {
 			sp := kmsg.NewDescribeProducersResponseTopicPartition()
 			sp.Partition = index
 			p := c.b.partition(rt.Topic, index)
 			switch {
+			case !allowed:
+				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil && c.b.ctl.cache.hasPartition(rt.Topic, index):
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			case p == nil:

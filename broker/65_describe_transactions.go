@@ -7,12 +7,17 @@ package broker
 // transaction by topic. An id whose coordinator is not this broker is
 // NOT_COORDINATOR, one still loading COORDINATOR_LOAD_IN_PROGRESS, an
 // unknown one TRANSACTIONAL_ID_NOT_FOUND.
+//
+// Authorization: Describe on each transactional id
+// (TRANSACTIONAL_ID_AUTHORIZATION_FAILED); only the topics the principal
+// may Describe are listed.
 
 import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/txn"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -26,6 +31,11 @@ func handleDescribeTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Re
 	for _, id := range req.TransactionalIDs {
 		ts := kmsg.NewDescribeTransactionsResponseTransactionState()
 		ts.TransactionalID, ts.ProducerID, ts.ProducerEpoch, ts.StartTimestamp = id, -1, -1, -1
+		if !c.authorized(acl.OpDescribe, acl.ResourceTransactionalID, id) {
+			ts.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
+			resp.TransactionStates = append(resp.TransactionStates, ts)
+			continue
+		}
 		d, code := c.b.txnDriverFor(id)
 		var m txn.Metadata
 		found := false
@@ -40,6 +50,10 @@ func handleDescribeTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Re
 			ts.State, ts.TimeoutMillis, ts.StartTimestamp = m.State.String(), m.TimeoutMs, m.StartMs
 			ts.ProducerID, ts.ProducerEpoch = m.ProducerID, m.Epoch
 			for _, p := range m.Partitions {
+				// Only the topics the principal may describe.
+				if !c.authorized(acl.OpDescribe, acl.ResourceTopic, p.Topic) {
+					continue
+				}
 				if n := len(ts.Topics); n == 0 || ts.Topics[n-1].Topic != p.Topic {
 					tt := kmsg.NewDescribeTransactionsResponseTransactionStateTopic()
 					tt.Topic = p.Topic

@@ -13,6 +13,9 @@ package broker
 //
 // Dead ids are never listed. While a partition is still loading, the
 // answer is COORDINATOR_LOAD_IN_PROGRESS with no transaction.
+//
+// Authorization: only the transactional ids the principal may Describe are
+// listed.
 
 import (
 	"cmp"
@@ -23,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/txn"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -94,6 +98,9 @@ func handleListTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 	slices.SortFunc(out, func(a, b kmsg.ListTransactionsResponseTransactionState) int {
 		return cmp.Compare(a.TransactionalID, b.TransactionalID)
 	})
-	resp.TransactionStates = out
+	// Only the transactional ids the principal may describe.
+	resp.TransactionStates = slices.DeleteFunc(out, func(ts kmsg.ListTransactionsResponseTransactionState) bool {
+		return !c.authorized(acl.OpDescribe, acl.ResourceTransactionalID, ts.TransactionalID)
+	})
 	return resp, nil
 }

@@ -243,3 +243,212 @@ func TestAuthorizerClassRefused(t *testing.T) {
 		t.Fatalf("applied: %+v", c.Authz)
 	}
 }
+
+// TestACLsRequestChecks: the checks of the configs APIs, the transaction
+// APIs, DeleteRecords, DeleteGroups, the cluster operations, and the
+// authorized-operation bit fields, with ACLs made as a super user and
+// enforced after a restart without one.
+func TestACLsRequestChecks(t *testing.T) {
+	dir := t.TempDir()
+	tb := serveBroker(t, dir, authzOn(true))
+	adm := tb.admin(t)
+	ctx := ctxTimeout(t, 30*time.Second)
+	for _, name := range []string{"cfg-ok", "cfg-no", "del-ok", "del-no"} {
+		if _, err := adm.CreateTopic(ctx, 1, 1, nil, name); err != nil {
+			t.Fatalf("creating %s: %v", name, err)
+		}
+	}
+	cl := tb.ownClient(t)
+	for _, topic := range []string{"del-ok", "del-no"} {
+		if err := cl.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte("v")}).FirstErr(); err != nil {
+			t.Fatalf("produce %s: %v", topic, err)
+		}
+	}
+	createACLs(t, cl,
+		aclSpec{acl.ResourceTopic, "cfg-ok", acl.PatternLiteral, acl.OpDescribe, acl.Allow},
+		aclSpec{acl.ResourceTopic, "cfg-ok", acl.PatternLiteral, acl.OpAlterConfigs, acl.Allow},
+		aclSpec{acl.ResourceTopic, "del-ok", acl.PatternLiteral, acl.OpDelete, acl.Allow},
+		aclSpec{acl.ResourceTopic, "del-no", acl.PatternLiteral, acl.OpRead, acl.Allow},
+		aclSpec{acl.ResourceGroup, "g-del", acl.PatternLiteral, acl.OpDelete, acl.Allow},
+		aclSpec{acl.ResourceTransactionalID, "tx-ok", acl.PatternLiteral, acl.OpWrite, acl.Allow},
+	)
+	cl.Close()
+	tb.stop(t)
+	tb = serveBroker(t, dir, authzOn(false))
+	rc := dialRaw(t, tb.addr)
+	defer rc.nc.Close()
+
+	// Configs: AlterConfigs implies DescribeConfigs; the broker's configs
+	// need them on the cluster.
+	dc := kmsg.NewPtrDescribeConfigsRequest()
+	for _, r := range []struct {
+		kind kmsg.ConfigResourceType
+		name string
+	}{{kmsg.ConfigResourceTypeTopic, "cfg-ok"}, {kmsg.ConfigResourceTypeTopic, "cfg-no"}, {kmsg.ConfigResourceTypeBroker, "0"}} {
+		rr := kmsg.NewDescribeConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = r.kind, r.name
+		dc.Resources = append(dc.Resources, rr)
+	}
+	dcr := rc.roundTrip(dc, 4).(*kmsg.DescribeConfigsResponse)
+	for i, want := range []int16{0, kerr.TopicAuthorizationFailed.Code, kerr.ClusterAuthorizationFailed.Code} {
+		if got := dcr.Resources[i].ErrorCode; got != want {
+			t.Errorf("DescribeConfigs %s: %v, want %v", dcr.Resources[i].ResourceName, kerr.ErrorForCode(got), kerr.ErrorForCode(want))
+		}
+	}
+	if len(dcr.Resources[0].Configs) == 0 {
+		t.Error("DescribeConfigs cfg-ok: no configs")
+	}
+	ia := kmsg.NewPtrIncrementalAlterConfigsRequest()
+	for _, name := range []string{"cfg-ok", "cfg-no"} {
+		rr := kmsg.NewIncrementalAlterConfigsRequestResource()
+		rr.ResourceType, rr.ResourceName = kmsg.ConfigResourceTypeTopic, name
+		cfg := kmsg.NewIncrementalAlterConfigsRequestResourceConfig()
+		cfg.Name, cfg.Value = "retention.ms", kmsg.StringPtr("3600000")
+		rr.Configs = append(rr.Configs, cfg)
+		ia.Resources = append(ia.Resources, rr)
+	}
+	iar := rc.roundTrip(ia, 1).(*kmsg.IncrementalAlterConfigsResponse)
+	if iar.Resources[0].ErrorCode != 0 || iar.Resources[1].ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("IncrementalAlterConfigs: cfg-ok %v, cfg-no %v", kerr.ErrorForCode(iar.Resources[0].ErrorCode), kerr.ErrorForCode(iar.Resources[1].ErrorCode))
+	}
+	ac := kmsg.NewPtrAlterConfigsRequest()
+	acr := kmsg.NewAlterConfigsRequestResource()
+	acr.ResourceType, acr.ResourceName = kmsg.ConfigResourceTypeBroker, "0"
+	ac.Resources = append(ac.Resources, acr)
+	if got := rc.roundTrip(ac, 2).(*kmsg.AlterConfigsResponse).Resources[0].ErrorCode; got != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("AlterConfigs of the broker: %v", kerr.ErrorForCode(got))
+	}
+
+	// DeleteRecords needs Delete on the topic.
+	dr := kmsg.NewPtrDeleteRecordsRequest()
+	dr.TimeoutMillis = 5000
+	for _, name := range []string{"del-ok", "del-no"} {
+		rt := kmsg.NewDeleteRecordsRequestTopic()
+		rt.Topic = name
+		rp := kmsg.NewDeleteRecordsRequestTopicPartition()
+		rp.Offset = -1
+		rt.Partitions = append(rt.Partitions, rp)
+		dr.Topics = append(dr.Topics, rt)
+	}
+	drr := rc.roundTrip(dr, 2).(*kmsg.DeleteRecordsResponse)
+	if p := drr.Topics[0].Partitions[0]; p.ErrorCode != 0 || p.LowWatermark != 1 {
+		t.Errorf("DeleteRecords del-ok: %v, low watermark %d", kerr.ErrorForCode(p.ErrorCode), p.LowWatermark)
+	}
+	if p := drr.Topics[1].Partitions[0]; p.ErrorCode != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("DeleteRecords del-no: %v", kerr.ErrorForCode(p.ErrorCode))
+	}
+
+	// DeleteGroups needs Delete on each group.
+	dg := kmsg.NewPtrDeleteGroupsRequest()
+	dg.Groups = []string{"g-del", "g-no"}
+	codes := map[string]int16{}
+	for _, g := range rc.roundTrip(dg, 2).(*kmsg.DeleteGroupsResponse).Groups {
+		codes[g.Group] = g.ErrorCode
+	}
+	if codes["g-del"] == kerr.GroupAuthorizationFailed.Code || codes["g-no"] != kerr.GroupAuthorizationFailed.Code || len(codes) != 2 {
+		t.Errorf("DeleteGroups: %v", codes)
+	}
+
+	// Transactions: Write on the transactional id, then on the topics and
+	// Read on the group.
+	ap := kmsg.NewPtrAddPartitionsToTxnRequest()
+	ap.TransactionalID, ap.ProducerID, ap.ProducerEpoch = "tx-no", 1, 0
+	apt := kmsg.NewAddPartitionsToTxnRequestTopic()
+	apt.Topic, apt.Partitions = "cfg-ok", []int32{0}
+	ap.Topics = append(ap.Topics, apt)
+	if got := rc.roundTrip(ap, 3).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode; got != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Errorf("AddPartitionsToTxn tx-no: %v", kerr.ErrorForCode(got))
+	}
+	ap.TransactionalID = "tx-ok" // no Write on cfg-ok
+	if got := rc.roundTrip(ap, 3).(*kmsg.AddPartitionsToTxnResponse).Topics[0].Partitions[0].ErrorCode; got != kerr.TopicAuthorizationFailed.Code {
+		t.Errorf("AddPartitionsToTxn tx-ok to cfg-ok: %v", kerr.ErrorForCode(got))
+	}
+	if got := rc.roundTrip(ap, 4).(*kmsg.AddPartitionsToTxnResponse).ErrorCode; got != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("AddPartitionsToTxn v4 from a client: %v", kerr.ErrorForCode(got))
+	}
+	ao := kmsg.NewPtrAddOffsetsToTxnRequest()
+	ao.TransactionalID, ao.ProducerID, ao.Group = "tx-ok", 1, "g-no"
+	if got := rc.roundTrip(ao, 3).(*kmsg.AddOffsetsToTxnResponse).ErrorCode; got != kerr.GroupAuthorizationFailed.Code {
+		t.Errorf("AddOffsetsToTxn to g-no: %v", kerr.ErrorForCode(got))
+	}
+	et := kmsg.NewPtrEndTxnRequest()
+	et.TransactionalID, et.ProducerID = "tx-no", 1
+	if got := rc.roundTrip(et, 3).(*kmsg.EndTxnResponse).ErrorCode; got != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Errorf("EndTxn tx-no: %v", kerr.ErrorForCode(got))
+	}
+	toc := kmsg.NewPtrTxnOffsetCommitRequest()
+	toc.TransactionalID, toc.Group, toc.ProducerID = "tx-no", "g-del", 1
+	tot := kmsg.NewTxnOffsetCommitRequestTopic()
+	tot.Topic = "del-no"
+	tot.Partitions = append(tot.Partitions, kmsg.NewTxnOffsetCommitRequestTopicPartition())
+	toc.Topics = append(toc.Topics, tot)
+	if got := rc.roundTrip(toc, 3).(*kmsg.TxnOffsetCommitResponse).Topics[0].Partitions[0].ErrorCode; got != kerr.TransactionalIDAuthorizationFailed.Code {
+		t.Errorf("TxnOffsetCommit tx-no: %v", kerr.ErrorForCode(got))
+	}
+
+	// Cluster operations.
+	el := kmsg.NewPtrElectLeadersRequest()
+	elt := kmsg.NewElectLeadersRequestTopic()
+	elt.Topic, elt.Partitions = "cfg-ok", []int32{0}
+	el.Topics, el.TimeoutMillis = append(el.Topics, elt), 5000
+	if got := rc.roundTrip(el, 2).(*kmsg.ElectLeadersResponse); got.ErrorCode != kerr.ClusterAuthorizationFailed.Code ||
+		got.Topics[0].Partitions[0].ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("ElectLeaders: %+v", got)
+	}
+	if got := rc.roundTrip(kmsg.NewPtrDescribeLogDirsRequest(), 4).(*kmsg.DescribeLogDirsResponse); got.ErrorCode != kerr.ClusterAuthorizationFailed.Code || len(got.Dirs) != 0 {
+		t.Errorf("DescribeLogDirs: %+v", got)
+	}
+	if got := rc.roundTrip(kmsg.NewPtrListPartitionReassignmentsRequest(), 0).(*kmsg.ListPartitionReassignmentsResponse); got.ErrorCode != kerr.ClusterAuthorizationFailed.Code {
+		t.Errorf("ListPartitionReassignments: %v", kerr.ErrorForCode(got.ErrorCode))
+	}
+
+	// Authorized operations: the ACLs' operations and those they imply.
+	md := kmsg.NewPtrMetadataRequest()
+	md.IncludeTopicAuthorizedOperations = true
+	for _, name := range []string{"cfg-ok", "del-ok"} {
+		mt := kmsg.NewMetadataRequestTopic()
+		mt.Topic = kmsg.StringPtr(name)
+		md.Topics = append(md.Topics, mt)
+	}
+	want := map[string]int32{
+		"cfg-ok": 1<<acl.OpDescribe | 1<<acl.OpDescribeConfigs | 1<<acl.OpAlterConfigs,
+		"del-ok": 1<<acl.OpDelete | 1<<acl.OpDescribe,
+	}
+	for _, mt := range rc.roundTrip(md, 10).(*kmsg.MetadataResponse).Topics {
+		if mt.AuthorizedOperations != want[*mt.Topic] {
+			t.Errorf("authorized operations of %s: %b, want %b", *mt.Topic, mt.AuthorizedOperations, want[*mt.Topic])
+		}
+	}
+}
+
+// TestACLsAllowEveryoneIfNoACL: with allow.everyone.if.no.acl.found, a
+// resource without ACLs is open to everyone (topics are created, written),
+// and one ACL on a resource closes it to every other principal.
+func TestACLsAllowEveryoneIfNoACL(t *testing.T) {
+	tb := serveBroker(t, t.TempDir(), func(c *Config) {
+		authzOn(false)(c)
+		c.Authz.AllowEveryoneIfNoACL = true
+	})
+	adm := tb.admin(t)
+	ctx := ctxTimeout(t, 30*time.Second)
+	for _, name := range []string{"open", "closed"} {
+		if r, err := adm.CreateTopic(ctx, 1, 1, nil, name); err != nil || r.Err != nil {
+			t.Fatalf("creating %s without ACLs: %v %v", name, err, r.Err)
+		}
+	}
+	cl := tb.ownClient(t)
+	req := kmsg.NewPtrCreateACLsRequest()
+	x := kmsg.NewCreateACLsRequestCreation()
+	x.ResourceType, x.ResourceName, x.ResourcePatternType = kmsg.ACLResourceTypeTopic, "closed", kmsg.ACLResourcePatternTypeLiteral
+	x.Principal, x.Host, x.Operation, x.PermissionType = "User:alice", "*", kmsg.ACLOperationWrite, kmsg.ACLPermissionTypeAllow
+	req.Creations = append(req.Creations, x)
+	if r, err := req.RequestWith(ctx, cl); err != nil || r.Results[0].ErrorCode != 0 {
+		t.Fatalf("CreateAcls: %v %+v", err, r)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "open", Value: []byte("v")}).FirstErr(); err != nil {
+		t.Errorf("produce to open: %v", err)
+	}
+	if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "closed", Value: []byte("v")}).FirstErr(); !errors.Is(err, kerr.TopicAuthorizationFailed) {
+		t.Errorf("produce to closed: %v, want TOPIC_AUTHORIZATION_FAILED", err)
+	}
+}

@@ -14,6 +14,9 @@ package broker
 import (
 	"fmt"
 
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/security/acl"
 )
@@ -50,32 +53,29 @@ func (b *Broker) startAuthz() error {
 		supers[i] = aclPrincipal(p)
 	}
 	a := acl.New(supers, cfg.AllowEveryoneIfNoACL)
-	// Watch first, then load: a change between the two is reloaded twice,
-	// never missed.
-	store.OnACLChange(func(r acl.Resource) { b.reloadACLs(r) })
+	// Load, then watch: the store delivers every change made since the
+	// load began (ZooKeeper: the notifications of the last 15 minutes),
+	// so none is missed.
 	all, err := store.LoadACLs()
 	if err != nil {
 		return fmt.Errorf("broker: loading ACLs: %w", err)
 	}
 	a.SetAll(all)
 	b.authz = authzState{authz: a, store: store}
+	store.OnACLChange(func(r acl.Resource) { b.reloadACLs(a, store, r) })
 	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", a.Count(), "super_users", len(supers))
 	return nil
 }
 
-// reloadACLs reads one resource pattern's ACLs from the store, after
-// another broker changed them.
-func (b *Broker) reloadACLs(r acl.Resource) {
-	a := b.authz
-	if a.authz == nil {
-		return // a notification before startAuthz finished: LoadACLs reads it
-	}
-	entries, err := a.store.ACLs(r)
+// reloadACLs reads one resource pattern's ACLs from the store into a,
+// after a change notification.
+func (b *Broker) reloadACLs(a *acl.Authorizer, store coordinator.ACLStore, r acl.Resource) {
+	entries, err := store.ACLs(r)
 	if err != nil {
 		b.log.Error("reloading ACLs", "resource", r.String(), "err", err)
 		return
 	}
-	a.authz.Set(map[acl.Resource][]acl.Entry{r: entries})
+	a.Set(map[acl.Resource][]acl.Entry{r: entries})
 }
 
 func aclPrincipal(p Principal) acl.Principal { return acl.Principal{Type: p.Type, Name: p.Name} }
@@ -129,4 +129,24 @@ func (b *Broker) topicNameOf(name *string, id [16]byte) (string, bool) {
 		}
 	}
 	return "", false
+}
+
+// configAuthorized is the check of Kafka's config APIs on one resource
+// (ConfigHelper, KafkaApis.handleAlterConfigsRequest): op (DescribeConfigs
+// or AlterConfigs) on the topic, or on the cluster for broker,
+// broker-logger and client-metrics resources. It returns 0 when allowed,
+// else TOPIC_AUTHORIZATION_FAILED or CLUSTER_AUTHORIZATION_FAILED with
+// Kafka's message; other resource types are left to the handler (0).
+func (c *conn) configAuthorized(op acl.Operation, kind kmsg.ConfigResourceType, name string) (int16, string) {
+	switch kind {
+	case kmsg.ConfigResourceTypeTopic:
+		if !c.authorized(op, acl.ResourceTopic, name) {
+			return kerr.TopicAuthorizationFailed.Code, "Topic authorization failed."
+		}
+	case kmsg.ConfigResourceTypeBroker, kmsg.ConfigResourceTypeBrokerLogger, kmsg.ConfigResourceTypeClientMetrics:
+		if !c.authorizedCluster(op) {
+			return kerr.ClusterAuthorizationFailed.Code, "Cluster authorization failed."
+		}
+	}
+	return 0, ""
 }

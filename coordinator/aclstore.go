@@ -26,9 +26,11 @@ type ACLStore interface {
 	// returns the stored list. An error from change is returned as is,
 	// with nothing written.
 	UpdateACLs(r acl.Resource, change func(cur []acl.Entry) ([]acl.Entry, error)) ([]acl.Entry, error)
-	// OnACLChange sets fn to be called with the resource pattern another
-	// broker changed; fn reloads it with ACLs. The single node never
-	// calls it.
+	// OnACLChange sets fn to be called with each resource pattern whose
+	// ACLs changed (by another broker, or this one: fn reloads it with
+	// ACLs). It is called once, after LoadACLs: changes made since the
+	// load began are delivered (ZooKeeper: the watchers begin with the
+	// notifications there already). The single node never calls fn.
 	OnACLChange(fn func(r acl.Resource))
 }
 

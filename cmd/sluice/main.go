@@ -20,11 +20,12 @@ commands:
   consume        print records of a topic: consume TOPIC [--group GROUP]
   group          list, describe, delete consumer groups or reset their offsets
   cluster        the cluster's brokers: cluster brokers|rebalance|decommission ID
+  acl            ACLs: acl list|add|remove, with kafka-acls' flags
   quota          describe or alter client quotas of users and client ids
   user           users' SCRAM credentials: user scram set|delete|list (--brokers or --zookeeper)
   bench          load-test any Kafka-compatible broker: bench produce|consume|e2e --brokers ...
 
-The console tools (topic, produce, consume, group) take --brokers host:port,...
+The console tools (topic, produce, consume, group, acl) take --brokers host:port,...
 (default localhost:9092, or $SLUICE_BROKERS).
 
 Run "sluice <command> -h" for a command's flags.
@@ -56,6 +57,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCluster(args[1:], stdout, stderr)
 	case "user":
 		return runUser(args[1:], stdout, stderr)
+	case "acl":
+		return runACL(args[1:], stdout, stderr)
 	case "quota":
 		return runQuota(args[1:], stdout, stderr)
 	case "bench":

@@ -27,6 +27,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
+	"github.com/sluice-io/sluice/security/acl"
 )
 
 // Backend is a broker's coordinator.Coordinator in ZooKeeper mode.
@@ -35,7 +36,7 @@ type Backend struct {
 	id        int32
 	log       *slog.Logger
 	clusterID string
-	watcher   *ConfigWatcher
+	watcher   *ChangeWatcher
 
 	mu struct {
 		sync.Mutex
@@ -44,10 +45,14 @@ type Backend struct {
 		node     map[string]string            // /config/brokers/<id>
 		onChange func(entityType, name string)
 		onNotice func(ConfigChange)
+		aclWatch *ACLWatcher // set by OnACLChange
 	}
 }
 
-var _ coordinator.Coordinator = (*Backend)(nil)
+var (
+	_ coordinator.Coordinator = (*Backend)(nil)
+	_ coordinator.ACLStore    = (*Backend)(nil)
+)
 
 // OpenBackend reads (creating) the cluster id and the dynamic broker
 // configurations of broker id, and starts following /config/changes.
@@ -326,8 +331,46 @@ func (b *Backend) AllocateProducerIDs(n int64) (int64, error) {
 	return b.c.AllocateProducerIDBlock(b.id, n)
 }
 
-// Close stops following /config/changes; the session is the caller's.
+// LoadACLs implements coordinator.ACLStore from ZooKeeper (acls.go),
+// creating the ACL paths first as Kafka's authorizer does at start.
+func (b *Backend) LoadACLs() (map[acl.Resource][]acl.Entry, error) {
+	if err := b.c.CreateACLPaths(); err != nil {
+		return nil, err
+	}
+	return b.c.LoadACLs()
+}
+
+// ACLs implements coordinator.ACLStore.
+func (b *Backend) ACLs(r acl.Resource) ([]acl.Entry, error) { return b.c.ACLs(r) }
+
+// UpdateACLs implements coordinator.ACLStore; the notification reaches
+// every broker, this one too.
+func (b *Backend) UpdateACLs(r acl.Resource, change func([]acl.Entry) ([]acl.Entry, error)) ([]acl.Entry, error) {
+	return b.c.UpdateACLs(r, change)
+}
+
+// OnACLChange implements coordinator.ACLStore: it starts following both
+// ACL change paths, first delivering the notifications there already; a
+// broker calls it once, after LoadACLs.
+func (b *Backend) OnACLChange(fn func(acl.Resource)) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.mu.aclWatch != nil {
+		b.log.Error("OnACLChange called twice; the first watcher stays")
+		return
+	}
+	b.mu.aclWatch = WatchACLChanges(context.Background(), b.c, fn)
+}
+
+// Close stops following /config/changes and the ACL change paths; the
+// session is the caller's.
 func (b *Backend) Close() error {
 	b.watcher.Close()
+	b.mu.Lock()
+	w := b.mu.aclWatch
+	b.mu.Unlock()
+	if w != nil {
+		w.Close()
+	}
 	return nil
 }

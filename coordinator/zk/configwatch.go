@@ -1,14 +1,15 @@
 package zk
 
-// The broker's side of config changes, Kafka's
-// ZkNodeChangeNotificationListener on /config/changes: every broker
-// watches the children of /config/changes and, for each notification whose
-// sequence number is above the last it processed, re-reads the entity the
-// notification names (configstore.go writes both).
+// The broker's side of change notifications, Kafka's
+// ZkNodeChangeNotificationListener: every broker watches the children of
+// /config/changes (and, with an authorizer, /kafka-acl-changes and
+// /kafka-acl-extended-changes, acls.go) and, for each notification whose
+// sequence number is above the last it processed, re-reads what the
+// notification names (configstore.go and acls.go write both).
 //
 // The loop, on one goroutine per watcher:
 //
-//  1. list the children of /config/changes and arm a child watch in the
+//  1. list the children of the change path and arm a child watch in the
 //     same call (ChildrenW), so a notification created after the list
 //     fires the watch: nothing falls between a watch firing and its
 //     re-arming;
@@ -46,11 +47,16 @@ const ConfigChangeExpiration = 15 * time.Minute
 // ZooKeeper call (a lost connection: go-zookeeper reconnects meanwhile).
 const configWatchRetry = 200 * time.Millisecond
 
-// ConfigWatcher delivers the config changes announced in /config/changes
-// until it is closed, its context ends or its Client closes.
-type ConfigWatcher struct {
+// ChangeWatcher delivers the notifications created under one change path
+// (/config/changes, /kafka-acl-changes, /kafka-acl-extended-changes) until
+// it is closed, its context ends or its Client closes.
+type ChangeWatcher struct {
 	c      *Client
-	fn     func(ConfigChange)
+	path   string // the change path
+	prefix string // the notifications' name before the sequence number
+	// handle takes one notification's path and data; it logs what it
+	// cannot decode.
+	handle func(p string, data []byte)
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -70,13 +76,29 @@ type ConfigWatcher struct {
 // goroutine, one call at a time: it must not block for long (the
 // notifications behind it wait, and the watcher's deletion of old ones),
 // and must not call Close.
-func WatchConfigChanges(ctx context.Context, c *Client, fn func(ConfigChange)) *ConfigWatcher {
+func WatchConfigChanges(ctx context.Context, c *Client, fn func(ConfigChange)) *ChangeWatcher {
 	return startConfigWatcher(ctx, c, fn, ConfigChangeExpiration, time.Now)
 }
 
-func startConfigWatcher(ctx context.Context, c *Client, fn func(ConfigChange), expiration time.Duration, now func() time.Time) *ConfigWatcher {
+func startConfigWatcher(ctx context.Context, c *Client, fn func(ConfigChange), expiration time.Duration, now func() time.Time) *ChangeWatcher {
+	handle := func(p string, data []byte) {
+		change, err := DecodeConfigChange(p[len(ConfigChangesPath)+1:], data)
+		if err != nil {
+			// As Kafka: a notification that does not decode is logged
+			// and passed over.
+			c.log.Error("ignoring a config change notification", "err", err)
+			return
+		}
+		fn(change)
+	}
+	return startChangeWatcher(ctx, c, ConfigChangesPath, ConfigChangePrefix, handle, expiration, now)
+}
+
+// startChangeWatcher starts a watcher of the children of path named
+// prefix<seq> (creating path if missing).
+func startChangeWatcher(ctx context.Context, c *Client, path, prefix string, handle func(string, []byte), expiration time.Duration, now func() time.Time) *ChangeWatcher {
 	ctx, cancel := context.WithCancel(ctx)
-	w := &ConfigWatcher{c: c, fn: fn, cancel: cancel, done: make(chan struct{}),
+	w := &ChangeWatcher{c: c, path: path, prefix: prefix, handle: handle, cancel: cancel, done: make(chan struct{}),
 		expiration: expiration, now: now, last: -1}
 	go w.run(ctx)
 	return w
@@ -84,23 +106,23 @@ func startConfigWatcher(ctx context.Context, c *Client, fn func(ConfigChange), e
 
 // Close stops the watcher and waits for its goroutine (and so for any call
 // of fn) to end.
-func (w *ConfigWatcher) Close() {
+func (w *ChangeWatcher) Close() {
 	w.cancel()
 	<-w.done
 }
 
 // Done is closed when the watcher has stopped.
-func (w *ConfigWatcher) Done() <-chan struct{} { return w.done }
+func (w *ChangeWatcher) Done() <-chan struct{} { return w.done }
 
-func (w *ConfigWatcher) run(ctx context.Context) {
+func (w *ChangeWatcher) run(ctx context.Context) {
 	defer close(w.done)
-	p := w.c.abs(ConfigChangesPath)
+	p := w.c.abs(w.path)
 	for {
 		// Taken before the list, so an expiry after it is seen below.
 		expired := w.c.Expired()
 		names, _, watch, err := w.c.conn.ChildrenW(p)
 		if errors.Is(err, gozk.ErrNoNode) {
-			err = w.c.createParents(ConfigChangesPath, false)
+			err = w.c.createParents(w.path, false)
 			if err == nil {
 				continue
 			}
@@ -125,7 +147,7 @@ func (w *ConfigWatcher) run(ctx context.Context) {
 	}
 }
 
-// notification is a child of /config/changes with its sequence number.
+// notification is a child of the change path with its sequence number.
 type notification struct {
 	name string
 	seq  int64
@@ -135,12 +157,12 @@ type notification struct {
 // delivered, in order, then deletes the expired ones. An error (ZooKeeper
 // unreachable) leaves the rest for the next attempt: last is where it
 // stopped.
-func (w *ConfigWatcher) deliver(names []string) error {
+func (w *ChangeWatcher) deliver(names []string) error {
 	notes := make([]notification, 0, len(names))
 	for _, name := range names {
-		seq, err := ConfigChangeSeq(name)
+		seq, err := changeSeq(w.path, w.prefix, name)
 		if err != nil {
-			w.c.log.Warn("ignoring a znode that is not a config change notification", "err", err)
+			w.c.log.Warn("ignoring a znode that is not a change notification", "err", err)
 			continue
 		}
 		notes = append(notes, notification{name, seq})
@@ -151,7 +173,7 @@ func (w *ConfigWatcher) deliver(names []string) error {
 		if n.seq <= w.last {
 			continue
 		}
-		p := ConfigChangesPath + "/" + n.name
+		p := w.path + "/" + n.name
 		data, _, err := w.c.conn.Get(w.c.abs(p))
 		switch {
 		case errors.Is(err, gozk.ErrNoNode):
@@ -160,14 +182,7 @@ func (w *ConfigWatcher) deliver(names []string) error {
 		case err != nil:
 			return err
 		default:
-			change, err := DecodeConfigChange(n.name, data)
-			if err != nil {
-				// As Kafka: a notification that does not decode is logged
-				// and passed over.
-				w.c.log.Error("ignoring a config change notification", "err", err)
-			} else {
-				w.fn(change)
-			}
+			w.handle(p, data)
 		}
 		w.last = n.seq
 	}
@@ -176,9 +191,9 @@ func (w *ConfigWatcher) deliver(names []string) error {
 
 // purge deletes the notifications created more than the expiration before
 // now (ZkNodeChangeNotificationListener.purgeObsoleteNotifications).
-func (w *ConfigWatcher) purge(now time.Time, notes []notification) error {
+func (w *ChangeWatcher) purge(now time.Time, notes []notification) error {
 	for _, n := range notes {
-		p := w.c.abs(ConfigChangesPath + "/" + n.name)
+		p := w.c.abs(w.path + "/" + n.name)
 		ok, stat, err := w.c.conn.Exists(p)
 		if err != nil {
 			return err

@@ -88,10 +88,30 @@
 //	    Ids as decimal strings, both ends inclusive, blocks of 1000. A broker
 //	    takes the next block with a conditional update on this znode's version.
 //
+//	/kafka-acl/<Type>/<name>        persistent, a literal resource pattern's ACLs
+//	/kafka-acl-extended/prefixed/<Type>/<name>   persistent, a prefixed pattern's ACLs
+//	    {"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Read","host":"*"}]}
+//	    <Type> is Topic, Group, Cluster, TransactionalId, DelegationToken or
+//	    User (the cluster's one name is kafka-cluster); operations and
+//	    permissions in the same camel case ("DescribeConfigs", "Deny"); host
+//	    "*" or an IP address. Written only with an authorizer configured,
+//	    conditionally on the znode's version; the last ACL removed removes
+//	    the znode. The broker creates the roots, each type's child and both
+//	    change paths when its authorizer starts.
+//
+//	/kafka-acl-changes/acl_changes_<seq>            persistent sequential, a literal pattern changed
+//	    TOPIC:orders
+//	    Not JSON: the Java enum name of the type, a colon, the name.
+//	/kafka-acl-extended-changes/acl_changes_<seq>   persistent sequential, a prefixed one changed
+//	    {"version":1,"resourceType":"TOPIC","name":"orders-","patternType":"PREFIXED"}
+//	    Every broker watches both paths and re-reads the pattern named;
+//	    notifications older than 15 minutes are removed, as under
+//	    /config/changes.
+//
 // Kafka creates PersistentPaths (empty) when a broker starts, including
 // /isr_change_notification, /log_dir_event_notification, /brokers/seqid and
 // the old consumers' /consumers; sluice writes nothing under them. Znodes of
-// Kafka features sluice does not have (/feature, /kafka-acl*, /delegation_token,
+// Kafka features sluice does not have (/feature, /delegation_token,
 // /migration) are left alone.
 //
 // # Files
@@ -109,6 +129,8 @@
 //	clusterid.go   ClusterID: read /cluster/id, or create it (first broker wins)
 //	configstore.go Config, SetConfig: /config/<type>/<name> and its change notification
 //	configwatch.go WatchConfigChanges: every broker's listener on /config/changes
+//	               (ChangeWatcher, the loop of every change path)
+//	acls.go        LoadACLs, UpdateACLs, WatchACLChanges: /kafka-acl*, the authorizer's store
 //	producerids.go AllocateProducerIDBlock: the next block of /latest_producer_id_block
 //	netsender.go   NetSender: the controller's connections to the brokers' listeners
 //

@@ -11,29 +11,29 @@ import (
 
 // Fixed paths.
 const (
-	ClusterPath             = "/cluster"
-	ClusterIDPath           = "/cluster/id"
-	ControllerPath          = "/controller"
-	ControllerEpochPath     = "/controller_epoch"
-	BrokersPath             = "/brokers"
-	BrokerIDsPath           = "/brokers/ids"
-	BrokerSeqIDPath         = "/brokers/seqid"
-	TopicsPath              = "/brokers/topics"
-	ConfigPath              = "/config"
-	ConfigChangesPath       = "/config/changes"
-	AdminPath               = "/admin"
-	DeleteTopicsPath        = "/admin/delete_topics"
-	ReassignPartitionsPath  = "/admin/reassign_partitions"
-	ProducerIDBlockPath     = "/latest_producer_id_block"
-	ISRChangeNotifyPath     = "/isr_change_notification"
-	LogDirEventNotifyPath   = "/log_dir_event_notification"
-	ConsumersPath           = "/consumers"
-	ConfigChangePrefix      = "config_change_"
-	ConfigChangeCreatePath  = ConfigChangesPath + "/" + ConfigChangePrefix
-	partitionsChild         = "/partitions"
-	partitionStateChild     = "/state"
-	configChangeSeqDigits   = 10
-	maxConfigChangeNameSize = len(ConfigChangePrefix) + 11 // a negative sequence: "-2147483648"
+	ClusterPath            = "/cluster"
+	ClusterIDPath          = "/cluster/id"
+	ControllerPath         = "/controller"
+	ControllerEpochPath    = "/controller_epoch"
+	BrokersPath            = "/brokers"
+	BrokerIDsPath          = "/brokers/ids"
+	BrokerSeqIDPath        = "/brokers/seqid"
+	TopicsPath             = "/brokers/topics"
+	ConfigPath             = "/config"
+	ConfigChangesPath      = "/config/changes"
+	AdminPath              = "/admin"
+	DeleteTopicsPath       = "/admin/delete_topics"
+	ReassignPartitionsPath = "/admin/reassign_partitions"
+	ProducerIDBlockPath    = "/latest_producer_id_block"
+	ISRChangeNotifyPath    = "/isr_change_notification"
+	LogDirEventNotifyPath  = "/log_dir_event_notification"
+	ConsumersPath          = "/consumers"
+	ConfigChangePrefix     = "config_change_"
+	ConfigChangeCreatePath = ConfigChangesPath + "/" + ConfigChangePrefix
+	partitionsChild        = "/partitions"
+	partitionStateChild    = "/state"
+	configChangeSeqDigits  = 10
+	maxChangeSeqSize       = 11 // a negative sequence: "-2147483648"
 )
 
 // Config entity types: the children of /config (Kafka's ConfigType.ALL).
@@ -129,13 +129,19 @@ func ParsePartition(topic, name string) (int32, error) {
 // cversion as %010d, which goes negative after 2^31 children). Notifications
 // are processed in increasing sequence order.
 func ConfigChangeSeq(name string) (int64, error) {
-	seq, ok := strings.CutPrefix(name, ConfigChangePrefix)
-	if !ok || len(name) > maxConfigChangeNameSize || len(seq) < configChangeSeqDigits {
-		return 0, bad(ConfigChangesPath+"/"+name, "not a config change notification")
+	return changeSeq(ConfigChangesPath, ConfigChangePrefix, name)
+}
+
+// changeSeq parses the sequence number of a child of the change path
+// parent named prefix<10 digits>.
+func changeSeq(parent, prefix, name string) (int64, error) {
+	seq, ok := strings.CutPrefix(name, prefix)
+	if !ok || len(seq) > maxChangeSeqSize || len(seq) < configChangeSeqDigits {
+		return 0, bad(parent+"/"+name, "not a change notification")
 	}
 	n, err := strconv.ParseInt(seq, 10, 32)
 	if err != nil {
-		return 0, bad(ConfigChangesPath+"/"+name, "not a config change notification")
+		return 0, bad(parent+"/"+name, "not a change notification")
 	}
 	return n, nil
 }
