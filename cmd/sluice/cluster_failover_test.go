@@ -18,20 +18,29 @@ import (
 // producer runs: a follower from the ISR is elected and no acknowledged
 // record is lost; the old leader, restarted, follows.
 func TestClusterLeaderKilledLosesNothingAcknowledged(t *testing.T) {
-	c := startCluster(t, 3)
+	leaderKilledLosesNothing(t, startCluster(t, 3), "durable", 1000)
+}
+
+// leaderKilledLosesNothing creates topic (1 partition, RF 3,
+// min.insync.replicas 2) on c, produces n records with acks=all, SIGKILLing
+// the leader halfway, and checks that a follower from the ISR took over,
+// that at least 90% were acknowledged, and that, with the old leader
+// restarted and back in the ISR, every acknowledged record is read.
+func leaderKilledLosesNothing(t *testing.T, c *testCluster, topic string, n int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*testWait)
 	defer cancel()
 	two := "2"
-	if r, err := kadm.NewClient(c.client()).CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &two}, "durable"); err != nil || r.Err != nil {
+	if r, err := kadm.NewClient(c.client()).CreateTopic(ctx, 1, 3, map[string]*string{"min.insync.replicas": &two}, topic); err != nil || r.Err != nil {
 		t.Fatalf("create: %v %v", err, r.Err)
 	}
-	inSync := func(n int) func(m *kmsg.MetadataResponse) error {
+	inSync := func(want int) func(m *kmsg.MetadataResponse) error {
 		return func(m *kmsg.MetadataResponse) error {
-			if err := c.wantTopic(m, "durable", 1, 3); err != nil {
+			if err := c.wantTopic(m, topic, 1, 3); err != nil {
 				return err
 			}
 			for _, tp := range m.Topics {
-				if *tp.Topic == "durable" && len(tp.Partitions[0].ISR) < n {
+				if *tp.Topic == topic && len(tp.Partitions[0].ISR) < want {
 					return fmt.Errorf("ISR %v", tp.Partitions[0].ISR)
 				}
 			}
@@ -42,7 +51,7 @@ func TestClusterLeaderKilledLosesNothingAcknowledged(t *testing.T) {
 	var leader int32 = -1
 	for _, md := range mds {
 		for _, tp := range md.Topics {
-			if *tp.Topic == "durable" {
+			if *tp.Topic == topic {
 				leader = tp.Partitions[0].Leader
 			}
 		}
@@ -53,31 +62,31 @@ func TestClusterLeaderKilledLosesNothingAcknowledged(t *testing.T) {
 		t.Helper()
 		for i := from; i < to; i++ {
 			v := strconv.Itoa(i)
-			if err := prod.ProduceSync(ctx, &kgo.Record{Topic: "durable", Value: []byte(v)}).FirstErr(); err == nil {
+			if err := prod.ProduceSync(ctx, &kgo.Record{Topic: topic, Value: []byte(v)}).FirstErr(); err == nil {
 				acked[v] = true
 			}
 		}
 	}
-	produce(0, 500)
+	produce(0, n/2)
 	c.kill(leader)
 	c.waitAgree("a new leader from the ISR", func(m *kmsg.MetadataResponse) error {
 		if err := c.wantBrokers(m, c.live()...); err != nil {
 			return err
 		}
 		for _, tp := range m.Topics {
-			if *tp.Topic == "durable" && (tp.Partitions[0].Leader == leader || tp.Partitions[0].Leader < 0) {
+			if *tp.Topic == topic && (tp.Partitions[0].Leader == leader || tp.Partitions[0].Leader < 0) {
 				return fmt.Errorf("leader %d", tp.Partitions[0].Leader)
 			}
 		}
 		return nil
 	})
-	produce(500, 1000)
-	if len(acked) < 900 {
-		t.Fatalf("only %d of 1000 records acknowledged across the failover", len(acked))
+	produce(n/2, n)
+	if len(acked) < n*9/10 {
+		t.Fatalf("only %d of %d records acknowledged across the failover", len(acked), n)
 	}
 	c.restart(leader)
 	c.waitAgree("the old leader back in the ISR", inSync(3))
-	cons := c.client(kgo.ConsumeTopics("durable"), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	cons := c.client(kgo.ConsumeTopics(topic), kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
 	seen := map[string]bool{}
 	for len(seen) < len(acked) {
 		fs := cons.PollFetches(ctx)
