@@ -13,9 +13,14 @@ package broker
 //     UNKNOWN_TOPIC_OR_PARTITION.
 //   - Broker resources (type 4): "" is the cluster-wide dynamic default and
 //     lists only the keys set there; this broker's id lists every broker
-//     key sluice knows, each read-only unless Kafka can change it at run
-//     time. A name that is not an integer, or another broker's id, gets
-//     INVALID_REQUEST, as Kafka.
+//     key sluice knows, each read-only unless sluice can change it at run
+//     time, and the listener-prefixed keys its configuration sets; the
+//     authorizer's super.users and allow.everyone.if.no.acl.found only when
+//     set (configs_security.go). A name that is not an integer, or another
+//     broker's id, gets INVALID_REQUEST, as Kafka.
+//   - A sensitive key (Kafka's PASSWORD type, or a type Kafka does not
+//     know) is described with IsSensitive and a null value, its synonyms'
+//     values null too: a secret is never sent.
 //   - BROKER_LOGGER (8) and CLIENT_METRICS (16) resources get
 //     INVALID_REQUEST: sluice has neither. A type Kafka does not know fails
 //     every resource of the request with INVALID_REQUEST, as in Kafka, whose
@@ -89,6 +94,10 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		}
 		e := kmsg.NewDescribeConfigsResponseResourceConfig()
 		e.Name, e.Value, e.ReadOnly = k.name, value, readOnly
+		e.IsSensitive = k.sensitive()
+		if e.IsSensitive {
+			e.Value = nil // never the secret, in the synonyms either
+		}
 		e.Source = kmsg.ConfigSourceDefaultConfig
 		if len(chain) > 0 {
 			e.Source = chain[0].source
@@ -98,11 +107,16 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 			for _, s := range chain {
 				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
 				syn.Name, syn.Value, syn.Source = s.name, s.value, s.source
+				if e.IsSensitive {
+					syn.Value = nil
+				}
 				e.ConfigSynonyms = append(e.ConfigSynonyms, syn)
 			}
 		}
 		e.ConfigType = k.typ
-		if req.IncludeDocumentation {
+		if req.IncludeDocumentation && k.doc != "" {
+			// A key Kafka does not document (a listener-prefixed or an
+			// undefined one) has none: null, as in Kafka.
 			doc := k.doc
 			e.Documentation = &doc
 		}
@@ -143,11 +157,25 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 					continue
 				}
 			}
+			if k.undefined && len(chain) == 0 {
+				continue // described only when set, as Kafka
+			}
 			var v *string
 			if len(chain) > 0 {
 				v = chain[0].value
 			}
 			add(k, v, chain, !k.dynamic)
+		}
+		if perBroker {
+			// The listener-prefixed keys the configuration sets.
+			for name := range b.cfgs.static {
+				base := listenerKey(name)
+				if base == nil {
+					continue
+				}
+				chain := b.brokerChain(brokerSynonyms(name), true)
+				add(listenerPrefixedDescription(name, base), chain[0].value, chain, true)
+			}
 		}
 	default:
 		kind := "BROKER_LOGGER"

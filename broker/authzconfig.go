@@ -39,6 +39,23 @@ func (a AuthzConfig) validate() error {
 	return nil
 }
 
+// static adds the authorizer keys the configuration sets to m.
+func (a AuthzConfig) static(m map[string]string) {
+	if a.ClassName != "" {
+		m["authorizer.class.name"] = a.ClassName
+	}
+	if a.SuperUsers != nil {
+		names := make([]string, len(a.SuperUsers))
+		for i, p := range a.SuperUsers {
+			names[i] = p.String()
+		}
+		m["super.users"] = strings.Join(names, ";")
+	}
+	if a.AllowEveryoneIfNoACL {
+		m["allow.everyone.if.no.acl.found"] = "true"
+	}
+}
+
 // apply sets the field an authorizer key names; ok is false for other
 // keys.
 func (a *AuthzConfig) apply(k, v string) (ok bool, err error) {

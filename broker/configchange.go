@@ -134,7 +134,7 @@ func (b *Broker) currentBrokerConfigs(perBroker bool) map[string]string {
 func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]string, validateOnly bool) (int16, string) {
 	var readOnly []string
 	for k := range configs {
-		if bk := brokerKeyByName[k]; bk != nil && !bk.dynamic {
+		if readOnlyBrokerKey(k) {
 			readOnly = append(readOnly, k)
 		}
 	}

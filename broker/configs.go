@@ -62,6 +62,10 @@ type configKey struct {
 	// perBroker (dynamic broker keys): the key can change for one broker
 	// only, never as the cluster-wide default (Kafka's PerBrokerConfigs).
 	perBroker bool
+	// undefined (broker keys): KafkaConfig does not define the key (the
+	// authorizer reads it), so Kafka describes it only when set, as a key
+	// of unknown type (configs_security.go).
+	undefined bool
 }
 
 // synonym is a broker key that gives a topic key its default.
@@ -389,13 +393,12 @@ var topicKeys = []configKey{
 // configuration file (read-only, as in Kafka), and the dynamic ones:
 // DynamicLogConfig's (the first synonym of every topic key but
 // message.format.version), producer.id.expiration.ms and the replication
-// throttles' rates. Defaults are
-// sluice's where they differ from Kafka's (broker.id, listeners, log.dirs).
+// throttles' rates; and the listener and security keys (securityKeys).
+// Defaults are sluice's where they differ from Kafka's (broker.id,
+// listeners, log.dirs, the keystore types, the SASL mechanisms).
 var brokerKeys = []configKey{
 	{name: "broker.id", typ: kmsg.ConfigTypeInt, def: str("0"), doc: "This broker's id."},
 	{name: "node.id", typ: kmsg.ConfigTypeInt, def: str("0"), doc: "This broker's id (KRaft's name for broker.id)."},
-	{name: "listeners", typ: kmsg.ConfigTypeString, def: str("localhost:9092"), doc: "Address the broker listens on."},
-	{name: "advertised.listeners", typ: kmsg.ConfigTypeString, doc: "Address given to clients; default the listener's."},
 	{name: "log.dirs", typ: kmsg.ConfigTypeString, def: str("./sluice-data"), doc: "Data directory (the first one)."},
 	{name: "num.partitions", typ: kmsg.ConfigTypeInt, def: str("1"), doc: "Partitions of auto-created topics and of CreateTopics with -1."},
 	{name: "default.replication.factor", typ: kmsg.ConfigTypeInt, def: str("1"), doc: "Replication factor for CreateTopics with -1."},
@@ -496,13 +499,12 @@ var brokerKeys = []configKey{
 		doc: "Length of each of those samples."},
 
 	// Kafka's dynamic SASL keys of a broker's listeners
-	// (DynamicListenerConfig.ReconfigurableConfigs), per broker only. sluice
-	// serves no SASL yet: they are validated, stored and described, with no
-	// effect, as a Kafka broker without a SASL listener keeps them
-	// (librdkafka's admin tests set sasl.kerberos.min.time.before.relogin).
-	// sasl.jaas.config, a password, comes with SASL itself.
-	{name: "sasl.enabled.mechanisms", typ: kmsg.ConfigTypeList, def: str("GSSAPI"), dynamic: true, perBroker: true, doc: saslDoc},
-	{name: "sasl.mechanism.inter.broker.protocol", typ: kmsg.ConfigTypeString, def: str("GSSAPI"), dynamic: true, perBroker: true, doc: saslDoc},
+	// (DynamicListenerConfig.ReconfigurableConfigs) for GSSAPI and
+	// OAUTHBEARER, per broker only. sluice serves neither mechanism: they
+	// are validated, stored and described, with no effect, as a Kafka broker
+	// without such a listener keeps them (librdkafka's admin tests set
+	// sasl.kerberos.min.time.before.relogin). The SASL keys sluice acts on
+	// are static (securityKeys, configs_security.go).
 	{name: "sasl.kerberos.service.name", typ: kmsg.ConfigTypeString, dynamic: true, perBroker: true, doc: saslDoc},
 	{name: "sasl.kerberos.kinit.cmd", typ: kmsg.ConfigTypeString, def: str("/usr/bin/kinit"), dynamic: true, perBroker: true, doc: saslDoc},
 	{name: "sasl.kerberos.ticket.renew.window.factor", typ: kmsg.ConfigTypeDouble, def: str("0.8"), dynamic: true, perBroker: true, doc: saslDoc},
@@ -515,7 +517,7 @@ var brokerKeys = []configKey{
 	{name: "sasl.login.refresh.buffer.seconds", typ: kmsg.ConfigTypeShort, def: str("300"), dynamic: true, perBroker: true, check: between(0, 3600), doc: saslDoc},
 }
 
-const saslDoc = "Kafka's SASL listener key; stored and described, no effect: sluice serves no SASL yet."
+const saslDoc = "Kafka's GSSAPI or OAUTHBEARER listener key; stored and described, no effect: sluice serves neither mechanism."
 
 var (
 	topicKeyByName  = map[string]*configKey{}
@@ -523,6 +525,7 @@ var (
 )
 
 func init() {
+	brokerKeys = append(brokerKeys, securityKeys...)
 	for i := range topicKeys {
 		topicKeyByName[topicKeys[i].name] = &topicKeys[i]
 	}
@@ -547,6 +550,9 @@ func brokerSynonyms(name string) []string {
 		return []string{"log.flush.interval.ms", "log.flush.scheduler.interval.ms"}
 	case "log.retention.ms", "log.retention.minutes", "log.retention.hours":
 		return []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}
+	}
+	if base := listenerBase(name); base != "" {
+		return []string{name, base} // the listener's key, then the base key
 	}
 	return []string{name}
 }
@@ -622,10 +628,10 @@ func validateTopicConfigs(configs map[string]string, effective func(key string) 
 func validateBrokerConfig(key, value string) (string, error) {
 	k, ok := brokerKeyByName[key]
 	switch {
+	case readOnlyBrokerKey(key):
+		return "", &configError{fmt.Sprintf("Cannot update these configs dynamically: [%s]", key)}
 	case !ok:
 		return "", &configError{fmt.Sprintf("sluice cannot update broker config %s dynamically: it is not a broker config sluice knows", key)}
-	case !k.dynamic:
-		return "", &configError{fmt.Sprintf("Cannot update these configs dynamically: [%s]", key)}
 	}
 	v, err := k.parse(value)
 	if err != nil || k.topic == "" {

@@ -129,6 +129,14 @@ func TestConfigCatalogue(t *testing.T) {
 				t.Errorf("%s: its default does not validate: %v", k.name, err)
 			}
 		}
+		// Kafka documents what it defines; an undefined key has no type,
+		// default or documentation, and sluice cannot change it.
+		if k.undefined != (k.doc == "") {
+			t.Errorf("%s: undefined %v, documentation %q", k.name, k.undefined, k.doc)
+		}
+		if k.undefined && (k.def != nil || k.typ != kmsg.ConfigTypeUnknown || k.dynamic) {
+			t.Errorf("undefined %s has a default, a type or is dynamic", k.name)
+		}
 	}
 	for name := range first {
 		if k := brokerKeyByName[name]; k == nil || !k.dynamic {

@@ -66,6 +66,9 @@ func (b *Broker) loadDynamicConfigs() {
 	valid := func(layer string, m map[string]string) map[string]string {
 		for k, v := range m {
 			if _, err := validateBrokerConfig(k, v); err != nil {
+				if sensitiveBrokerKey(k) {
+					v = "[hidden]" // as Kafka logs a secret
+				}
 				b.log.Warn("ignoring invalid dynamic broker config", "layer", layer, "key", k, "value", v, "err", err)
 				delete(m, k)
 			}
@@ -80,6 +83,8 @@ func (b *Broker) loadDynamicConfigs() {
 
 // staticBrokerConfigs are the broker keys the configuration sets (fields
 // that are not zero), by Kafka name. A duration is given as its .ms key.
+// Secrets are among them: DescribeConfigs never shows a sensitive key's
+// value (configs_security.go).
 func staticBrokerConfigs(c Config) map[string]string {
 	m := map[string]string{}
 	num := func(k string, n int64) {
@@ -96,18 +101,7 @@ func staticBrokerConfigs(c Config) map[string]string {
 		num("broker.id", int64(c.ID))
 		num("node.id", int64(c.ID))
 	}
-	switch {
-	case len(c.Listeners) > 0:
-		m["listeners"] = formatListeners(c.Listeners)
-	case c.Listen != "":
-		m["listeners"] = c.Listen
-	}
-	switch {
-	case len(c.AdvertisedListeners) > 0:
-		m["advertised.listeners"] = formatListeners(c.AdvertisedListeners)
-	case c.Advertise != "":
-		m["advertised.listeners"] = c.Advertise
-	}
+	c.staticListeners(m)
 	if c.DataDir != "" {
 		m["log.dirs"] = c.DataDir
 	}
@@ -144,6 +138,9 @@ func staticBrokerConfigs(c Config) map[string]string {
 	c.Cleaner.static(m)
 	c.Network.static(m)
 	c.ClientQuotas.static(m)
+	c.TLS.static(m)
+	c.SASL.static(m)
+	c.Authz.static(m)
 	c.Cluster.Election.static(m)
 	num("replication.quota.window.num", int64(c.Cluster.QuotaWindowNum))
 	num("replication.quota.window.size.seconds", int64(c.Cluster.QuotaWindowSize/time.Second))

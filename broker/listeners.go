@@ -24,6 +24,7 @@ package broker
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"slices"
 	"strconv"
@@ -114,6 +115,41 @@ func formatListeners(ls []ListenerConfig) string {
 		parts[i] = l.Name + "://" + l.Addr
 	}
 	return strings.Join(parts, ",")
+}
+
+// staticListeners adds the listener keys the configuration sets to m, in
+// Kafka's form: the one-address shorthand is the PLAINTEXT listener's (its
+// --advertise the first listener's); the protocol map sorted by name.
+func (c Config) staticListeners(m map[string]string) {
+	switch {
+	case len(c.Listeners) > 0:
+		m["listeners"] = formatListeners(c.Listeners)
+	case c.Listen != "":
+		m["listeners"] = protoPlaintext + "://" + c.Listen
+	}
+	switch {
+	case len(c.AdvertisedListeners) > 0:
+		m["advertised.listeners"] = formatListeners(c.AdvertisedListeners)
+	case c.Advertise != "":
+		first := protoPlaintext
+		if len(c.Listeners) > 0 {
+			first = c.Listeners[0].Name
+		}
+		m["advertised.listeners"] = first + "://" + c.Advertise
+	}
+	if c.ListenerProtocols != nil {
+		var entries []string
+		for _, name := range slices.Sorted(maps.Keys(c.ListenerProtocols)) {
+			entries = append(entries, name+":"+c.ListenerProtocols[name])
+		}
+		m["listener.security.protocol.map"] = strings.Join(entries, ",")
+	}
+	if c.InterBrokerListener != "" {
+		m["inter.broker.listener.name"] = c.InterBrokerListener
+	}
+	if c.InterBrokerProtocol != "" {
+		m["security.inter.broker.protocol"] = c.InterBrokerProtocol
+	}
 }
 
 // applyListenerKey sets a listener key; ok is false for other keys.

@@ -108,6 +108,31 @@ func (s *SASLConfig) apply(k, v string) (ok bool, err error) {
 	return true, nil
 }
 
+// static adds the SASL keys the configuration sets to m, listener-prefixed
+// ones under their full names.
+func (s SASLConfig) static(m map[string]string) {
+	if s.EnabledMechanisms != nil {
+		m["sasl.enabled.mechanisms"] = strings.Join(s.EnabledMechanisms, ",")
+	}
+	if s.InterBrokerMechanism != "" {
+		m["sasl.mechanism.inter.broker.protocol"] = s.InterBrokerMechanism
+	}
+	if s.JAASConfig != "" {
+		m["sasl.jaas.config"] = s.JAASConfig
+	}
+	if s.ServerMaxReceiveSize != 0 {
+		m["sasl.server.max.receive.size"] = strconv.Itoa(int(s.ServerMaxReceiveSize))
+	}
+	if s.ConnectionsMaxReauth != 0 {
+		m["connections.max.reauth.ms"] = strconv.FormatInt(s.ConnectionsMaxReauth.Milliseconds(), 10)
+	}
+	for l, keys := range s.Listener {
+		for k, v := range keys {
+			m["listener.name."+l+"."+k] = v
+		}
+	}
+}
+
 // isListenerSASLKey: the keys this file takes with a listener prefix.
 func isListenerSASLKey(key string) bool {
 	switch key {

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strconv"
 	"strings"
 	"time"
@@ -59,6 +60,17 @@ func (t *TLSConfig) apply(k, v string) (ok bool, err error) {
 		return true, nil
 	}
 	return false, nil
+}
+
+// static adds the TLS keys the configuration sets to m, as given.
+func (t TLSConfig) static(m map[string]string) {
+	maps.Copy(m, t.Props)
+	if t.HandshakeTimeout != 0 {
+		m["ssl.handshake.timeout.ms"] = strconv.FormatInt(t.HandshakeTimeout.Milliseconds(), 10)
+	}
+	if t.ReloadInterval != 0 {
+		m["ssl.reload.check.interval.ms"] = strconv.FormatInt(t.ReloadInterval.Milliseconds(), 10)
+	}
 }
 
 func (t TLSConfig) withDefaults() TLSConfig {
