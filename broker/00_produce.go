@@ -67,10 +67,13 @@ package broker
 //     coordinator's marker, 27_write_txn_markers.go); a non-transactional
 //     batch from a producer whose transaction is open is
 //     INVALID_TXN_STATE; an older epoch INVALID_PRODUCER_EPOCH (the
-//     partition leader's answer to a fenced producer). Not done: KIP-890's
-//     verification of the partition with the transaction coordinator
-//     (transaction.partition.verification.enable): a batch for a partition
-//     the coordinator was not told of is written.
+//     partition leader's answer to a fenced producer).
+//   - KIP-890 (transaction.partition.verification.enable, default true):
+//     the first transactional batch of a producer in a partition without
+//     its open transaction is appended only once the transaction
+//     coordinator confirms the partition is in the transaction; otherwise
+//     INVALID_TXN_STATE, or NOT_ENOUGH_REPLICAS while the coordinator
+//     cannot tell (txnverify.go), and nothing is written.
 //
 //   - Client quotas (clientquotas.go): the request's size counts against
 //     the producer_byte_rate of its user and client id; over it, the
@@ -112,6 +115,10 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 		!c.authorized(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID) {
 		refuseAll = kerr.TransactionalIDAuthorizationFailed.Code
 	}
+	var verdicts map[engine.Partition]txnVerdict // KIP-890 (txnverify.go); nil for most requests
+	if refuseAll == 0 && req.TransactionID != nil {
+		verdicts = c.verifyProduce(req)
+	}
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
@@ -130,7 +137,16 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			case !c.authorized(acl.OpWrite, acl.ResourceTopic, rt.Topic):
 				code = kerr.TopicAuthorizationFailed.Code
 			default:
-				p, res, code, msg, recErrs = c.b.produceOne(req, rt.Topic, &rp)
+				var v txnVerdict
+				if verdicts != nil {
+					v = verdicts[engine.Partition{Topic: rt.Topic, Partition: rp.Partition}]
+				}
+				if v.code != 0 {
+					p, _ = c.b.leaderPartition(rt.Topic, rp.Partition)
+					code, msg = v.code, v.msg
+				} else {
+					p, res, code, msg, recErrs = c.b.produceOne(req, rt.Topic, &rp, v.guard)
+				}
 			}
 			c.b.countProduce(p, code, res, len(rp.Records))
 			if code != 0 {
@@ -221,8 +237,9 @@ func setProduceError(req *kmsg.ProduceRequest, sp *kmsg.ProduceResponseTopicPart
 // produceOne appends one partition's batch, without waiting for its flush
 // policy. recErrs are the per-record errors of a refused batch (keyless
 // records in a compacted topic). p is the partition once found, also when
-// the append is refused (its metrics count the failure).
-func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition) (p *partition, res engine.AppendResult, code int16, msg string, recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord) {
+// the append is refused (its metrics count the failure). guard is the
+// batch's transaction verification (txnverify.go), 0 for most batches.
+func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, guard engine.VerificationGuard) (p *partition, res engine.AppendResult, code int16, msg string, recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord) {
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
 	}
@@ -268,7 +285,12 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 			return p, res, code, msg, recErrs
 		}
 	}
-	res, err := p.appendNoWait(records)
+	var err error
+	if guard != 0 {
+		res, err = p.appendVerifiedNoWait(records, guard)
+	} else {
+		res, err = p.appendNoWait(records)
+	}
 	if err != nil {
 		code, msg := produceError(b, p, err)
 		return p, res, code, msg, nil

@@ -61,6 +61,7 @@ type Broker struct {
 	connWG    sync.WaitGroup
 	groups    groupsState       // the group coordinator (groups.go)
 	txns      txnCoordinators   // the transaction coordinators (txncoord.go)
+	verifier  txnVerifier       // partitions' transaction verification (txnverify.go)
 	lag       lagSampler        // consumer lag, sampled when asked (grouplag.go)
 	pool      *requestPool      // request memory (reqpool.go)
 	quotas    *connQuotas       // connection bounds (connquota.go)
@@ -94,6 +95,7 @@ func New(cfg Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.withDefaults()
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
+	b.verifier.send = b.sendVerification
 	if err := cfg.Network.validate(); err != nil {
 		return nil, err
 	}

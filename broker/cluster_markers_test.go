@@ -15,7 +15,7 @@ import (
 // read_committed at the same last stable offset and accepts the open
 // transaction's marker.
 func TestClusterFollowersTrackTransactions(t *testing.T) {
-	c := startCluster(t, 3, nil)
+	c := startCluster(t, 3, noTxnVerification) // no coordinator: raw batches and markers
 	ctx := ctxTimeout(t, 60*time.Second)
 	c.createTopic(ctx, "ctxn", 1, 3)
 	leader := topicOf(metadataOf(t, c.broker(0)), "ctxn").Partitions[0].Leader

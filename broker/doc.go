@@ -115,5 +115,8 @@
 // driver per partition of __transaction_state this broker leads runs the
 // transaction coordinator; the transaction handlers (22 with a
 // transactional id, 24-26, 65, 66) route requests to it by transactional
-// id, and it sends WriteTxnMarkers to the partitions' leaders.
+// id, and it sends WriteTxnMarkers to the partitions' leaders. A partition
+// leader verifies a transactional batch's partition with the coordinator
+// before the batch opens its producer's transaction there (txnverify.go,
+// KIP-890); txnVerifier.mu is a leaf lock.
 package broker

@@ -133,7 +133,7 @@ func (tb *testBroker) consumeUntil(t *testing.T, topic string, committed bool, l
 // last stable offset; a restart keeps it all.
 func TestReadCommitted(t *testing.T) {
 	dir := t.TempDir()
-	tb := serveBroker(t, dir, nil)
+	tb := serveBroker(t, dir, noTxnVerification)
 	defer func() { tb.stop(t) }()
 	id := tb.createTopic(t, "rc", 1)
 	rc := dialRaw(t, tb.addr)
@@ -205,7 +205,7 @@ func TestReadCommitted(t *testing.T) {
 		t.Fatalf("A's second transaction: %v at %d", kerr.ErrorForCode(code), base)
 	}
 	tb.stop(t)
-	tb = serveBroker(t, dir, nil)
+	tb = serveBroker(t, dir, noTxnVerification)
 	rc = dialRaw(t, tb.addr)
 	wantStable("restarted, A open", 7)
 	check("restarted", "a3")
@@ -226,7 +226,7 @@ func TestReadCommitted(t *testing.T) {
 // TestWriteTxnMarkersErrors: fenced producer and coordinator epochs,
 // unknown partitions, and Produce's whole-request checks.
 func TestWriteTxnMarkersErrors(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), nil)
+	tb := startBroker(t, t.TempDir(), noTxnVerification)
 	tb.createTopic(t, "m", 2)
 	rc := dialRaw(t, tb.addr)
 	pid := rc.roundTrip(initProducerIDReq(nil, -1, -1), 5).(*kmsg.InitProducerIDResponse).ProducerID
@@ -279,7 +279,7 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 // TestDescribeProducers: a partition's producers, the open transaction's
 // first offset, the coordinator epoch of the last marker.
 func TestDescribeProducers(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), nil)
+	tb := startBroker(t, t.TempDir(), noTxnVerification)
 	tb.createTopic(t, "dp", 1)
 	rc := dialRaw(t, tb.addr)
 	pid := rc.roundTrip(initProducerIDReq(nil, -1, -1), 5).(*kmsg.InitProducerIDResponse).ProducerID
@@ -314,7 +314,7 @@ func TestDescribeProducers(t *testing.T) {
 // stable offset, with an open transaction's records above it, is answered
 // when the marker moves the last stable offset.
 func TestReadCommittedLongPoll(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), nil)
+	tb := startBroker(t, t.TempDir(), noTxnVerification)
 	id := tb.createTopic(t, "lpc", 1)
 	rc := dialRaw(t, tb.addr)
 	pid := rc.roundTrip(initProducerIDReq(nil, -1, -1), 5).(*kmsg.InitProducerIDResponse).ProducerID
@@ -343,7 +343,7 @@ func TestReadCommittedLongPoll(t *testing.T) {
 // across a restart until their marker.
 func TestTxnOffsetCommitThroughMarkers(t *testing.T) {
 	dir := t.TempDir()
-	tb := serveBroker(t, dir, nil)
+	tb := serveBroker(t, dir, noTxnVerification)
 	defer func() { tb.stop(t) }()
 	tb.createTopic(t, "in", 2)
 	rc := dialRaw(t, tb.addr)
@@ -422,14 +422,14 @@ func TestTxnOffsetCommitThroughMarkers(t *testing.T) {
 	// Pending over a restart: reloaded pending, completed by the marker.
 	commit(30, 1)
 	tb.stop(t)
-	tb = serveBroker(t, dir, nil)
+	tb = serveBroker(t, dir, noTxnVerification)
 	rc = dialRaw(t, tb.addr)
 	want("pending after the restart", true, [2]int64{10, -1}, [2]int16{0, unstable})
 	mustMark(t, rc, pid, 0, true, 0, offsetsTopic, gp)
 	want("committed after the restart", true, [2]int64{10, 30}, [2]int16{})
 	// And that survives another restart.
 	tb.stop(t)
-	tb = serveBroker(t, dir, nil)
+	tb = serveBroker(t, dir, noTxnVerification)
 	rc = dialRaw(t, tb.addr)
 	want("reloaded", true, [2]int64{10, 30}, [2]int16{})
 }
@@ -439,7 +439,7 @@ func TestTxnOffsetCommitThroughMarkers(t *testing.T) {
 // partition whose ISR is below min.insync.replicas refuses the marker
 // (NOT_ENOUGH_REPLICAS) before writing it.
 func TestWriteTxnMarkersInProcess(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), nil)
+	tb := startBroker(t, t.TempDir(), noTxnVerification)
 	tb.createTopic(t, "ip", 1)
 	tb.createTopicWith(t, "isr2", "min.insync.replicas", "2")
 	rc := dialRaw(t, tb.addr)

@@ -37,7 +37,7 @@ const (
 //
 //	go test -run '^$' -bench ReadCommittedFetch -benchtime 20x -count 3 ./broker/
 func BenchmarkReadCommittedFetch(b *testing.B) {
-	tb := startBroker(b, b.TempDir(), nil)
+	tb := startBroker(b, b.TempDir(), noTxnVerification) // no coordinator
 	id := tb.createTopic(b, "rcb", 1)
 	rc := dialRaw(b, tb.addr)
 	var pids [rcbProducers]int64

@@ -208,6 +208,16 @@ func (p *partition) appendNoWait(batch []byte) (engine.AppendResult, error) {
 	return res, err
 }
 
+// appendVerifiedNoWait is appendNoWait for a transactional batch that
+// carries its verification's guard (txnverify.go).
+func (p *partition) appendVerifiedNoWait(batch []byte, guard engine.VerificationGuard) (engine.AppendResult, error) {
+	res, err := p.log.AppendVerifiedNoWait(batch, guard)
+	if err == nil {
+		p.appended()
+	}
+	return res, err
+}
+
 // appended tells the core the log's end, read under its lock so that
 // concurrent appends report ends that only grow (a producer's retried
 // batch is answered from its first append and ends nothing).

@@ -24,6 +24,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		Compaction:         c.Cleaner.compactionOptions(c.LogCleanupPolicy),
 	}
 	o.ProducerIDExpiration = c.ProducerIDExpiration // a broker setting only, as in Kafka
+	o.TxnVerification = c.Txns.verifyPartitions()
 	n := func(k string) (int64, bool) {
 		v, ok := topicConfigs[k]
 		if !ok {

@@ -29,7 +29,7 @@ import (
 func BenchmarkTransactionalProduce(b *testing.B) {
 	for _, k := range []int{1, 10, 100} {
 		b.Run(fmt.Sprintf("batches=%d", k), func(b *testing.B) {
-			tb := startBroker(b, b.TempDir(), nil)
+			tb := startBroker(b, b.TempDir(), noTxnVerification) // no coordinator
 			tb.createTopic(b, "tx", 1)
 			tb.createTopic(b, "idem", 1)
 			rcTx, rcIdem := dialRaw(b, tb.addr), dialRaw(b, tb.addr)

@@ -3,6 +3,7 @@ package broker
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -18,6 +19,17 @@ type TxnConfig struct {
 	StateReplication  int16         // transaction.state.log.replication.factor; default 3 (1 on a single node)
 	StateMinISR       int32         // transaction.state.log.min.isr; default 2 (1 on a single node)
 	StateSegmentBytes int64         // transaction.state.log.segment.bytes; default 100 MiB
+	// PartitionVerification is transaction.partition.verification.enable
+	// (KIP-890, static): a partition leader verifies with the transaction
+	// coordinator that a transactional batch's partition is in its
+	// transaction before the batch opens the transaction there
+	// (txnverify.go). Default true.
+	PartitionVerification *bool
+}
+
+// verifyPartitions reports transaction.partition.verification.enable.
+func (t TxnConfig) verifyPartitions() bool {
+	return t.PartitionVerification == nil || *t.PartitionVerification
 }
 
 func (t TxnConfig) withDefaults() TxnConfig {
@@ -58,14 +70,24 @@ var txnKeys = map[string]bool{
 	"transaction.state.log.replication.factor":                    true,
 	"transaction.state.log.min.isr":                               true,
 	"transaction.state.log.segment.bytes":                         true,
+	"transaction.partition.verification.enable":                   true,
 }
 
 // apply sets the field a transaction key names; ok is false for other
-// keys. Every value must be a positive integer, as Kafka's validators
-// (atLeast(1)) require.
+// keys. Every value but the boolean's must be a positive integer, as
+// Kafka's validators (atLeast(1)) require; the boolean is true or false in
+// any case, as Kafka's ConfigDef reads it.
 func (t *TxnConfig) apply(k, v string) (ok bool, err error) {
 	if !txnKeys[k] {
 		return false, nil
+	}
+	if k == "transaction.partition.verification.enable" {
+		on := strings.EqualFold(strings.TrimSpace(v), "true")
+		if !on && !strings.EqualFold(strings.TrimSpace(v), "false") {
+			return true, fmt.Errorf("broker: config %s=%q: must be true or false", k, v)
+		}
+		t.PartitionVerification = &on
+		return true, nil
 	}
 	n, err := strconv.ParseInt(v, 10, 64)
 	if err != nil {

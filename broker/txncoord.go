@@ -106,6 +106,9 @@ type txnCoordinators struct {
 	// send carries markers to other brokers (ZooKeeper mode), made on
 	// first use.
 	send *zk.NetSender
+	// verifySend carries transaction verifications to other brokers'
+	// coordinators (txnverify.go), made on first use.
+	verifySend *zk.NetSender
 	// holdMarkers, when set (a test's seam for a coordinator that dies
 	// between its decision and its markers), makes every WriteTxnMarkers
 	// fail unsent, to be retried.
@@ -198,8 +201,8 @@ func (b *Broker) closeTxns() {
 	b.txns.closed = true
 	ds := b.txns.drivers
 	b.txns.drivers = nil
-	send := b.txns.send
-	b.txns.send = nil
+	send, verifySend := b.txns.send, b.txns.verifySend
+	b.txns.send, b.txns.verifySend = nil, nil
 	b.txns.mu.Unlock()
 	for _, d := range ds {
 		d.stopDriver()
@@ -209,6 +212,9 @@ func (b *Broker) closeTxns() {
 	}
 	if send != nil {
 		send.Close()
+	}
+	if verifySend != nil {
+		verifySend.Close()
 	}
 }
 

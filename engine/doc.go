@@ -51,7 +51,9 @@
 // (AppendCoordinatorNoWait: fenced by producer and coordinator epochs);
 // a .txnindex holds an entry of 34 bytes for each abort marker in its
 // segment (txnindex.go), and the producer state tracks open transactions,
-// whose oldest bounds the last stable offset (producerstate.go, state.go).
+// whose oldest bounds the last stable offset (producerstate.go, state.go),
+// and the verifications that let a client's batch open one
+// (txnverify.go, Options.TxnVerification).
 //
 // .index entries are 8 bytes: relative offset (uint32) and file position
 // (uint32), big-endian; .timeindex entries are 12 bytes: timestamp in ms

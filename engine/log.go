@@ -288,6 +288,7 @@ func (l *Log) SetOptions(o Options) error {
 	next.LogAppendTime = o.LogAppendTime
 	next.Recompression = o.Recompression
 	next.ProducerIDExpiration = o.ProducerIDExpiration
+	next.TxnVerification = o.TxnVerification
 	next.Compaction = o.Compaction
 	l.opts.Store(&next)
 	l.cfg.indexInterval.Store(int64(next.IndexIntervalBytes))
@@ -351,7 +352,7 @@ func (l *Log) Append(batch []byte) (AppendResult, error) {
 // AppendNoWait is Append without waiting for the flush policy: the caller
 // calls AwaitFlushPolicy before acknowledging the records.
 func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
-	return l.appendNoWait(batch, false)
+	return l.appendNoWait(batch, false, 0)
 }
 
 // AppendCoordinatorNoWait is AppendNoWait for a batch a coordinator writes,
@@ -366,10 +367,10 @@ func (l *Log) AppendNoWait(batch []byte) (AppendResult, error) {
 // (ErrCoordinatorFenced). A marker for a producer without an open
 // transaction is written (Kafka writes it too): it ends nothing.
 func (l *Log) AppendCoordinatorNoWait(batch []byte) (AppendResult, error) {
-	return l.appendNoWait(batch, true)
+	return l.appendNoWait(batch, true, 0)
 }
 
-func (l *Log) appendNoWait(batch []byte, coordinator bool) (AppendResult, error) {
+func (l *Log) appendNoWait(batch []byte, coordinator bool, guard VerificationGuard) (AppendResult, error) {
 	o := l.opts.Load()
 	if len(batch) > o.MaxBatchBytes {
 		return AppendResult{}, fmt.Errorf("%w: %d bytes, the limit is %d", ErrBatchTooLarge, len(batch), o.MaxBatchBytes)
@@ -407,7 +408,7 @@ func (l *Log) appendNoWait(batch []byte, coordinator bool) (AppendResult, error)
 			return AppendResult{}, fmt.Errorf("log %s: %w", l.name, err)
 		}
 	} else if h.ProducerID >= 0 {
-		dup, err := l.producers.check(&h)
+		dup, err := l.producers.check(&h, o.TxnVerification, guard)
 		if err != nil {
 			return AppendResult{}, err
 		}

@@ -79,6 +79,14 @@ type Options struct {
 	// last batch; ApplyRetention forgets older ones. Default 1 day.
 	ProducerIDExpiration time.Duration
 
+	// TxnVerification refuses a client's transactional batch that opens
+	// its producer's transaction in the partition unless it carries the
+	// guard of a verification with the transaction coordinator
+	// (transaction.partition.verification.enable, KIP-890: txnverify.go).
+	// Default false: such batches are written (Kafka's default is true;
+	// the broker sets it).
+	TxnVerification bool
+
 	// OpenSegments bounds how many segments keep their log's descriptor
 	// open (the file cache) when the Log is opened on its own; a Store uses
 	// StoreOptions.OpenFiles instead. Default 1000.

@@ -158,6 +158,9 @@ func (e *producerEntry) addBatch(b batchMeta) {
 type producerState struct {
 	producers map[int64]*producerEntry
 	open      int // producers with an open transaction
+	// verifying holds the transaction verifications in progress, by
+	// producer id (txnverify.go); nil until the first.
+	verifying map[int64]*verification
 }
 
 func newProducerState() *producerState {
@@ -229,13 +232,21 @@ func inSequence(last, next int32) bool {
 //
 // The returned metadata points into the state and is valid until the next
 // update. check does not allocate unless it fails.
-func (s *producerState) check(h *BatchHeader) (dup *batchMeta, err error) {
+func (s *producerState) check(h *BatchHeader, verify bool, guard VerificationGuard) (dup *batchMeta, err error) {
 	if h.ProducerID < 0 {
 		return nil, nil
 	}
 	e := s.producers[h.ProducerID]
 	if e == nil {
-		return nil, nil
+		if h.Control() {
+			return nil, nil
+		}
+		if verify {
+			if err := s.checkVerified(h, nil, guard); err != nil {
+				return nil, err
+			}
+		}
+		return nil, s.checkLowestSequence(h)
 	}
 	if !h.Control() && h.ProducerEpoch == e.epoch {
 		first, last := h.BaseSequence, lastSequence(h)
@@ -245,11 +256,19 @@ func (s *producerState) check(h *BatchHeader) (dup *batchMeta, err error) {
 			}
 		}
 	}
+	if verify && !h.Control() {
+		if err := s.checkVerified(h, e, guard); err != nil {
+			return nil, err
+		}
+	}
 	if err := e.checkEpoch(h); err != nil {
 		return nil, err
 	}
 	if h.Control() {
 		return nil, nil
+	}
+	if err := s.checkLowestSequence(h); err != nil {
+		return nil, err
 	}
 	if err := s.checkSequence(e, h); err != nil {
 		return nil, err
@@ -380,6 +399,11 @@ func (s *producerState) update(h *BatchHeader, firstOffset int64, timestamp int6
 	}
 	e.setEpoch(h.ProducerEpoch)
 	e.lastTimestamp = timestamp
+	if h.Transactional() {
+		// Kafka's UnifiedLog.updateProducers: the transaction opened or
+		// ended, either way its verification is done.
+		s.forgetVerification(h.ProducerID)
+	}
 	switch {
 	case h.Control() && e.txnFirst != noTxn:
 		e.txnFirst = noTxn
@@ -456,6 +480,7 @@ func (s *producerState) rebuildFrom(headers ...BatchHeader) {
 // how many it removed. A producer with an open transaction stays, as in
 // Kafka's ProducerStateManager.isProducerExpired.
 func (s *producerState) expire(now, expirationMs int64) int {
+	s.expireVerifications(now, expirationMs)
 	n := 0
 	for id, e := range s.producers {
 		if e.txnFirst == noTxn && now-e.lastTimestamp >= expirationMs {

@@ -41,7 +41,7 @@ func newPsim() *psim { return &psim{s: newProducerState(), clock: 1000} }
 // produce checks h and, when it is neither a duplicate nor refused,
 // appends it. It returns the duplicate's metadata or the error.
 func (p *psim) produce(h BatchHeader) (*batchMeta, error) {
-	dup, err := p.s.check(&h)
+	dup, err := p.s.check(&h, false, 0)
 	if dup != nil || err != nil {
 		return dup, err
 	}
@@ -81,7 +81,7 @@ func TestProducerStateDuplicates(t *testing.T) {
 	// The last five are recognised with their original offsets.
 	for _, h := range sent[1:] {
 		retry := pbatch(7, 2, h.BaseSequence, 3)
-		dup, err := p.s.check(&retry)
+		dup, err := p.s.check(&retry, false, 0)
 		if err != nil || dup == nil {
 			t.Fatalf("retry of seq %d: dup %v, err %v", h.BaseSequence, dup, err)
 		}
@@ -92,15 +92,15 @@ func TestProducerStateDuplicates(t *testing.T) {
 	}
 	// The sixth most recent is forgotten: out of order.
 	retry := pbatch(7, 2, 0, 3)
-	_, err := p.s.check(&retry)
+	_, err := p.s.check(&retry, false, 0)
 	wantSeqErr(t, err, 18, 0)
 	// Same first sequence, other last sequence: not a duplicate.
 	partial := pbatch(7, 2, 9, 2)
-	_, err = p.s.check(&partial)
+	_, err = p.s.check(&partial, false, 0)
 	wantSeqErr(t, err, 18, 9)
 	// The same sequences in a newer epoch are not duplicates.
 	newer := pbatch(7, 3, 12, 3)
-	_, err = p.s.check(&newer)
+	_, err = p.s.check(&newer, false, 0)
 	wantSeqErr(t, err, 0, 12)
 }
 
@@ -108,7 +108,7 @@ func TestProducerStateSequences(t *testing.T) {
 	p := newPsim()
 	// Not idempotent: never checked.
 	h := pbatch(-1, -1, -1, 4)
-	if dup, err := p.s.check(&h); dup != nil || err != nil {
+	if dup, err := p.s.check(&h, false, 0); dup != nil || err != nil {
 		t.Fatalf("%v %v", dup, err)
 	}
 	p.s.update(&h, 0, 0)
@@ -201,7 +201,7 @@ func TestProducerStateWrapAround(t *testing.T) {
 	p.mustProduce(t, pbatch(2, 0, math.MaxInt32-2, 5)) // a batch across the wrap: MaxInt32-2 .. 1
 	p.mustProduce(t, pbatch(2, 0, 2, 1))
 	for _, h := range []BatchHeader{pbatch(1, 0, math.MaxInt32-1, 2), pbatch(1, 0, 0, 3), pbatch(2, 0, math.MaxInt32-2, 5)} {
-		if dup, err := p.s.check(&h); dup == nil || err != nil {
+		if dup, err := p.s.check(&h, false, 0); dup == nil || err != nil {
 			t.Fatalf("retry of %+v: %v %v", h, dup, err)
 		}
 	}
@@ -220,7 +220,7 @@ func TestProducerStateExpire(t *testing.T) {
 	}
 	// Expired, the producer is unknown again: any sequence.
 	late := pbatch(1, 0, 77, 1)
-	if dup, err := s.check(&late); dup != nil || err != nil {
+	if dup, err := s.check(&late, false, 0); dup != nil || err != nil {
 		t.Fatalf("%v %v", dup, err)
 	}
 }
@@ -459,7 +459,7 @@ func TestProducerStateAllocs(t *testing.T) {
 	off := int64(1)
 	if allocs := testing.AllocsPerRun(100, func() {
 		h := pbatch(1, 0, seq, 4)
-		if dup, err := p.s.check(&h); dup != nil || err != nil {
+		if dup, err := p.s.check(&h, false, 0); dup != nil || err != nil {
 			t.Fatal(dup, err)
 		}
 		p.s.update(&h, off, 5)

@@ -108,6 +108,9 @@ func (l *Log) loadStateLocked() error {
 	if err := l.rebuildAbortedLocked(stored, whole, stale, from, ends); err != nil {
 		return err
 	}
+	if l.producers != nil {
+		ps.verifying = l.producers.verifying // in memory only: kept across a rebuild
+	}
 	l.producers = ps
 	l.firstUnstable.Store(ps.firstUnstableOffset())
 	l.cacheLastEpochLocked()

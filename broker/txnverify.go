@@ -1,0 +1,370 @@
+package broker
+
+// Transaction verification on the partition leader (KIP-890 part 1), as
+// Kafka 3.9's ReplicaManager.handleProduceAppend and
+// AddPartitionsToTxnManager do it with
+// transaction.partition.verification.enable (TxnConfig.PartitionVerification,
+// default true):
+//
+//   - A Produce with a transactional id whose transactional batch is the
+//     first of its producer in a partition without the producer's open
+//     transaction starts a verification there (engine.Log
+//     .StartTxnVerification: a guard). The partitions of the request that
+//     need one are sent to the transactional id's coordinator — the leader
+//     of its partition of __transaction_state, as the metadata cache names
+//     it — as one transaction of an AddPartitionsToTxn v4 with VerifyOnly
+//     (24_add_partitions_to_txn.go answers it); when the coordinator is
+//     this broker, by a call. The request waits for the answer, at most its
+//     timeout (request.timeout.ms when it has none), also with acks=0.
+//   - Verifications for one coordinator are batched as Kafka's manager
+//     batches them: while one request to it is in flight the next
+//     transactions queue, and go as one request when it returns. A second
+//     verification of a transactional id already queued replaces it: the
+//     queued one is answered NETWORK_EXCEPTION (same epoch: the client
+//     retried) or INVALID_PRODUCER_EPOCH (older epoch); one older than the
+//     queued one is answered INVALID_PRODUCER_EPOCH itself.
+//   - The coordinator's answer, per partition: 0 appends the batch with its
+//     guard (the engine refuses it if the producer's transaction ended or
+//     another verification started meanwhile: INVALID_TXN_STATE);
+//     PRODUCER_FENCED becomes INVALID_PRODUCER_EPOCH and
+//     TRANSACTION_ABORTABLE INVALID_TXN_STATE (what producers handle); a
+//     top-level CLUSTER_AUTHORIZATION_FAILED is INVALID_TXN_STATE for every
+//     partition, another top-level code that code. No coordinator (no live
+//     leader) is COORDINATOR_NOT_AVAILABLE, a failed or timed-out request
+//     NETWORK_EXCEPTION.
+//   - The Produce answers the refused partitions with Kafka's translation:
+//     INVALID_TXN_STATE "Partition was not added to the transaction";
+//     CONCURRENT_TRANSACTIONS, NETWORK_EXCEPTION,
+//     COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE and
+//     NOT_COORDINATOR become NOT_ENOUGH_REPLICAS (retried by every client,
+//     without a metadata refresh); others as they are. Nothing is appended
+//     for them.
+//
+// Not done: the verification of TxnOffsetCommit's partition of
+// __consumer_offsets by the group coordinator (Kafka 3.9 verifies it too).
+//
+// The decisions are pure functions (verifyAnswers, verifyProduceError) and
+// the batching a value driven by a send function (txnVerifier), so both
+// are tested without a network.
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/coordinator/group"
+	"github.com/sluice-io/sluice/coordinator/zk"
+	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/acl"
+)
+
+// txnVerifyTimeout bounds one AddPartitionsToTxn to a coordinator
+// (request.timeout.ms) and a Produce's wait without a timeout of its own.
+const txnVerifyTimeout = 30 * time.Second
+
+// txnVerdict is a partition's outcome of its verification: the guard to
+// append with, or the code (and message) it is answered.
+type txnVerdict struct {
+	guard engine.VerificationGuard
+	code  int16
+	msg   string
+}
+
+// verifyCodes are a transaction's refused partitions and their codes, as
+// the coordinator (or the failure to reach it) answered them.
+type verifyCodes map[engine.Partition]int16
+
+// txnVerifier is Kafka's AddPartitionsToTxnManager: it batches the
+// verifications for each coordinator.
+type txnVerifier struct {
+	// send carries one request to a coordinator and returns its answer.
+	send func(ctx context.Context, coordinator int32, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error)
+
+	mu struct {
+		sync.Mutex
+		queued   map[int32]*verifyBatch // next request of each coordinator
+		inflight map[int32]bool
+	}
+}
+
+// verifyBatch is one request's transactions and who waits for each.
+type verifyBatch struct {
+	txns    []kmsg.AddPartitionsToTxnRequestTransaction
+	waiters map[string]chan verifyCodes // by transactional id; buffered 1
+}
+
+// verify queues t (VerifyOnly) for coordinator and returns where its
+// answer comes.
+func (v *txnVerifier) verify(coordinator int32, t kmsg.AddPartitionsToTxnRequestTransaction) <-chan verifyCodes {
+	ch := make(chan verifyCodes, 1)
+	t.VerifyOnly = true
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.queued == nil {
+		v.mu.queued, v.mu.inflight = map[int32]*verifyBatch{}, map[int32]bool{}
+	}
+	q := v.mu.queued[coordinator]
+	if q == nil {
+		q = &verifyBatch{waiters: map[string]chan verifyCodes{}}
+		v.mu.queued[coordinator] = q
+	}
+	for i := range q.txns {
+		old := &q.txns[i]
+		if old.TransactionalID != t.TransactionalID {
+			continue
+		}
+		if t.ProducerEpoch < old.ProducerEpoch {
+			ch <- allCodes(&t, kerr.InvalidProducerEpoch.Code)
+			return ch
+		}
+		code := kerr.NetworkException.Code
+		if old.ProducerEpoch < t.ProducerEpoch {
+			code = kerr.InvalidProducerEpoch.Code
+		}
+		q.waiters[old.TransactionalID] <- allCodes(old, code)
+		q.txns = append(q.txns[:i], q.txns[i+1:]...)
+		break
+	}
+	q.txns = append(q.txns, t)
+	q.waiters[t.TransactionalID] = ch
+	if !v.mu.inflight[coordinator] {
+		v.mu.inflight[coordinator] = true
+		go v.run(coordinator)
+	}
+	return ch
+}
+
+// run sends the queued batches of coordinator, one request at a time,
+// until none is queued.
+func (v *txnVerifier) run(coordinator int32) {
+	for {
+		v.mu.Lock()
+		q := v.mu.queued[coordinator]
+		delete(v.mu.queued, coordinator)
+		if q == nil {
+			v.mu.inflight[coordinator] = false
+			v.mu.Unlock()
+			return
+		}
+		v.mu.Unlock()
+		req := kmsg.NewPtrAddPartitionsToTxnRequest()
+		req.Version = 4
+		req.Transactions = q.txns
+		ctx, cancel := context.WithTimeout(context.Background(), txnVerifyTimeout)
+		resp, err := v.send(ctx, coordinator, req)
+		cancel()
+		answers := verifyAnswers(q.txns, resp, err)
+		for id, ch := range q.waiters {
+			ch <- answers[id]
+		}
+	}
+}
+
+// allCodes answers every partition of t with code.
+func allCodes(t *kmsg.AddPartitionsToTxnRequestTransaction, code int16) verifyCodes {
+	out := verifyCodes{}
+	for _, rt := range t.Topics {
+		for _, p := range rt.Partitions {
+			out[engine.Partition{Topic: rt.Topic, Partition: p}] = code
+		}
+	}
+	return out
+}
+
+// verifyAnswers reads a coordinator's answer (or the error of the request)
+// into each transaction's refused partitions, as Kafka's
+// AddPartitionsToTxnManager reads it: a partition the answer leaves out
+// is verified.
+func verifyAnswers(txns []kmsg.AddPartitionsToTxnRequestTransaction, resp *kmsg.AddPartitionsToTxnResponse, err error) map[string]verifyCodes {
+	out := map[string]verifyCodes{}
+	all := func(code int16) map[string]verifyCodes {
+		for i := range txns {
+			out[txns[i].TransactionalID] = allCodes(&txns[i], code)
+		}
+		return out
+	}
+	switch {
+	case err != nil || resp == nil:
+		return all(kerr.NetworkException.Code)
+	case resp.ErrorCode == kerr.ClusterAuthorizationFailed.Code:
+		// Not for the client's eyes: the verification did not complete.
+		return all(kerr.InvalidTxnState.Code)
+	case resp.ErrorCode != 0:
+		return all(resp.ErrorCode)
+	}
+	for _, rt := range resp.Transactions {
+		codes := verifyCodes{}
+		for _, tt := range rt.Topics {
+			for _, p := range tt.Partitions {
+				code := p.ErrorCode
+				switch code {
+				case 0:
+					continue
+				case kerr.ProducerFenced.Code:
+					code = kerr.InvalidProducerEpoch.Code
+				case kerr.TransactionAbortable.Code:
+					code = kerr.InvalidTxnState.Code
+				}
+				codes[engine.Partition{Topic: tt.Topic, Partition: p.Partition}] = code
+			}
+		}
+		out[rt.TransactionalID] = codes
+	}
+	for i := range txns {
+		if _, ok := out[txns[i].TransactionalID]; !ok {
+			// Unanswered: not verified.
+			out[txns[i].TransactionalID] = allCodes(&txns[i], kerr.NetworkException.Code)
+		}
+	}
+	return out
+}
+
+// verifyProduceError is the code and message a Produce answers for a
+// partition whose verification failed with code (ReplicaManager's
+// translation).
+func verifyProduceError(code int16) (int16, string) {
+	switch code {
+	case kerr.InvalidTxnState.Code:
+		return code, "Partition was not added to the transaction"
+	case kerr.ConcurrentTransactions.Code, kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code,
+		kerr.CoordinatorNotAvailable.Code, kerr.NotCoordinator.Code:
+		return kerr.NotEnoughReplicas.Code, "Unable to verify the partition has been added to the transaction. Underlying error: " +
+			kerr.ErrorForCode(code).(*kerr.Error).Message
+	}
+	return code, ""
+}
+
+// txnCoordinatorNode is the broker leading the transactional id's
+// partition of __transaction_state, or -1 if none is live.
+func (b *Broker) txnCoordinatorNode(transactionalID string) int32 {
+	snap := b.ctl.cache.load()
+	t := snap.topics[txnStateTopic]
+	if t == nil {
+		return -1
+	}
+	cp, ok := t.partitions[group.PartitionFor(transactionalID, b.txnPartitions())]
+	if !ok || cp.leader < 0 || snap.liveBroker(cp.leader) == nil {
+		return -1
+	}
+	return cp.leader
+}
+
+// sendVerification is the txnVerifier's send: a call when the coordinator
+// is this broker, else AddPartitionsToTxn over the inter-broker listener.
+func (b *Broker) sendVerification(ctx context.Context, coordinator int32, req *kmsg.AddPartitionsToTxnRequest) (*kmsg.AddPartitionsToTxnResponse, error) {
+	if coordinator == b.cfg.ID {
+		resp := req.ResponseKind().(*kmsg.AddPartitionsToTxnResponse)
+		for i := range req.Transactions {
+			t := &req.Transactions[i]
+			rt := kmsg.NewAddPartitionsToTxnResponseTransaction()
+			rt.TransactionalID = t.TransactionalID
+			rt.Topics = b.addPartitionsToTxn(req.Version, t, nil)
+			resp.Transactions = append(resp.Transactions, rt)
+		}
+		return resp, nil
+	}
+	s := b.verifySender()
+	if s == nil {
+		return nil, errTxnDriverStopped
+	}
+	r, err := s.Send(ctx, coordinator, req)
+	if err != nil {
+		b.log.Debug("verifying partitions in a transaction", "coordinator", coordinator, "err", err)
+		return nil, err
+	}
+	return r.(*kmsg.AddPartitionsToTxnResponse), nil
+}
+
+// verifySender is the connection pool verifications to other brokers go
+// through, made on first use.
+func (b *Broker) verifySender() *zk.NetSender {
+	b.txns.mu.Lock()
+	defer b.txns.mu.Unlock()
+	if b.txns.verifySend == nil && b.cluster != nil && !b.txns.closed {
+		b.txns.verifySend = zk.NewNetSender(b.cluster.zk, b.cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: txnVerifyTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-verification"}))
+	}
+	return b.txns.verifySend
+}
+
+// verifyProduce starts the verification of every partition of a Produce
+// whose transactional batch needs one, waits for the coordinator, and
+// returns each such partition's verdict; nil when no partition needs one
+// (verification disabled, no transactional id or batch, every producer's
+// transaction already open). The request passed checkTransactional: its
+// transactional batches carry one producer id and epoch. Partitions the
+// client may not write, or this broker does not lead, are left to the
+// append, which refuses them.
+func (c *conn) verifyProduce(req *kmsg.ProduceRequest) map[engine.Partition]txnVerdict {
+	b := c.b
+	if req.TransactionID == nil || !b.cfg.Txns.verifyPartitions() {
+		return nil
+	}
+	var verdicts map[engine.Partition]txnVerdict
+	t := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	t.TransactionalID = *req.TransactionID
+	for _, rt := range req.Topics {
+		for _, rp := range rt.Partitions {
+			h, err := engine.ParseBatchHeader(rp.Records)
+			if err != nil || !h.Transactional() || h.ProducerID < 0 || isInternal(rt.Topic) ||
+				!c.authorized(acl.OpWrite, acl.ResourceTopic, rt.Topic) {
+				continue
+			}
+			p, _ := b.leaderPartition(rt.Topic, rp.Partition)
+			if p == nil {
+				continue
+			}
+			guard := p.log.StartTxnVerification(h.ProducerID, h.BaseSequence, h.ProducerEpoch)
+			if guard == 0 {
+				continue
+			}
+			if verdicts == nil {
+				verdicts = map[engine.Partition]txnVerdict{}
+			}
+			tp := engine.Partition{Topic: rt.Topic, Partition: rp.Partition}
+			if _, dup := verdicts[tp]; dup {
+				continue
+			}
+			verdicts[tp] = txnVerdict{guard: guard}
+			t.ProducerID, t.ProducerEpoch = h.ProducerID, h.ProducerEpoch
+			if n := len(t.Topics); n == 0 || t.Topics[n-1].Topic != rt.Topic {
+				tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+				tt.Topic = rt.Topic
+				t.Topics = append(t.Topics, tt)
+			}
+			t.Topics[len(t.Topics)-1].Partitions = append(t.Topics[len(t.Topics)-1].Partitions, rp.Partition)
+		}
+	}
+	if verdicts == nil {
+		return nil
+	}
+	var codes verifyCodes
+	if coord := b.txnCoordinatorNode(t.TransactionalID); coord < 0 {
+		codes = allCodes(&t, kerr.CoordinatorNotAvailable.Code)
+	} else {
+		wait := txnVerifyTimeout
+		if req.TimeoutMillis > 0 {
+			wait = time.Duration(req.TimeoutMillis) * time.Millisecond
+		}
+		timer := time.NewTimer(wait)
+		defer timer.Stop()
+		select {
+		case codes = <-b.verifier.verify(coord, t):
+		case <-timer.C:
+			codes = allCodes(&t, kerr.NetworkException.Code)
+		case <-b.closing:
+			codes = allCodes(&t, kerr.NetworkException.Code)
+		}
+	}
+	for tp, code := range codes {
+		if v, ok := verdicts[tp]; ok && code != 0 {
+			v.code, v.msg = verifyProduceError(code)
+			verdicts[tp] = v
+		}
+	}
+	return verdicts
+}
