@@ -55,6 +55,8 @@ type aclFlags struct {
 	topics, groups, txnIDs      listFlag
 	cluster                     *bool
 	pattern                     *string
+	// add only: kafka-acls' shortcuts (shortcuts).
+	producer, consumer, idempotent *bool
 }
 
 func addACLFlags(c *command, entries bool) *aclFlags {
@@ -113,9 +115,12 @@ func (f *aclFlags) resources(p acl.PatternType) []aclResource {
 	return out
 }
 
-// entries is the product of principals, hosts and operations.
-func (f *aclFlags) entries() ([]acl.Entry, error) {
-	ops := []acl.Operation{acl.OpAll}
+// entries is the product of principals, hosts and operations: ops, or
+// those of --operation when ops is nil.
+func (f *aclFlags) entries(ops []acl.Operation) ([]acl.Entry, error) {
+	if ops == nil {
+		ops = []acl.Operation{acl.OpAll}
+	}
 	if len(f.operations) > 0 {
 		ops = nil
 		for _, s := range f.operations {
@@ -188,9 +193,12 @@ func runACLList(args []string, stdout, stderr io.Writer) int {
 Prints the ACLs of the resources given (every ACL when none is given),
 by resource pattern, as kafka-acls --list. With --resource-pattern-type
 match, a resource's ACLs include those of the patterns that cover it
-(the literal "*", prefixes).
+(the literal "*", prefixes). With --principal P (repeatable), only P's
+ACLs, under "ACLs for principal `+"`P`"+`".
 `, stdout, stderr)
 	f := addACLFlags(c, false)
+	var principals listFlag
+	c.fs.Var(&principals, "principal", "list only this principal's ACLs, `Type:name` (repeatable)")
 	if pos, code, done := c.parse(args); done {
 		return code
 	} else if len(pos) > 0 {
@@ -243,8 +251,29 @@ match, a resource's ACLs include those of the patterns that cover it
 			}
 		}
 	}
-	for _, r := range order {
-		printACLs(stdout, "Current ACLs for resource", r, got[r])
+	if len(principals) == 0 {
+		for _, r := range order {
+			printACLs(stdout, "Current ACLs for resource", r, got[r])
+		}
+		return 0
+	}
+	for _, ps := range principals {
+		p, err := acl.ParsePrincipal(strings.TrimSpace(ps))
+		if err != nil {
+			return c.usageError("--principal %q: not Type:name (User:alice)", ps)
+		}
+		fmt.Fprintf(stdout, "ACLs for principal `%s`\n", p)
+		for _, r := range order {
+			var mine []acl.Entry
+			for _, e := range got[r] {
+				if e.Principal == p {
+					mine = append(mine, e)
+				}
+			}
+			if len(mine) > 0 {
+				printACLs(stdout, "Current ACLs for resource", r, mine)
+			}
+		}
 	}
 	return 0
 }
@@ -257,6 +286,9 @@ operation given, and prints them as kafka-acls --add. An ACL that exists
 already is no change.
 `, stdout, stderr)
 	f := addACLFlags(c, true)
+	f.producer = c.fs.Bool("producer", false, "the ACLs of a producer: Write, Describe and Create on the topics, Write and Describe on the transactional ids")
+	f.consumer = c.fs.Bool("consumer", false, "the ACLs of a consumer: Read and Describe on the topics, Read on the groups")
+	f.idempotent = c.fs.Bool("idempotent", false, "with --producer: also IdempotentWrite on the cluster")
 	if pos, code, done := c.parse(args); done {
 		return code
 	} else if len(pos) > 0 {
@@ -266,17 +298,8 @@ already is no change.
 	if err != nil {
 		return c.usageError("%v", err)
 	}
-	resources := f.resources(p)
-	entries, err := f.entries()
-	switch {
-	case err != nil:
-		return c.usageError("%v", err)
-	case len(resources) == 0:
-		return c.usageError("You must provide at least one resource: --topic <topic> or --cluster or --group <group> or --transactional-id <id>")
-	case len(entries) == 0:
-		return c.usageError("You must specify one of: --allow-principal, --deny-principal when trying to add ACLs.")
-	}
-	if err := checkOperations(resources, entries); err != nil {
+	plan, err := f.addPlan(p)
+	if err != nil {
 		return c.usageError("%v", err)
 	}
 	ctx, cl, release, err := openACLClient(f.cf)
@@ -284,7 +307,8 @@ already is no change.
 		return c.fail(err)
 	}
 	defer release()
-	for _, r := range resources {
+	for _, pr := range plan {
+		r, entries := pr.resource, pr.entries
 		res := acl.Resource{Type: r.typ, Name: r.name, Pattern: p}
 		printACLs(stdout, "Adding ACLs for resource", res, entries)
 		req := kmsg.NewPtrCreateACLsRequest()
@@ -310,6 +334,98 @@ already is no change.
 	return 0
 }
 
+// kafkaACLUsage is a misuse refused with kafka-acls' own words.
+type kafkaACLUsage string
+
+func (u kafkaACLUsage) Error() string { return string(u) }
+
+// aclPlan is one resource's ACLs to add.
+type aclPlan struct {
+	resource aclResource
+	entries  []acl.Entry
+}
+
+// addPlan is what add adds: the product of principals, hosts and
+// operations on each resource given, or, with --producer and --consumer,
+// kafka-acls' operations for each kind of resource.
+func (f *aclFlags) addPlan(p acl.PatternType) ([]aclPlan, error) {
+	resources := f.resources(p)
+	short := *f.producer || *f.consumer
+	switch {
+	case short && len(f.operations) > 0:
+		return nil, fmt.Errorf("--operation cannot be combined with --producer or --consumer")
+	case *f.idempotent && !*f.producer:
+		return nil, fmt.Errorf("--idempotent is only with --producer")
+	case *f.producer && len(f.topics) == 0:
+		return nil, kafkaACLUsage("With --producer you must specify a --topic")
+	case *f.consumer && (len(f.topics) == 0 || len(f.groups) == 0):
+		return nil, kafkaACLUsage("With --consumer you must specify a --topic and a --group and no --cluster or --transactional-id option should be specified.")
+	case len(resources) == 0:
+		return nil, kafkaACLUsage("You must provide at least one resource: --topic <topic> or --cluster or --group <group> or --transactional-id <id>")
+	}
+	if !short {
+		entries, err := f.entries(nil)
+		switch {
+		case err != nil:
+			return nil, err
+		case len(entries) == 0:
+			return nil, kafkaACLUsage("You must specify one of: --allow-principal, --deny-principal when trying to add ACLs.")
+		}
+		if err := checkOperations(resources, entries); err != nil {
+			return nil, err
+		}
+		var out []aclPlan
+		for _, r := range resources {
+			out = append(out, aclPlan{r, entries})
+		}
+		return out, nil
+	}
+	ops := map[aclResource][]acl.Operation{}
+	add := func(r aclResource, o ...acl.Operation) {
+		for _, op := range o {
+			if !slices.Contains(ops[r], op) {
+				ops[r] = append(ops[r], op)
+			}
+		}
+	}
+	for _, r := range resources {
+		switch {
+		case r.typ == acl.ResourceTopic && *f.producer:
+			add(r, acl.OpWrite, acl.OpDescribe, acl.OpCreate)
+		case r.typ == acl.ResourceTransactionalID && *f.producer:
+			add(r, acl.OpWrite, acl.OpDescribe)
+		}
+		switch {
+		case r.typ == acl.ResourceTopic && *f.consumer:
+			add(r, acl.OpRead, acl.OpDescribe)
+		case r.typ == acl.ResourceGroup && *f.consumer:
+			add(r, acl.OpRead)
+		}
+	}
+	if *f.idempotent {
+		cluster := aclResource{acl.ResourceCluster, acl.ClusterName}
+		if !slices.Contains(resources, cluster) {
+			resources = append(resources, cluster)
+		}
+		add(cluster, acl.OpIdempotentWrite)
+	}
+	var out []aclPlan
+	for _, r := range resources {
+		if len(ops[r]) == 0 {
+			continue
+		}
+		entries, err := f.entries(ops[r])
+		switch {
+		case err != nil:
+			return nil, err
+		case len(entries) == 0:
+			return nil, kafkaACLUsage("You must specify one of: --allow-principal, --deny-principal when trying to add ACLs.")
+		}
+		out = append(out, aclPlan{r, entries})
+	}
+	return out, nil
+}
+
 func runACLRemove(args []string, stdout, stderr io.Writer) int {
 	c := newCommand("sluice acl remove", `usage: sluice acl remove RESOURCE... [--allow-principal|--deny-principal P [--allow-host|--deny-host H] [--operation OP]]
 
@@ -331,7 +447,7 @@ filters match as kafka-acls --remove's do. There is no confirmation:
 		return c.usageError("%v", err)
 	}
 	resources := f.resources(p)
-	entries, err := f.entries()
+	entries, err := f.entries(nil)
 	switch {
 	case err != nil:
 		return c.usageError("%v", err)

@@ -100,3 +100,49 @@ func TestACLCommand(t *testing.T) {
 	plain := &cli{t: t, bin: c.bin, brokers: startBenchBroker(t)}
 	plain.fails(1, "SECURITY_DISABLED", "", "acl", "list")
 }
+
+// kafka-acls' --producer and --consumer shortcuts add the operations a
+// producer and a consumer need, and list --principal shows one
+// principal's ACLs.
+func TestACLCommandShortcuts(t *testing.T) {
+	c := &cli{t: t, bin: buildSluice(t), brokers: startACLBroker(t)}
+	out := c.ok("", "acl", "add", "--producer", "--idempotent", "--allow-principal", "User:writer", "--topic", "orders", "--transactional-id", "tx-1")
+	for _, want := range []string{
+		"name=orders, patternType=LITERAL)`: \n \t(principal=User:writer, host=*, operation=WRITE, permissionType=ALLOW)\n\t(principal=User:writer, host=*, operation=DESCRIBE, permissionType=ALLOW)\n\t(principal=User:writer, host=*, operation=CREATE, permissionType=ALLOW) \n",
+		"resourceType=TRANSACTIONAL_ID, name=tx-1, patternType=LITERAL)`: \n \t(principal=User:writer, host=*, operation=WRITE, permissionType=ALLOW)\n\t(principal=User:writer, host=*, operation=DESCRIBE, permissionType=ALLOW) \n",
+		"resourceType=CLUSTER, name=kafka-cluster, patternType=LITERAL)`: \n \t(principal=User:writer, host=*, operation=IDEMPOTENT_WRITE, permissionType=ALLOW) \n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("add --producer lacks %q:\n%s", want, out)
+		}
+	}
+	out = c.ok("", "acl", "add", "--consumer", "--allow-principal", "User:reader", "--topic", "orders", "--group", "billing")
+	for _, want := range []string{
+		"name=orders, patternType=LITERAL)`: \n \t(principal=User:reader, host=*, operation=READ, permissionType=ALLOW)\n\t(principal=User:reader, host=*, operation=DESCRIBE, permissionType=ALLOW) \n",
+		"resourceType=GROUP, name=billing, patternType=LITERAL)`: \n \t(principal=User:reader, host=*, operation=READ, permissionType=ALLOW) \n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("add --consumer lacks %q:\n%s", want, out)
+		}
+	}
+	out = c.ok("", "acl", "list", "--principal", "User:reader")
+	want := "ACLs for principal `User:reader`\n" +
+		"Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=orders, patternType=LITERAL)`: \n \t(principal=User:reader, host=*, operation=READ, permissionType=ALLOW)\n\t(principal=User:reader, host=*, operation=DESCRIBE, permissionType=ALLOW) \n\n" +
+		"Current ACLs for resource `ResourcePattern(resourceType=GROUP, name=billing, patternType=LITERAL)`: \n \t(principal=User:reader, host=*, operation=READ, permissionType=ALLOW) \n\n"
+	if out != want {
+		t.Errorf("list --principal User:reader:\n%q\nwant\n%q", out, want)
+	}
+	for _, bad := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"acl", "add", "--consumer", "--allow-principal", "User:x", "--topic", "t"}, "--consumer you must specify a --topic and a --group"},
+		{[]string{"acl", "add", "--producer", "--operation", "Read", "--allow-principal", "User:x", "--topic", "t"}, "cannot be combined"},
+		{[]string{"acl", "add", "--consumer", "--idempotent", "--allow-principal", "User:x", "--topic", "t", "--group", "g"}, "--idempotent is only with --producer"},
+		{[]string{"acl", "add", "--producer", "--topic", "t"}, "--allow-principal, --deny-principal"},
+	} {
+		if r := c.run("", bad.args...); r.code != 2 || !strings.Contains(r.stderr, bad.want) {
+			t.Errorf("%v: exit %d, stderr %s", bad.args, r.code, r.stderr)
+		}
+	}
+}
