@@ -2,7 +2,6 @@ package broker
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -21,6 +20,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/quota"
+	"github.com/sluice-io/sluice/security/tlsconf"
 )
 
 // Broker is a single sluice broker.
@@ -55,7 +55,7 @@ type Broker struct {
 	lsetup    listenerSetup
 	// interTLS is the TLS client side of this broker's connections to
 	// others, when the inter-broker listener is SSL or SASL_SSL.
-	interTLS  *tls.Config
+	interTLS  *tlsconf.Client
 	listening chan struct{} // closed once Serve has bound every listener
 	closing   chan struct{}
 	connWG    sync.WaitGroup

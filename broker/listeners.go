@@ -32,7 +32,6 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
-	"github.com/sluice-io/sluice/security/tlsconf"
 )
 
 // ListenerConfig is one entry of listeners or advertised.listeners.
@@ -380,7 +379,7 @@ func (b *Broker) interBroker(o zk.NetSenderOptions) zk.NetSenderOptions {
 		o.Handshake = b.saslClient.handshake // saslclient.go
 	}
 	if b.interTLS != nil {
-		o.Dial = tlsconf.Dialer(b.interTLS)
+		o.Dial = b.interTLS.Dial // reloading its files (tlsconf.Client)
 	}
 	return o
 }

@@ -5,7 +5,6 @@ package broker
 // sluice's own for the handshake's bounds.
 
 import (
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -95,14 +94,18 @@ func (t TLSConfig) server(listener string, log *slog.Logger) (*tlsconf.Server, e
 	return srv, nil
 }
 
-// client is the TLS client configuration of the broker's own connections
-// to listener on other brokers: the listener's keystore as the client
-// certificate, its truststore as the roots.
-func (t TLSConfig) client(listener string) (*tls.Config, error) {
-	s := tlsconf.ParseSettings(t.Props, listener)
-	cfg, err := tlsconf.ClientConfig(s)
+// client is the TLS client side of the broker's own connections to
+// listener on other brokers: the listener's keystore as the client
+// certificate, its truststore as the roots, reread as the listener's are.
+func (t TLSConfig) client(listener string, log *slog.Logger) (*tlsconf.Client, error) {
+	cl, err := tlsconf.NewClient(tlsconf.ParseSettings(t.Props, listener), tlsconf.Options{
+		ReloadInterval: t.ReloadInterval,
+		OnReloadError: func(err error) {
+			log.Warn("inter-broker TLS certificate reload failed; the previous certificate stays in use", "listener", listener, "err", err)
+		},
+	})
 	if err != nil {
 		return nil, fmt.Errorf("broker: inter-broker listener %s: %w", listener, err)
 	}
-	return cfg, nil
+	return cl, nil
 }

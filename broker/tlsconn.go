@@ -63,7 +63,7 @@ func (b *Broker) setupTLS() error {
 		l.accept = func(nc net.Conn) (net.Conn, error) { return b.handshakeTLS(side, nc) }
 	}
 	if p := b.lsetup.protocols[b.lsetup.interName]; p == protoSSL || p == protoSASLSSL {
-		cfg, err := b.cfg.TLS.client(b.lsetup.interName)
+		cfg, err := b.cfg.TLS.client(b.lsetup.interName, b.log)
 		if err != nil {
 			return err
 		}
