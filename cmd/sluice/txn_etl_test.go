@@ -77,12 +77,33 @@ func runETLMember(ctx context.Context, brokers []string, txnID string, copied fu
 			wg.Add(1)
 			s.Produce(ctx, r, func(*kgo.Record, error) { wg.Done() }) // a failure aborts the transaction at End
 		}
-		wg.Wait()
+		// A record already sent to a broker that is then killed can wait
+		// for it (franz-go keeps a transactional batch in flight until the
+		// broker answers or the client closes): once ctx ends, stop
+		// waiting; closing the session fails what is left.
+		produced := make(chan struct{})
+		go func() { wg.Wait(); close(produced) }()
+		select {
+		case <-produced:
+		case <-ctx.Done():
+			return nil
+		}
 		committed, err := s.End(ctx, kgo.TryCommit)
 		if err != nil && ctx.Err() == nil {
 			logf("%s: end: %v", txnID, err)
-			// A failed End aborted (or will abort) the transaction; the
-			// session goes on, as franz-go's example does.
+			// The transaction did not commit. An End that failed before
+			// reaching the coordinator (its broker killed, say) leaves it
+			// open in the client: abort it, retrying until the
+			// coordinator answers (franz-go backs off between tries;
+			// ending a transaction already ended is a no-op), then go on.
+			for try := 0; err != nil && ctx.Err() == nil; try++ {
+				if try == 20 {
+					return fmt.Errorf("abort after a failed end: %w", err)
+				}
+				if _, err = s.End(ctx, kgo.TryAbort); err != nil {
+					logf("%s: abort: %v", txnID, err)
+				}
+			}
 			continue
 		}
 		if committed && copied != nil {
