@@ -22,17 +22,7 @@ func handleOffsetDelete(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		return resp, nil
 	}
 	var denied []kmsg.OffsetDeleteRequestTopic
-	if c.b.authz.authz != nil {
-		kept := req.Topics[:0:0]
-		for _, rt := range req.Topics {
-			if c.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic) {
-				kept = append(kept, rt)
-			} else {
-				denied = append(denied, rt)
-			}
-		}
-		req.Topics = kept
-	}
+	req.Topics, denied = readableTopics(c, req.Topics, func(t *kmsg.OffsetDeleteRequestTopic) string { return t.Topic })
 	g, err := c.b.groupCoordinator()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.OffsetDeleteResponse)

@@ -102,6 +102,24 @@ func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bo
 	return a.Authorize(aclPrincipal(c.principal), c.aclHost(), op, rt, name)
 }
 
+// readableTopics splits a request's topics into those the principal may
+// Read and the rest (with no authorizer, all are kept as they are): the
+// offset APIs answer the denied ones TOPIC_AUTHORIZATION_FAILED alone.
+func readableTopics[T any](c *conn, topics []T, name func(*T) string) (kept, denied []T) {
+	if c.b.authz.authz == nil {
+		return topics, nil
+	}
+	kept = topics[:0:0]
+	for i := range topics {
+		if c.authorized(acl.OpRead, acl.ResourceTopic, name(&topics[i])) {
+			kept = append(kept, topics[i])
+		} else {
+			denied = append(denied, topics[i])
+		}
+	}
+	return kept, denied
+}
+
 // authorizedCluster is authorized on the cluster resource.
 func (c *conn) authorizedCluster(op acl.Operation) bool {
 	return c.authorized(op, acl.ResourceCluster, acl.ClusterName)
