@@ -16,6 +16,8 @@ package broker
 //     with POLICY_VIOLATION, as Kafka does (KAFKA-17870), before anything
 //     is created (each partition costs a directory, files and fsyncs).
 //   - validate_only (v1+) checks everything and creates nothing.
+//   - controller_mutation_rate: each topic's partitions, strict from v6
+//     (THROTTLING_QUOTA_EXCEEDED; mutationquota.go).
 //
 // Version notes: v5+ returns the partitions, factor and every topic config
 // with its effective value and source (as DescribeConfigs); v7+ the topic
@@ -32,6 +34,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/security/acl"
+	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -59,6 +62,7 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		}
 		return resp, nil
 	}
+	mq := c.mutationQuota(req.Version, 6)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreateTopicsResponseTopic()
 		st.Topic = rt.Topic
@@ -68,7 +72,7 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		if !c.authorizedCluster(acl.OpCreate) && !c.authorized(acl.OpCreate, acl.ResourceTopic, rt.Topic) {
 			code, msg = kerr.TopicAuthorizationFailed.Code, "Authorization failed."
 		} else {
-			code, msg = c.b.createOne(req, &rt, &st, seen[rt.Topic] > 1)
+			code, msg = c.b.createOne(req, &rt, &st, seen[rt.Topic] > 1, mq)
 		}
 		setCreateError(req, &st, code, msg)
 		resp.Topics = append(resp.Topics, st)
@@ -122,7 +126,9 @@ func requestedPartitions(req *kmsg.CreateTopicsRequest, defaultPartitions int32)
 	return total
 }
 
-func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic, dup bool) (int16, string) {
+// createOne creates one topic of req, its partitions recorded against mq
+// (mutationquota.go).
+func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic, dup bool, mq *quota.Mutations) (int16, string) {
 	if dup {
 		return kerr.InvalidRequest.Code, fmt.Sprintf("topic %s is named more than once in the request", rt.Topic)
 	}
@@ -185,6 +191,10 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	}
 	if req.ValidateOnly {
 		return 0, ""
+	}
+	if code, msg := recordMutations(mq, int64(partitions)); code != 0 {
+		st.NumPartitions, st.ReplicationFactor = -1, -1
+		return code, msg
 	}
 	if len(configs) == 0 {
 		configs = nil

@@ -15,6 +15,9 @@ package broker
 //     INVALID_REQUEST, as are names or IDs given twice in one request (as
 //     Kafka's controller answers them).
 //
+//   - controller_mutation_rate: each topic's partitions, strict from v5
+//     (THROTTLING_QUOTA_EXCEEDED; mutationquota.go).
+//
 // Version notes: v0-5 name topics, v6+ name them or give their IDs; v5+
 // carry error messages.
 
@@ -26,6 +29,7 @@ import (
 
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
+	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -52,6 +56,7 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 			ids[rt.TopicID]++
 		}
 	}
+	mq := c.mutationQuota(req.Version, 5)
 	for _, rt := range topics {
 		st := kmsg.NewDeleteTopicsResponseTopic()
 		st.Topic, st.TopicID = rt.Topic, rt.TopicID
@@ -60,7 +65,7 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		if name, ok := c.b.topicNameOf(rt.Topic, rt.TopicID); ok && !c.authorized(acl.OpDelete, acl.ResourceTopic, name) {
 			code, msg = kerr.TopicAuthorizationFailed.Code, "Authorization failed."
 		} else {
-			code, msg = c.b.deleteClusterOne(&rt, &st, names, ids, req.TimeoutMillis)
+			code, msg = c.b.deleteClusterOne(&rt, &st, names, ids, req.TimeoutMillis, mq)
 		}
 		st.ErrorCode = code
 		if code != 0 && req.Version >= 5 && msg != "" {
@@ -72,8 +77,9 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 }
 
 // deleteClusterOne deletes one topic of the request: looked up in the
-// cluster's metadata and deleted by the controller (clusteradmin.go).
-func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int, timeoutMs int32) (int16, string) {
+// cluster's metadata and deleted by the controller (clusteradmin.go), its
+// partitions recorded against mq (mutationquota.go).
+func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int, timeoutMs int32, mq *quota.Mutations) (int16, string) {
 	snap := b.ctl.cache.load()
 	var name string
 	var id engine.TopicID
@@ -103,6 +109,9 @@ func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.De
 	}
 	if name == txnStateTopic {
 		return kerr.InvalidRequest.Code, "the internal topic " + txnStateTopic + " holds the transactions' states and cannot be deleted"
+	}
+	if code, msg := recordMutations(mq, int64(len(snap.topics[name].partitions))); code != 0 {
+		return code, msg
 	}
 	return b.deleteClusterTopic(name, id, timeoutMs)
 }

@@ -15,6 +15,8 @@ package broker
 //   - __consumer_offsets cannot grow (INVALID_REQUEST): groups are mapped
 //     to its partitions by hash, so growing it would lose their offsets.
 //   - validate_only checks everything and changes nothing.
+//   - controller_mutation_rate: the partitions each topic gains, strict
+//     from v3 (THROTTLING_QUOTA_EXCEEDED; mutationquota.go).
 //
 // Authorization: Alter on each topic (TOPIC_AUTHORIZATION_FAILED).
 
@@ -26,6 +28,7 @@ import (
 
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
+	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -42,6 +45,7 @@ func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 			added += int64(rt.Count) - int64(n)
 		}
 	}
+	mq := c.mutationQuota(req.Version, 3)
 	for _, rt := range req.Topics {
 		st := kmsg.NewCreatePartitionsResponseTopic()
 		st.Topic = rt.Topic
@@ -52,7 +56,7 @@ func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 		} else if seen[rt.Topic] == 1 && !c.authorized(acl.OpAlter, acl.ResourceTopic, rt.Topic) {
 			code, msg = kerr.TopicAuthorizationFailed.Code, "The topic authorization is failed."
 		} else {
-			code, msg = c.b.growOne(&rt, seen[rt.Topic] > 1, req.ValidateOnly, req.TimeoutMillis)
+			code, msg = c.b.growOne(&rt, seen[rt.Topic] > 1, req.ValidateOnly, req.TimeoutMillis, mq)
 		}
 		st.ErrorCode = code
 		if code != 0 && msg != "" {
@@ -63,7 +67,9 @@ func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 	return resp, nil
 }
 
-func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool, timeoutMs int32) (int16, string) {
+// growOne grows one topic, the partitions it gains recorded against mq
+// (mutationquota.go).
+func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnly bool, timeoutMs int32, mq *quota.Mutations) (int16, string) {
 	if dup {
 		return kerr.InvalidRequest.Code, "Duplicate topic in request."
 	}
@@ -90,6 +96,9 @@ func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnl
 	}
 	if validateOnly {
 		return 0, ""
+	}
+	if code, msg := recordMutations(mq, int64(rt.Count)-int64(current)); code != 0 {
+		return code, msg
 	}
 	return b.growClusterTopic(rt.Topic, rt.Count, assignments, timeoutMs)
 }

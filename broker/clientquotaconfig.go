@@ -14,7 +14,8 @@ import (
 	"github.com/sluice-io/sluice/security/quota"
 )
 
-// ClientQuotaConfig is quota.window.num and quota.window.size.seconds.
+// ClientQuotaConfig is quota.window.num, quota.window.size.seconds and
+// their controller.quota.* counterparts (controller_mutation_rate's).
 type ClientQuotaConfig struct {
 	// WindowNum is quota.window.num: the samples a client's rate is
 	// measured over (default 11).
@@ -22,19 +23,30 @@ type ClientQuotaConfig struct {
 	// WindowSize is quota.window.size.seconds: each sample's length
 	// (default 1 s).
 	WindowSize time.Duration
+	// ControllerWindowNum and ControllerWindowSize are
+	// controller.quota.window.num and controller.quota.window.size.seconds
+	// (default 11 and 1 s): controller_mutation_rate's burst is their
+	// product times the quota.
+	ControllerWindowNum  int
+	ControllerWindowSize time.Duration
 }
 
 func (c *ClientQuotaConfig) apply(k, v string) (ok bool, err error) {
 	switch k {
-	case "quota.window.num", "quota.window.size.seconds":
+	case "quota.window.num", "quota.window.size.seconds", "controller.quota.window.num", "controller.quota.window.size.seconds":
 		n, perr := strconv.ParseInt(v, 10, 32)
 		if perr != nil || n < 1 {
 			return true, fmt.Errorf("broker: config %s=%q: not a number of at least 1", k, v)
 		}
-		if k == "quota.window.num" {
+		switch k {
+		case "quota.window.num":
 			c.WindowNum = int(n)
-		} else {
+		case "quota.window.size.seconds":
 			c.WindowSize = time.Duration(n) * time.Second
+		case "controller.quota.window.num":
+			c.ControllerWindowNum = int(n)
+		default:
+			c.ControllerWindowSize = time.Duration(n) * time.Second
 		}
 		return true, nil
 	}
@@ -49,8 +61,14 @@ func (c ClientQuotaConfig) static(m map[string]string) {
 	if c.WindowSize > 0 {
 		m["quota.window.size.seconds"] = strconv.FormatInt(int64(c.WindowSize/time.Second), 10)
 	}
+	if c.ControllerWindowNum > 0 {
+		m["controller.quota.window.num"] = strconv.Itoa(c.ControllerWindowNum)
+	}
+	if c.ControllerWindowSize > 0 {
+		m["controller.quota.window.size.seconds"] = strconv.FormatInt(int64(c.ControllerWindowSize/time.Second), 10)
+	}
 }
 
 func (c ClientQuotaConfig) quotaConfig() quota.Config {
-	return quota.Config{Samples: c.WindowNum, Window: c.WindowSize}
+	return quota.Config{Samples: c.WindowNum, Window: c.WindowSize, MutationSamples: c.ControllerWindowNum, MutationWindow: c.ControllerWindowSize}
 }

@@ -34,7 +34,6 @@ package broker
 //     thread. JoinGroup and SyncGroup, which park until their group
 //     rebalances, are not timed. The fetched bytes counted are the
 //     records' bytes, not the whole encoded response Kafka counts.
-//     controller_mutation_rate is stored and described but not enforced.
 //   - Exempt, as Kafka's sendResponseExemptThrottle: the controller's and
 //     brokers' requests (LeaderAndIsr, StopReplica, UpdateMetadata,
 //     ControlledShutdown, WriteTxnMarkers, AlterPartition) and followers'
@@ -119,12 +118,13 @@ func quotaEntity(n coordinator.EntityName) quota.Entity {
 // connQuota is a connection's quota state for the request in hand.
 type connQuota struct {
 	client   quota.Client
-	on       bool          // quotas apply to this request (some quota is set; not exempt)
-	start    int64         // monoNow when its handling began
-	waited   time.Duration // waits not counted as request time
-	timed    bool          // its request time is recorded
-	bytes    int           // its size
-	throttle time.Duration // the most of its throttle times: the mute after it
+	on       bool            // quotas apply to this request (some quota is set; not exempt)
+	start    int64           // monoNow when its handling began
+	waited   time.Duration   // waits not counted as request time
+	timed    bool            // its request time is recorded
+	bytes    int             // its size
+	throttle time.Duration   // the most of its throttle times: the mute after it
+	mut      quota.Mutations // its controller mutation quota (mutationquota.go)
 	muteT    *time.Timer
 }
 
@@ -135,7 +135,7 @@ var quotaExempt = map[int16]bool{4: true, 5: true, 6: true, 7: true, 27: true, 5
 // quotaBegin starts a request's quota accounting.
 func (c *conn) quotaBegin(h wire.Header, size int) {
 	q := &c.q
-	q.on, q.timed, q.waited, q.throttle = false, false, 0, 0
+	q.on, q.timed, q.waited, q.throttle, q.mut = false, false, 0, 0, quota.Mutations{}
 	m := c.b.clientQuotas
 	if !m.Enabled() || quotaExempt[h.Key] {
 		return
@@ -191,6 +191,7 @@ func (c *conn) quotaEnd(resp kmsg.Response) {
 		return
 	}
 	c.quotaTime()
+	c.q.throttle = max(c.q.throttle, c.q.mut.Throttle(monoNow()))
 	if st, ok := resp.(kmsg.SetThrottleResponse); ok && c.q.throttle > 0 {
 		st.SetThrottle(throttleMillis(c.q.throttle))
 	}

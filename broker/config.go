@@ -78,8 +78,8 @@ type Config struct {
 	// Authz is the authorizer: authorizer.class.name, super.users,
 	// allow.everyone.if.no.acl.found (authzconfig.go).
 	Authz AuthzConfig
-	// ClientQuotas is quota.window.num and quota.window.size.seconds
-	// (clientquotaconfig.go).
+	// ClientQuotas is quota.window.num, quota.window.size.seconds and
+	// controller.quota.window.* (clientquotaconfig.go).
 	ClientQuotas ClientQuotaConfig
 
 	// Network bounds request memory, connections and their times:

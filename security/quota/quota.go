@@ -5,8 +5,9 @@
 //   - Types: producer_byte_rate (bytes/s of Produce requests),
 //     consumer_byte_rate (bytes/s of Fetch responses), request_percentage
 //     (time handling requests, as a percentage of one thread's time: 100 is
-//     one thread busy all the time). controller_mutation_rate (KIP-599) is
-//     stored and described but not enforced.
+//     one thread busy all the time), controller_mutation_rate (KIP-599:
+//     partitions created or deleted a second, a token bucket:
+//     mutation.go).
 //   - Entities: a user, a client id, or a user and client id, where either
 //     may be the default entity (Default, Kafka's "<default>"). For a
 //     request of user U with client id C the quota applied is the first
@@ -106,7 +107,8 @@ type rateKey struct {
 // rate is the measured rate of one entity and its bound.
 type rate struct {
 	mu    sync.Mutex
-	r     *Rate
+	r     *Rate  // nil for ControllerMutationRate
+	b     bucket // ControllerMutationRate's
 	bound float64
 	last  int64 // ns of the last record
 }
@@ -244,7 +246,7 @@ func (m *Manager) Resolve(c *Client, user, clientID string, now int64) {
 	c.gen, c.user, c.clientID, c.resolved = m.gen.Load(), user, clientID, true
 	for t := range NumTypes {
 		c.rates[t] = nil
-		if !m.enabled[t].Load() || t == ControllerMutationRate {
+		if !m.enabled[t].Load() {
 			continue
 		}
 		tags := m.tagsLocked(t, user, clientID)
@@ -255,7 +257,10 @@ func (m *Manager) Resolve(c *Client, user, clientID string, now int64) {
 		k := rateKey{t, tags}
 		r := m.mu.rates[k]
 		if r == nil {
-			r = &rate{r: NewRate(m.cfg), bound: bound, last: now}
+			r = &rate{bound: bound, last: now}
+			if t != ControllerMutationRate {
+				r.r = NewRate(m.cfg)
+			}
 			m.mu.rates[k] = r
 		}
 		c.rates[t] = r
@@ -292,7 +297,7 @@ func (c *Client) Limited(t Type) bool { return c.rates[t] != nil }
 // is in NanosToPercent units. Resolve first.
 func (m *Manager) Record(c *Client, t Type, v float64, now int64) time.Duration {
 	r := c.rates[t]
-	if r == nil {
+	if r == nil || t == ControllerMutationRate {
 		return 0
 	}
 	r.mu.Lock()
@@ -310,7 +315,7 @@ func (m *Manager) Record(c *Client, t Type, v float64, now int64) time.Duration 
 // Unrecord takes back v recorded at now (Kafka's unrecordQuotaSensor: a
 // throttled fetch sends no records, so its bytes do not count).
 func (m *Manager) Unrecord(c *Client, t Type, v float64, now int64) {
-	if r := c.rates[t]; r != nil {
+	if r := c.rates[t]; r != nil && t != ControllerMutationRate {
 		r.mu.Lock()
 		r.r.Record(-v, now)
 		r.mu.Unlock()

@@ -26,6 +26,11 @@ type Config struct {
 	Samples int
 	// Window is quota.window.size.seconds (default 1 s).
 	Window time.Duration
+	// MutationSamples and MutationWindow are controller.quota.window.num
+	// and controller.quota.window.size.seconds (default 11 and 1 s), the
+	// burst of controller_mutation_rate (mutation.go).
+	MutationSamples int
+	MutationWindow  time.Duration
 }
 
 // withDefaults fills the zero fields with Kafka's defaults.
@@ -35,6 +40,12 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Window <= 0 {
 		c.Window = time.Second
+	}
+	if c.MutationSamples <= 0 {
+		c.MutationSamples = 11
+	}
+	if c.MutationWindow <= 0 {
+		c.MutationWindow = time.Second
 	}
 	return c
 }
