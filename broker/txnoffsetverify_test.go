@@ -2,10 +2,12 @@ package broker
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -136,4 +138,65 @@ func TestTxnOffsetCommitVerifyDisabled(t *testing.T) {
 	if n := openOffsetsTxns(t, tb); n != 1 {
 		t.Fatalf("%d __consumer_offsets partitions hold an open transaction, want 1", n)
 	}
+}
+
+// groupCoordinatorNode is the node FindCoordinator names for group,
+// asked until it answers (the first creates __consumer_offsets).
+func groupCoordinatorNode(t *testing.T, ctx context.Context, cl *kgo.Client, group string) int32 {
+	t.Helper()
+	for {
+		req := kmsg.NewPtrFindCoordinatorRequest()
+		req.CoordinatorKey = group
+		resp, err := req.RequestWith(ctx, cl)
+		if err == nil && resp.ErrorCode == 0 {
+			return resp.NodeID
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("FindCoordinator %s: %v %+v", group, err, resp)
+		}
+	}
+}
+
+// TestClusterTxnOffsetCommitVerify: the group coordinator asks the
+// transaction coordinator, another broker, over the network.
+func TestClusterTxnOffsetCommitVerify(t *testing.T) {
+	c := startCluster(t, 3, func(cfg *Config) { cfg.Txns.StatePartitions = 1 })
+	ctx := ctxTimeout(t, 90*time.Second)
+	cl := clusterClient(t, c.bootstrap())
+	coord := txnCoordinatorOf(t, ctx, cl, "cov")
+	group, gc := "", int32(-1)
+	for i := 0; gc < 0 || gc == coord; i++ {
+		if i == 100 {
+			t.Fatalf("no group of the first 100 coordinated by a broker other than %d", coord)
+		}
+		group = "cog" + strconv.Itoa(i)
+		gc = groupCoordinatorNode(t, ctx, cl, group)
+	}
+	c.createTopic(ctx, "coi", 1, 1)
+	crc := dialRaw(t, c.broker(coord).addr)
+	p, code := initTxn(crc, "cov", 60000, -1, -1)
+	wantCode(t, "InitProducerId", code, nil)
+	grc := dialRaw(t, c.broker(gc).addr)
+	wantCode(t, "TxnOffsetCommit without AddOffsetsToTxn", txnOffsetCommitAs(grc, p, group, "coi", 5, 0)[0], kerr.InvalidTxnState)
+	if off, code := stableOffset(grc, group, "coi", 0); off != -1 || code != 0 {
+		t.Fatalf("after the refusal: offset %d, %v; want none, stable", off, kerr.ErrorForCode(code))
+	}
+	wantCode(t, "AddOffsetsToTxn", p.addOffsets(crc, 3, group), nil)
+	wantCode(t, "TxnOffsetCommit after AddOffsetsToTxn", txnOffsetCommitAs(grc, p, group, "coi", 5, 0)[0], nil)
+	wantCode(t, "EndTxn commit", p.endTxn(crc, 3, true), nil)
+	awaitCommitted(t, ctx, grc, group, "coi", 0, 5)
+}
+
+// txnCoordinatorOf is the node FindCoordinator names for transactional
+// id, asked until it answers.
+func txnCoordinatorOf(t *testing.T, ctx context.Context, cl *kgo.Client, id string) int32 {
+	t.Helper()
+	findTxnCoordinator(t, ctx, cl, id)
+	req := kmsg.NewPtrFindCoordinatorRequest()
+	req.CoordinatorType, req.CoordinatorKey = 1, id
+	fc, err := req.RequestWith(ctx, cl)
+	if err != nil || fc.ErrorCode != 0 {
+		t.Fatalf("FindCoordinator %s: %v %+v", id, err, fc)
+	}
+	return fc.NodeID
 }
