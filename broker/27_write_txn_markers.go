@@ -172,3 +172,14 @@ func (p *partition) appendCoordinatorNoWait(batch []byte) (engine.AppendResult, 
 	}
 	return res, err
 }
+
+// appendCoordinatorVerifiedNoWait is appendCoordinatorNoWait for the
+// group coordinator's transactional offsets with their verification's
+// guard (txnverify.go).
+func (p *partition) appendCoordinatorVerifiedNoWait(batch []byte, guard engine.VerificationGuard) (engine.AppendResult, error) {
+	res, err := p.log.AppendCoordinatorVerifiedNoWait(batch, guard)
+	if err == nil {
+		p.appended()
+	}
+	return res, err
+}

@@ -6,9 +6,12 @@ package broker
 // producer id and epoch, and become the group's committed offsets only
 // when that producer's COMMIT marker lands on the partition
 // (27_write_txn_markers.go); an ABORT drops them. Unknown topics and
-// partitions get UNKNOWN_TOPIC_OR_PARTITION, as OffsetCommit. Not done:
-// KIP-890's verification that the coordinator added the offsets partition
-// to the transaction.
+// partitions get UNKNOWN_TOPIC_OR_PARTITION, as OffsetCommit. With
+// transaction.partition.verification.enable (KIP-890) the group's
+// partition must be in the transaction first (the producer's
+// AddOffsetsToTxn added it): the group coordinator verifies it with the
+// transaction coordinator (txnverify.go's verifyOffsets), else every
+// partition is INVALID_TXN_STATE and nothing is written.
 //
 // Needs Write on the transactional id (TRANSACTIONAL_ID_AUTHORIZATION_FAILED
 // for every partition), Read on the group (GROUP_AUTHORIZATION_FAILED) and

@@ -188,18 +188,30 @@ func (s *offsetsStore) partition(partition int32) (*partition, error) {
 // Append writes records as one batch and waits for the flush policy: on a
 // single node that is acks=all.
 func (s *offsetsStore) Append(partition int32, records []group.Record) error {
-	return s.append(partition, records, -1, -1, false)
+	return s.append(partition, records, -1, -1, false, 0)
+}
+
+// VerifyTxn verifies that partition is in the producer's transaction
+// (txnverify.go's verifyOffsets).
+func (s *offsetsStore) VerifyTxn(partition int32, transactionalID string, producerID int64, producerEpoch int16) (uint64, int16) {
+	p, code := s.b.leaderPartition(offsetsTopic, partition)
+	if p == nil {
+		return 0, code
+	}
+	guard, code := s.b.verifyOffsets(p, transactionalID, producerID, producerEpoch)
+	return uint64(guard), code
 }
 
 // AppendTxn writes records as one transactional batch of the producer, as
 // Kafka's GroupMetadataManager.storeOffsets builds it (base sequence 0),
 // appended as the coordinator's (no sequence check; an older producer
-// epoch refused: group.ErrInvalidProducerEpoch).
-func (s *offsetsStore) AppendTxn(partition int32, producerID int64, producerEpoch int16, records []group.Record) error {
-	return s.append(partition, records, producerID, producerEpoch, true)
+// epoch refused: group.ErrInvalidProducerEpoch), with the guard of
+// VerifyTxn (a stale one: group.ErrInvalidTxnState).
+func (s *offsetsStore) AppendTxn(partition int32, producerID int64, producerEpoch int16, guard uint64, records []group.Record) error {
+	return s.append(partition, records, producerID, producerEpoch, true, engine.VerificationGuard(guard))
 }
 
-func (s *offsetsStore) append(partition int32, records []group.Record, producerID int64, producerEpoch int16, txn bool) error {
+func (s *offsetsStore) append(partition int32, records []group.Record, producerID int64, producerEpoch int16, txn bool, guard engine.VerificationGuard) error {
 	p, err := s.partition(partition)
 	if err != nil {
 		return err
@@ -214,9 +226,12 @@ func (s *offsetsStore) append(partition int32, records []group.Record, producerI
 	}
 	var res engine.AppendResult
 	if txn {
-		res, err = p.appendCoordinatorNoWait(bb.Build())
-		if errors.Is(err, engine.ErrInvalidProducerEpoch) {
+		res, err = p.appendCoordinatorVerifiedNoWait(bb.Build(), guard)
+		switch {
+		case errors.Is(err, engine.ErrInvalidProducerEpoch):
 			err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidProducerEpoch, err)
+		case errors.Is(err, engine.ErrInvalidTxnState):
+			err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidTxnState, err)
 		}
 	} else {
 		res, err = p.appendNoWait(bb.Build())

@@ -40,8 +40,13 @@ package broker
 //     without a metadata refresh); others as they are. Nothing is appended
 //     for them.
 //
-// Not done: the verification of TxnOffsetCommit's partition of
-// __consumer_offsets by the group coordinator (Kafka 3.9 verifies it too).
+//   - A TxnOffsetCommit's partition of __consumer_offsets is verified the
+//     same way by the group coordinator before it writes the offsets
+//     (verifyOffsets, through group.Store.VerifyTxn), without a sequence
+//     and with request.timeout.ms; the offsets are appended with the
+//     guard (AppendCoordinatorVerifiedNoWait). The group coordinator
+//     translates the codes as Kafka's maybeConvertOffsetCommitError
+//     (coordinator/group/txnoffsets.go).
 //
 // The decisions are pure functions (verifyAnswers, verifyProduceError) and
 // the batching a value driven by a send function (txnVerifier), so both
@@ -342,29 +347,66 @@ func (c *conn) verifyProduce(req *kmsg.ProduceRequest) map[engine.Partition]txnV
 	if verdicts == nil {
 		return nil
 	}
-	var codes verifyCodes
-	if coord := b.txnCoordinatorNode(t.TransactionalID); coord < 0 {
-		codes = allCodes(&t, kerr.CoordinatorNotAvailable.Code)
-	} else {
-		wait := txnVerifyTimeout
-		if req.TimeoutMillis > 0 {
-			wait = time.Duration(req.TimeoutMillis) * time.Millisecond
-		}
-		timer := time.NewTimer(wait)
-		defer timer.Stop()
-		select {
-		case codes = <-b.verifier.verify(coord, t):
-		case <-timer.C:
-			codes = allCodes(&t, kerr.NetworkException.Code)
-		case <-b.closing:
-			codes = allCodes(&t, kerr.NetworkException.Code)
-		}
+	wait := txnVerifyTimeout
+	if req.TimeoutMillis > 0 {
+		wait = time.Duration(req.TimeoutMillis) * time.Millisecond
 	}
-	for tp, code := range codes {
+	for tp, code := range b.awaitVerification(t, wait) {
 		if v, ok := verdicts[tp]; ok && code != 0 {
 			v.code, v.msg = verifyProduceError(code)
 			verdicts[tp] = v
 		}
 	}
 	return verdicts
+}
+
+// awaitVerification sends t to its transactional id's coordinator, through
+// the verifier, and waits for the answer at most wait: the refused
+// partitions and their codes (COORDINATOR_NOT_AVAILABLE for every
+// partition without a live coordinator, NETWORK_EXCEPTION after wait or
+// when the broker closes).
+func (b *Broker) awaitVerification(t kmsg.AddPartitionsToTxnRequestTransaction, wait time.Duration) verifyCodes {
+	coord := b.txnCoordinatorNode(t.TransactionalID)
+	if coord < 0 {
+		return allCodes(&t, kerr.CoordinatorNotAvailable.Code)
+	}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case codes := <-b.verifier.verify(coord, t):
+		return codes
+	case <-timer.C:
+	case <-b.closing:
+	}
+	return allCodes(&t, kerr.NetworkException.Code)
+}
+
+// verifyOffsets is the group coordinator's verification of a
+// TxnOffsetCommit (Store.VerifyTxn; Kafka's
+// ReplicaManager.maybeStartTransactionVerificationForPartition for the
+// group's partition of __consumer_offsets, without a sequence): the
+// partition must be in the producer's transaction, as AddOffsetsToTxn put
+// it there. The guard is the zero one without verification
+// (transaction.partition.verification.enable=false) or when the
+// producer's transaction is already open in the partition. A partition
+// this broker does not lead is NOT_LEADER_OR_FOLLOWER; the coordinator's
+// codes are verifyAnswers', untranslated (the group coordinator maps them
+// as TxnOffsetCommit answers them).
+func (b *Broker) verifyOffsets(p *partition, transactionalID string, producerID int64, producerEpoch int16) (engine.VerificationGuard, int16) {
+	if !b.cfg.Txns.verifyPartitions() {
+		return 0, 0
+	}
+	guard := p.log.StartTxnVerification(producerID, -1, producerEpoch)
+	if guard == 0 {
+		return 0, 0
+	}
+	t := kmsg.NewAddPartitionsToTxnRequestTransaction()
+	t.TransactionalID, t.ProducerID, t.ProducerEpoch = transactionalID, producerID, producerEpoch
+	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
+	tt.Topic, tt.Partitions = offsetsTopic, []int32{p.index}
+	t.Topics = append(t.Topics, tt)
+	if code := b.awaitVerification(t, txnVerifyTimeout)[engine.Partition{Topic: offsetsTopic, Partition: p.index}]; code != 0 {
+		return 0, code
+	}
+	return guard, 0
 }

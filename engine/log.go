@@ -370,6 +370,15 @@ func (l *Log) AppendCoordinatorNoWait(batch []byte) (AppendResult, error) {
 	return l.appendNoWait(batch, true, 0)
 }
 
+// AppendCoordinatorVerifiedNoWait is AppendCoordinatorNoWait for the group
+// coordinator's transactional offset commit with the guard of its
+// verification (StartTxnVerification): with Options.TxnVerification a
+// transactional data batch opening its producer's transaction needs the
+// producer's current guard, as a client's (ErrInvalidTxnState).
+func (l *Log) AppendCoordinatorVerifiedNoWait(batch []byte, guard VerificationGuard) (AppendResult, error) {
+	return l.appendNoWait(batch, true, guard)
+}
+
 func (l *Log) appendNoWait(batch []byte, coordinator bool, guard VerificationGuard) (AppendResult, error) {
 	o := l.opts.Load()
 	if len(batch) > o.MaxBatchBytes {
@@ -406,6 +415,11 @@ func (l *Log) appendNoWait(batch []byte, coordinator bool, guard VerificationGua
 	if coordinator {
 		if err := l.producers.checkCoordinator(&h, coordEpoch); err != nil {
 			return AppendResult{}, fmt.Errorf("log %s: %w", l.name, err)
+		}
+		if o.TxnVerification && !h.Control() && h.ProducerID >= 0 {
+			if err := l.producers.checkVerified(&h, l.producers.producers[h.ProducerID], guard); err != nil {
+				return AppendResult{}, fmt.Errorf("log %s: %w", l.name, err)
+			}
 		}
 	} else if h.ProducerID >= 0 {
 		dup, err := l.producers.check(&h, o.TxnVerification, guard)

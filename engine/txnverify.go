@@ -11,7 +11,10 @@ package engine
 // coordinator whether the partition is in the producer's transaction and
 // appends with the guard only if it is (AppendVerifiedNoWait). A batch
 // without the guard, or with another one, is ErrInvalidTxnState. Once a
-// transaction is open in the partition its batches need no guard.
+// transaction is open in the partition its batches need no guard. The
+// group coordinator's transactional offsets (a coordinator append) are
+// checked the same way (AppendCoordinatorVerifiedNoWait), as Kafka checks
+// them; transaction markers never are.
 //
 // The guard is unique per verification, so a stale confirmation cannot
 // open a transaction: any transactional batch of the producer appended

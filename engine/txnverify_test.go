@@ -102,3 +102,39 @@ func TestTxnVerificationOff(t *testing.T) {
 		t.Fatalf("%d verifications after their expiry", n)
 	}
 }
+
+// TestTxnVerificationCoordinator: the group coordinator's transactional
+// offsets (a coordinator append, base sequence 0) need the guard of their
+// verification to open the transaction, as a client's batch; markers need
+// none, and with the transaction open the next offsets need none.
+func TestTxnVerificationCoordinator(t *testing.T) {
+	l := mustOpen(t, t.TempDir(), Options{TxnVerification: true})
+	defer l.Close()
+	if _, err := l.AppendCoordinatorNoWait(txnBatch(t, 4, 0, 0, 1)); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("unverified offsets: %v, want ErrInvalidTxnState", err)
+	}
+	g := l.StartTxnVerification(4, -1, 0)
+	if _, err := l.AppendCoordinatorVerifiedNoWait(txnBatch(t, 4, 0, 0, 1), g+1); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("another guard: %v, want ErrInvalidTxnState", err)
+	}
+	if l.EndOffset() != 0 {
+		t.Fatalf("end %d after refusals", l.EndOffset())
+	}
+	if _, err := l.AppendCoordinatorVerifiedNoWait(txnBatch(t, 4, 0, 0, 1), g); err != nil {
+		t.Fatalf("verified offsets: %v", err)
+	}
+	if _, err := l.AppendCoordinatorNoWait(txnBatch(t, 4, 0, 0, 1)); err != nil {
+		t.Fatalf("offsets in the open transaction: %v", err)
+	}
+	if _, err := l.AppendCoordinatorNoWait(AppendControlBatch(nil, 4, 0, ControlCommit, 0, txnTS)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendCoordinatorVerifiedNoWait(txnBatch(t, 4, 0, 0, 1), g); !errors.Is(err, ErrInvalidTxnState) {
+		t.Fatalf("old guard after the marker: %v, want ErrInvalidTxnState", err)
+	}
+	off := mustOpen(t, t.TempDir(), Options{})
+	defer off.Close()
+	if _, err := off.AppendCoordinatorNoWait(txnBatch(t, 4, 0, 0, 1)); err != nil {
+		t.Fatalf("without verification: %v", err)
+	}
+}

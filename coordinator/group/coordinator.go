@@ -95,12 +95,22 @@ type Store interface {
 	// Append writes records to a partition as one batch and returns once
 	// they are committed (acks=all).
 	Append(partition int32, records []Record) error
+	// VerifyTxn starts the verification (KIP-890) that partition is in
+	// the producer's transaction, before AppendTxn writes its offsets
+	// there, and waits for the transaction coordinator's answer: the guard
+	// AppendTxn writes with (0 when the transaction is already open in the
+	// partition or verification is disabled), or the Kafka code of the
+	// failure, as the partition leader reads it (INVALID_TXN_STATE when
+	// the partition is not in the transaction, NETWORK_EXCEPTION when the
+	// coordinator did not answer, NOT_LEADER_OR_FOLLOWER, ...).
+	VerifyTxn(partition int32, transactionalID string, producerID int64, producerEpoch int16) (guard uint64, code int16)
 	// AppendTxn is Append for offsets committed in a transaction
 	// (TxnOffsetCommit): one transactional batch of the producer id and
-	// epoch, as Kafka's GroupMetadataManager.storeOffsets builds it. An
-	// error wrapping ErrInvalidProducerEpoch means the producer is fenced
-	// at the partition.
-	AppendTxn(partition int32, producerID int64, producerEpoch int16, records []Record) error
+	// epoch, as Kafka's GroupMetadataManager.storeOffsets builds it, with
+	// the guard VerifyTxn gave. An error wrapping ErrInvalidProducerEpoch
+	// means the producer is fenced at the partition, one wrapping
+	// ErrInvalidTxnState that the verification no longer holds.
+	AppendTxn(partition int32, producerID int64, producerEpoch int16, guard uint64, records []Record) error
 	// Read calls fn for each record of a partition, in offset order, up to
 	// its log end, transaction markers included (Record.Marker).
 	Read(partition int32, fn func(Record) error) error

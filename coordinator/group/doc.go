@@ -43,8 +43,9 @@
 //
 // # Transactional offsets
 //
-// TxnOffsetCommit (txnoffsets.go) writes a transaction's offsets to the
-// group's partition as a transactional batch of its producer
+// TxnOffsetCommit (txnoffsets.go) has the broker verify that the group's
+// partition is in the transaction (Store.VerifyTxn, KIP-890), writes the
+// transaction's offsets to it as a transactional batch of its producer
 // (Store.AppendTxn) and keeps them pending under the producer id, out of
 // OffsetFetch's sight (UNSTABLE_OFFSET_COMMIT for RequireStable), until the
 // broker reports the producer's marker on that partition (CompleteTxn): a

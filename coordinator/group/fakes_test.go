@@ -81,6 +81,8 @@ type memStore struct {
 	mu    sync.Mutex
 	parts map[int32][]Record
 	fail  error
+	// verifyCode is what VerifyTxn answers (0: verified).
+	verifyCode int16
 }
 
 func newMemStore() *memStore { return &memStore{parts: map[int32][]Record{}} }
@@ -95,7 +97,13 @@ func (s *memStore) Append(p int32, rs []Record) error {
 	return nil
 }
 
-func (s *memStore) AppendTxn(p int32, producerID int64, epoch int16, rs []Record) error {
+func (s *memStore) VerifyTxn(p int32, transactionalID string, producerID int64, epoch int16) (uint64, int16) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return 0, s.verifyCode
+}
+
+func (s *memStore) AppendTxn(p int32, producerID int64, epoch int16, guard uint64, rs []Record) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.fail != nil {

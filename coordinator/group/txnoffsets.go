@@ -12,6 +12,11 @@ package group
 // commit without member id, which v0-2 cannot send), written to the
 // group's partition as one transactional batch of the request's producer
 // id and epoch (Store.AppendTxn), and kept pending under the producer id.
+// Before the member is validated the broker verifies with the transaction
+// coordinator that the group's partition is in the transaction (KIP-890,
+// Store.VerifyTxn: the producer's AddOffsetsToTxn added it); a failure
+// answers every valid partition with txnVerifyError's code and writes
+// nothing.
 // Pending offsets are invisible to OffsetFetch (which answers
 // UNSTABLE_OFFSET_COMMIT for them when it requires stable offsets) until
 // CompleteTxn reports the producer's COMMIT marker on that partition: each
@@ -27,9 +32,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// ErrInvalidProducerEpoch is what Store.AppendTxn wraps when the
-// partition refused the producer's epoch (INVALID_PRODUCER_EPOCH).
-var ErrInvalidProducerEpoch = errors.New("group: producer epoch fenced at the __consumer_offsets partition")
+var (
+	// ErrInvalidProducerEpoch is what Store.AppendTxn wraps when the
+	// partition refused the producer's epoch (INVALID_PRODUCER_EPOCH).
+	ErrInvalidProducerEpoch = errors.New("group: producer epoch fenced at the __consumer_offsets partition")
+	// ErrInvalidTxnState is what Store.AppendTxn wraps when the partition
+	// refused the offsets as not verified in the producer's transaction
+	// (INVALID_TXN_STATE): a marker ended it since the verification.
+	ErrInvalidTxnState = errors.New("group: offsets not part of an ongoing transaction at the __consumer_offsets partition")
+)
 
 // TxnOffsetCommit answers a TxnOffsetCommit request (v0-3).
 func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.TxnOffsetCommitResponse {
@@ -88,6 +99,13 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.Tx
 		setAll(code)
 		return resp
 	}
+	// Kafka verifies before it validates the member (the group's lock is
+	// not held across the wait for the transaction coordinator).
+	guard, code := c.store.VerifyTxn(g.partition, req.TransactionalID, req.ProducerID, req.ProducerEpoch)
+	if code != 0 {
+		setAll(txnVerifyError(code))
+		return resp
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if code := c.validateTxnCommit(g, req); code != 0 {
@@ -98,11 +116,14 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.Tx
 	for i, e := range valid {
 		records[i] = Record{Key: offsetKey(g.id, e.tp.topic, e.tp.partition), Value: offsetValueFor(e.o)}
 	}
-	if err := c.store.AppendTxn(g.partition, req.ProducerID, req.ProducerEpoch, records); err != nil {
+	if err := c.store.AppendTxn(g.partition, req.ProducerID, req.ProducerEpoch, guard, records); err != nil {
 		c.log.Warn("storing transactional offsets", "group", g.id, "producer_id", req.ProducerID, "err", err)
 		code := appendError(err)
-		if errors.Is(err, ErrInvalidProducerEpoch) {
+		switch {
+		case errors.Is(err, ErrInvalidProducerEpoch):
 			code = kerr.InvalidProducerEpoch.Code
+		case errors.Is(err, ErrInvalidTxnState):
+			code = kerr.InvalidTxnState.Code
 		}
 		setAll(code)
 		return resp
@@ -118,6 +139,30 @@ func (c *Coordinator) TxnOffsetCommit(req *kmsg.TxnOffsetCommitRequest) *kmsg.Tx
 	}
 	c.addTxnGroup(req.ProducerID, g.id)
 	return resp
+}
+
+// txnVerifyError is the code TxnOffsetCommit answers for a failed
+// verification of the group's partition (Kafka's
+// GroupMetadataManager.maybeConvertOffsetCommitError): NETWORK_EXCEPTION,
+// which older clients do not retry, is COORDINATOR_LOAD_IN_PROGRESS
+// (retried without a coordinator lookup); UNKNOWN_TOPIC_OR_PARTITION,
+// NOT_ENOUGH_REPLICAS(_AFTER_APPEND) COORDINATOR_NOT_AVAILABLE;
+// NOT_LEADER_OR_FOLLOWER and KAFKA_STORAGE_ERROR NOT_COORDINATOR;
+// MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and INVALID_FETCH_SIZE
+// INVALID_COMMIT_OFFSET_SIZE; others (INVALID_TXN_STATE,
+// INVALID_PRODUCER_EPOCH, CONCURRENT_TRANSACTIONS, ...) as they are.
+func txnVerifyError(code int16) int16 {
+	switch code {
+	case kerr.NetworkException.Code:
+		return errLoadInProgress
+	case kerr.UnknownTopicOrPartition.Code, kerr.NotEnoughReplicas.Code, kerr.NotEnoughReplicasAfterAppend.Code:
+		return errCoordinatorNotAvailable
+	case kerr.NotLeaderForPartition.Code, kerr.KafkaStorageError.Code:
+		return errNotCoordinator
+	case kerr.MessageTooLarge.Code, kerr.RecordListTooLarge.Code, kerr.InvalidFetchSize.Code:
+		return kerr.InvalidCommitOffsetSize.Code
+	}
+	return code
 }
 
 // validateTxnCommit is Kafka's validateOffsetCommit with isTransactional.

@@ -267,3 +267,46 @@ func TestUnloadForgetsTxnGroups(t *testing.T) {
 		t.Fatalf("%d producers still mapped after the unload", n)
 	}
 }
+
+// TestTxnOffsetCommitVerification: a failed verification of the group's
+// partition answers every valid partition with the converted code
+// (NETWORK_EXCEPTION is COORDINATOR_LOAD_IN_PROGRESS, INVALID_TXN_STATE as
+// it is), writes nothing and leaves nothing pending; unknown partitions
+// keep their own code.
+func TestTxnOffsetCommitVerification(t *testing.T) {
+	f := newFixture(t)
+	p := PartitionFor("g", 50)
+	for _, tc := range []struct{ verify, want int16 }{
+		{kerr.InvalidTxnState.Code, kerr.InvalidTxnState.Code},
+		{kerr.NetworkException.Code, kerr.CoordinatorLoadInProgress.Code},
+		{kerr.NotEnoughReplicas.Code, kerr.CoordinatorNotAvailable.Code},
+		{kerr.NotLeaderForPartition.Code, kerr.NotCoordinator.Code},
+		{kerr.InvalidProducerEpoch.Code, kerr.InvalidProducerEpoch.Code},
+	} {
+		f.store.mu.Lock()
+		f.store.verifyCode = tc.verify
+		before := len(f.store.parts[p])
+		f.store.mu.Unlock()
+		got := txnCodes(f.c.TxnOffsetCommit(txnCommitReq("g", 9, 0, 100, 0, 99)))
+		if got[0] != tc.want || got[99] != kerr.UnknownTopicOrPartition.Code {
+			t.Fatalf("verification %v: partition 0 %v, 99 %v; want %v", kerr.ErrorForCode(tc.verify),
+				kerr.ErrorForCode(got[0]), kerr.ErrorForCode(got[99]), kerr.ErrorForCode(tc.want))
+		}
+		f.store.mu.Lock()
+		after := len(f.store.parts[p])
+		f.store.mu.Unlock()
+		if after != before {
+			t.Fatalf("verification %v: %d records written", kerr.ErrorForCode(tc.verify), after-before)
+		}
+		if st := fetchStable(f.c, "g", 0); st[0].ErrorCode != 0 || st[0].Offset != -1 {
+			t.Fatalf("verification %v: fetch %+v, want nothing pending", kerr.ErrorForCode(tc.verify), st[0])
+		}
+	}
+	f.store.mu.Lock()
+	f.store.verifyCode = 0
+	f.store.mu.Unlock()
+	mustTxnCommit(t, f.c, txnCommitReq("g", 9, 0, 100, 0))
+	if st := fetchStable(f.c, "g", 0); st[0].ErrorCode != kerr.UnstableOffsetCommit.Code {
+		t.Fatalf("verified: %v, want UNSTABLE_OFFSET_COMMIT", kerr.ErrorForCode(st[0].ErrorCode))
+	}
+}
