@@ -54,17 +54,7 @@ func handleTxnOffsetCommit(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	}
 	// Topics the principal may not Read fail alone; the rest are committed.
 	var denied []kmsg.TxnOffsetCommitRequestTopic
-	if c.b.authz.authz != nil {
-		kept := req.Topics[:0:0]
-		for _, rt := range req.Topics {
-			if c.authorized(acl.OpRead, acl.ResourceTopic, rt.Topic) {
-				kept = append(kept, rt)
-			} else {
-				denied = append(denied, rt)
-			}
-		}
-		req.Topics = kept
-	}
+	req.Topics, denied = readableTopics(c, req.Topics, func(t *kmsg.TxnOffsetCommitRequestTopic) string { return t.Topic })
 	g, err := c.b.groupCoordinator()
 	if err != nil {
 		resp := req.ResponseKind().(*kmsg.TxnOffsetCommitResponse)
