@@ -16,7 +16,16 @@ import (
 // startBenchBroker runs an in-process broker on a loopback port.
 func startBenchBroker(t *testing.T) string {
 	t.Helper()
-	b, err := broker.New(broker.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	return startInProcessBroker(t, broker.Config{})
+}
+
+// startInProcessBroker runs an in-process broker with cfg (a fresh data
+// directory, a silent logger) serving its first listener on a loopback
+// port, stopped at cleanup; it returns that listener's address.
+func startInProcessBroker(t *testing.T, cfg broker.Config) string {
+	t.Helper()
+	cfg.DataDir, cfg.Listen, cfg.Logger = t.TempDir(), "127.0.0.1:0", slog.New(slog.NewTextHandler(io.Discard, nil))
+	b, err := broker.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,9 +4,6 @@ package main
 // CLI's User:ANONYMOUS a super user, so that it may change ACLs).
 
 import (
-	"io"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
@@ -15,19 +12,8 @@ import (
 
 func startACLBroker(t *testing.T) string {
 	t.Helper()
-	b, err := broker.New(broker.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	return startInProcessBroker(t, broker.Config{
 		Authz: broker.AuthzConfig{ClassName: "kafka.security.authorizer.AclAuthorizer", SuperUsers: []broker.Principal{broker.Anonymous}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- b.Serve(ln) }()
-	t.Cleanup(func() { b.Close(); <-done })
-	return ln.Addr().String()
 }
 
 func TestACLCommand(t *testing.T) {

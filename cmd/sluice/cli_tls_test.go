@@ -2,9 +2,6 @@ package main
 
 import (
 	"crypto/x509/pkix"
-	"io"
-	"log/slog"
-	"net"
 	"strings"
 	"testing"
 
@@ -17,27 +14,14 @@ import (
 func startSSLBroker(t *testing.T, ca *tlstest.CA) string {
 	t.Helper()
 	dir := t.TempDir()
-	b, err := broker.New(broker.Config{
-		DataDir:   t.TempDir(),
+	return startInProcessBroker(t, broker.Config{
 		Listeners: []broker.ListenerConfig{{Name: "SSL", Addr: "127.0.0.1:0"}},
 		TLS: broker.TLSConfig{Props: map[string]string{
 			"ssl.keystore.location":   tlstest.WriteFile(t, dir, "broker.pem", ca.Server(t, "broker").Keystore),
 			"ssl.truststore.location": tlstest.WriteFile(t, dir, "ca.pem", ca.PEM),
 			"ssl.client.auth":         "required",
 		}},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- b.Serve(ln) }()
-	t.Cleanup(func() { b.Close(); <-done })
-	return ln.Addr().String()
 }
 
 // TestCommandConfigSSL: the console tools over SSL with a client
