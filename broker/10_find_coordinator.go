@@ -42,20 +42,11 @@ func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		switch {
 		case co.ErrorCode != 0:
 		case req.CoordinatorType == 0:
-			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key)
+			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key, c.ln.name)
 		case req.CoordinatorType == 1:
-			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.txnCoordinator(key)
+			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.txnCoordinator(key, c.ln.name)
 		default:
 			co.ErrorCode, msg = kerr.InvalidRequest.Code, "unknown coordinator type"
-		}
-		if co.ErrorCode == 0 {
-			// The coordinator's address on the client's listener.
-			if host, port, ok := c.b.brokerEndpoint(co.NodeID, c.ln.name); ok {
-				co.Host, co.Port = host, port
-			} else {
-				co.NodeID, co.Host, co.Port = -1, "", -1
-				co.ErrorCode, msg = kerr.CoordinatorNotAvailable.Code, "the coordinator has no listener "+c.ln.name
-			}
 		}
 		if co.ErrorCode != 0 {
 			co.ErrorMessage = &msg

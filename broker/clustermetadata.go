@@ -62,18 +62,6 @@ func (b *Broker) endpoint(cb *cachedBroker, listener string) (host string, port 
 	return "", -1, false
 }
 
-// brokerEndpoint is endpoint for a broker named by id, from the cache.
-func (b *Broker) brokerEndpoint(id int32, listener string) (host string, port int32, ok bool) {
-	if id == b.cfg.ID {
-		return b.selfEndpoint(listener)
-	}
-	lb := b.ctl.cache.load().liveBroker(id)
-	if lb == nil {
-		return "", -1, false
-	}
-	return b.endpoint(lb, listener)
-}
-
 // liveBroker returns a live broker of the snapshot, nil if it is not live.
 func (s *metadataSnapshot) liveBroker(id int32) *cachedBroker {
 	i, ok := slices.BinarySearchFunc(s.brokers, id, func(b cachedBroker, id int32) int { return int(b.id) - int(id) })
@@ -221,12 +209,12 @@ func (s *metadataSnapshot) topicMetadata(version int16, name string, t *cachedTo
 
 // clusterCoordinator finds a group's coordinator: the leader of its
 // partition of __consumer_offsets.
-func (b *Broker) clusterCoordinator(key string) (id int32, host string, port int32, code int16, msg string) {
+func (b *Broker) clusterCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
 	gc := b.cfg.Groups.withDefaults()
 	g := b.existingGroups()
 	return b.internalCoordinator(internalTopic{name: offsetsTopic, partitions: g.Partitions(),
 		replication: gc.OffsetsReplication, replicationKey: "offsets.topic.replication.factor",
-		configs: offsetsTopicConfigs(gc), what: "group"}, key,
+		configs: offsetsTopicConfigs(gc), what: "group"}, key, listener,
 		func(ctx context.Context, p int32) { _ = g.WaitLoaded(ctx, p) })
 }
 
@@ -241,12 +229,13 @@ type internalTopic struct {
 	what           string // "group" or "transactional id", for messages
 }
 
-// internalCoordinator finds the coordinator of key: the leader of its
+// internalCoordinator finds the coordinator of key, with its address on
+// the listener named listener (the client's): the leader of its
 // partition (group.PartitionFor) of t, created first if it does not exist.
 // Once this broker is the leader, wait (if set) is called, bounded by the
 // auto-creation wait, so that the answer follows the partition's load when
 // it comes soon.
-func (b *Broker) internalCoordinator(t internalTopic, key string, wait func(context.Context, int32)) (id int32, host string, port int32, code int16, msg string) {
+func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait func(context.Context, int32)) (id int32, host string, port int32, code int16, msg string) {
 	snap := b.ctl.cache.load()
 	ct := snap.topics[t.name]
 	if ct == nil {
@@ -291,7 +280,10 @@ func (b *Broker) internalCoordinator(t internalTopic, key string, wait func(cont
 		wait(ctx, gp)
 		cancel()
 	}
-	host, port, _ = b.endpoint(lb, b.lsetup.interName) // the caller answers with the client's listener's
+	host, port, found := b.endpoint(lb, listener)
+	if !found {
+		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the " + t.what + "'s coordinator has no listener " + listener
+	}
 	return lb.id, host, port, 0, ""
 }
 

@@ -62,7 +62,7 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 		return nil, errors.New("broker: closing")
 	}
 	if b.cluster == nil && !b.topicExists(offsetsTopic) {
-		if _, _, _, code, msg := b.clusterCoordinator(""); code != 0 {
+		if _, _, _, code, msg := b.clusterCoordinator("", b.selfListener()); code != 0 {
 			return nil, fmt.Errorf("broker: %s (%v)", msg, kerr.ErrorForCode(code))
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), autoCreateWaitMs*time.Millisecond)

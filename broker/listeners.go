@@ -320,6 +320,13 @@ func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
 	return out, nil
 }
 
+// selfListener names a listener this broker advertises (the first).
+func (b *Broker) selfListener() string {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.mu.endpoints[0].listener
+}
+
 // selfEndpoint is this broker's advertised address on the listener named
 // name.
 func (b *Broker) selfEndpoint(name string) (host string, port int32, ok bool) {

@@ -127,11 +127,11 @@ func (b *Broker) txnPartitions() int32 {
 
 // txnCoordinator finds a transactional id's coordinator for
 // FindCoordinator, creating __transaction_state first if needed.
-func (b *Broker) txnCoordinator(key string) (id int32, host string, port int32, code int16, msg string) {
+func (b *Broker) txnCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
 	tc := b.cfg.Txns.withDefaults()
 	return b.internalCoordinator(internalTopic{name: txnStateTopic, partitions: b.txnPartitions(),
 		replication: tc.StateReplication, replicationKey: "transaction.state.log.replication.factor",
-		configs: txnTopicConfigs(tc, b.cluster == nil), what: "transactional id"}, key,
+		configs: txnTopicConfigs(tc, b.cluster == nil), what: "transactional id"}, key, listener,
 		func(ctx context.Context, p int32) {
 			if d := b.txnDriver(p); d != nil {
 				select {
