@@ -122,6 +122,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	for _, rt := range req.Topics {
 		st := kmsg.NewProduceResponseTopic()
 		st.Topic = rt.Topic
+		writable := c.authorized(acl.OpWrite, acl.ResourceTopic, rt.Topic) // once per topic
 		for _, rp := range rt.Partitions {
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
@@ -134,7 +135,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			switch {
 			case refuseAll != 0:
 				code = refuseAll
-			case !c.authorized(acl.OpWrite, acl.ResourceTopic, rt.Topic):
+			case !writable:
 				code = kerr.TopicAuthorizationFailed.Code
 			default:
 				var v txnVerdict
@@ -298,12 +299,6 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	return p, res, 0, "", nil
 }
 
-// checkTransactional is the check of the whole request Kafka makes before
-// any partition is appended: transactional batches need a transactional id
-// (KafkaApis.handleProduceRequest: TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-// and may carry only one producer id and epoch
-// (ReplicaManager.handleProduceAppend: INVALID_PRODUCER_ID_MAPPING). It
-// returns the code every partition is answered, or 0.
 // hasTransactional reports whether any batch of req is transactional.
 func hasTransactional(req *kmsg.ProduceRequest) bool {
 	for ti := range req.Topics {
@@ -316,6 +311,12 @@ func hasTransactional(req *kmsg.ProduceRequest) bool {
 	return false
 }
 
+// checkTransactional is the check of the whole request Kafka makes before
+// any partition is appended: transactional batches need a transactional id
+// (KafkaApis.handleProduceRequest: TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+// and may carry only one producer id and epoch
+// (ReplicaManager.handleProduceAppend: INVALID_PRODUCER_ID_MAPPING). It
+// returns the code every partition is answered, or 0.
 func checkTransactional(req *kmsg.ProduceRequest) int16 {
 	var pid int64 = -1
 	var epoch int16 = -1
