@@ -286,12 +286,7 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 			return p, res, code, msg, recErrs
 		}
 	}
-	var err error
-	if guard != 0 {
-		res, err = p.appendVerifiedNoWait(records, guard)
-	} else {
-		res, err = p.appendNoWait(records)
-	}
+	res, err := p.appendAsLeader(records, appendHow{guard: guard, acksAll: req.Acks == -1})
 	if err != nil {
 		code, msg := produceError(b, p, err)
 		return p, res, code, msg, nil
@@ -380,7 +375,12 @@ func checkKeys(batch []byte, p *partition) (int16, string, []kmsg.ProduceRespons
 
 // produceError maps an engine append error to Kafka's code.
 func produceError(b *Broker, p *partition, err error) (int16, string) {
+	var ke *kerr.Error
 	switch {
+	case errors.As(err, &ke):
+		// The owner's refusals (owner.go): NOT_LEADER_OR_FOLLOWER, and
+		// NOT_ENOUGH_REPLICAS checked again under its lock.
+		return ke.Code, err.Error()
 	case errors.Is(err, engine.ErrBatchTooLarge):
 		return kerr.MessageTooLarge.Code, err.Error()
 	case errors.Is(err, engine.ErrCorrupt):

@@ -60,8 +60,10 @@ func (b *Broker) deleteRecords(topic string, index int32, offset int64) (int64, 
 	if offset < 0 || offset > hw {
 		return -1, kerr.OffsetOutOfRange.Code
 	}
-	low, err := p.log.DeleteRecordsBefore(offset)
+	low, err := p.deleteRecordsAsLeader(offset)
 	switch {
+	case errors.Is(err, kerr.NotLeaderForPartition):
+		return -1, kerr.NotLeaderForPartition.Code
 	case errors.Is(err, engine.ErrOffsetOutOfRange):
 		return -1, kerr.OffsetOutOfRange.Code
 	case errors.Is(err, engine.ErrClosed):

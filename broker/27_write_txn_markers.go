@@ -150,7 +150,7 @@ func (b *Broker) writeMarker(topic string, index int32, batch []byte) (*partitio
 	if err := p.checkAcksAll(); err != nil {
 		return nil, 0, errorCode(err)
 	}
-	res, err := p.appendCoordinatorNoWait(batch)
+	res, err := p.appendAsLeader(batch, appendHow{coordinator: true, acksAll: true})
 	if err == nil {
 		err = p.log.AwaitFlushPolicy(res)
 	}
@@ -160,26 +160,4 @@ func (b *Broker) writeMarker(topic string, index int32, batch []byte) (*partitio
 		return nil, 0, code
 	}
 	return p, res.LastOffset + 1, 0
-}
-
-// appendCoordinatorNoWait appends a batch as the coordinator's (Kafka's
-// AppendOrigin.COORDINATOR: transaction markers, the group coordinator's
-// transactional offsets) and tells the replication core, as appendNoWait.
-func (p *partition) appendCoordinatorNoWait(batch []byte) (engine.AppendResult, error) {
-	res, err := p.log.AppendCoordinatorNoWait(batch)
-	if err == nil {
-		p.appended()
-	}
-	return res, err
-}
-
-// appendCoordinatorVerifiedNoWait is appendCoordinatorNoWait for the
-// group coordinator's transactional offsets with their verification's
-// guard (txnverify.go).
-func (p *partition) appendCoordinatorVerifiedNoWait(batch []byte, guard engine.VerificationGuard) (engine.AppendResult, error) {
-	res, err := p.log.AppendCoordinatorVerifiedNoWait(batch, guard)
-	if err == nil {
-		p.appended()
-	}
-	return res, err
 }

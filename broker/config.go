@@ -112,6 +112,10 @@ type Config struct {
 	Observability ObservabilityConfig
 
 	Logger *slog.Logger // default slog.Default()
+
+	// FS is the file system the logs live in: the engine's seam (a test's
+	// faults, a simulation's disk). Default the operating system's.
+	FS engine.FS
 }
 
 // withDefaults fills zero fields with Kafka's defaults.

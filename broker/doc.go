@@ -101,7 +101,11 @@
 // after controlState.mu and Broker.admin (LeaderAndIsr and configuration
 // changes step the core under them) and before the engine Log's lock (the
 // core's effects set the log's high watermark); an acks=all produce waits
-// for its completion with no lock held. A metrics scrape takes Broker.mu (read)
+// for its completion with no lock held. A partition's role lock
+// (owner.go: appends and fetch answers read it, role changes write it) is
+// taken after controlState.mu, Broker.admin, coordinator/group's locks and
+// txnDriver.mu, and before replicaDriver.mu; a role change holding it calls
+// no coordinator. A metrics scrape takes Broker.mu (read)
 // to list the partitions and releases it before it takes each partition's
 // replicaDriver.mu. A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota

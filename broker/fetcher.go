@@ -30,6 +30,7 @@ package broker
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"strconv"
 	"sync"
@@ -200,6 +201,21 @@ func (f *fetcher) take() ([]pending, time.Time) {
 	for _, p := range parts {
 		p.rep.mu.Lock()
 		req, ok := p.rep.mu.fetch, p.rep.mu.fetching
+		if ok && req.Backoff && req.Leader == f.leader {
+			// The last answer's records were refused: this fetch waits
+			// replica.fetch.backoff.ms, as Kafka's fetcher delays a
+			// partition whose records failed to append.
+			p.rep.mu.fetch.Backoff = false
+			p.rep.mu.Unlock()
+			until := now.Add(f.f.cfg.Backoff)
+			f.mu.Lock()
+			f.mu.delayed[p] = until
+			f.mu.Unlock()
+			if due.IsZero() || until.Before(due) {
+				due = until
+			}
+			continue
+		}
 		held := false
 		if ok && req.Leader == f.leader && p.followerThrottled.Load() && !p.rep.mu.inSync {
 			if !quotaChecked {
@@ -289,7 +305,7 @@ func (f *fetcher) fetch(ps []pending) error {
 	raw, err := f.send.Send(ctx, f.leader, req)
 	if err != nil {
 		for _, pd := range ps {
-			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
+			pd.p.stepFetchAnswer(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
 		}
 		return err
 	}
@@ -329,7 +345,7 @@ func (f *fetcher) fetch(ps []pending) error {
 	}
 	for _, pd := range ps {
 		if !answered[pd.p] {
-			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
+			pd.p.stepFetchAnswer(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
 		}
 	}
 	if resp.ErrorCode != 0 {
@@ -381,11 +397,11 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 	for _, pd := range ps {
 		e, ok := ends[pd.p]
 		if !ok || e[0] < e[1] {
-			pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
+			pd.p.stepFetchAnswer(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
 			f.delay([]*partition{pd.p}, nil)
 			continue
 		}
-		pd.p.step(replication.FetchResult{Seq: pd.req.Seq, Err: kerr.OffsetOutOfRange, LeaderLogEnd: e[0], LeaderLogStart: e[1]})
+		pd.p.stepFetchAnswer(replication.FetchResult{Seq: pd.req.Seq, Err: kerr.OffsetOutOfRange, LeaderLogEnd: e[0], LeaderLogStart: e[1]})
 	}
 }
 
@@ -415,6 +431,8 @@ func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicP
 		pos += int(h.Size())
 	}
 	ev.Batches = f.batches
+	p.role.RLock() // the owner (owner.go): no role change while the answer is appended
+	defer p.role.RUnlock()
 	p.rep.mu.Lock()
 	defer p.rep.mu.Unlock()
 	p.rep.mu.batches, p.rep.mu.spans = data, f.spans
@@ -427,51 +445,83 @@ func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicP
 }
 
 // performFollower carries out a follower's Ready: truncation, the
-// leader's batches appended as they are. Under p's replica lock.
-func (p *partition) performFollower(rd *replication.Ready) error {
-	var errs []error
+// leader's batches appended as they are. Under p's role and replica locks.
+// It returns the log's outcome of the append, which the core is told
+// (FetchAppended), and whether there was one. The append is refused, as a
+// mismatch of the log and the core's view of it, when the log does not
+// end where the core's view does or has led a later epoch than the one it
+// follows (its leadership began behind the core's back): the core stops
+// following, and the driver retries later (noteFailure).
+func (p *partition) performFollower(rd *replication.Ready) (replication.FetchAppended, bool) {
 	start := func(off int64) {
-		_, err := p.log.IncrementStartOffset(off)
-		errs = append(errs, err)
+		if _, err := p.log.IncrementStartOffset(off); err != nil {
+			p.rep.log.Error("moving the log start to follow the leader", "topic", p.topic, "partition", p.index, "offset", off, "err", err)
+		}
 	}
 	if rd.Truncated {
 		off := rd.Truncate.Offset
 		p.rep.log.Info("truncating to follow the leader", "topic", p.topic, "partition", p.index,
 			"offset", off, "fully", rd.Truncate.Fully, "log_end", p.log.EndOffset())
+		var err error
 		switch {
 		case rd.Truncate.Fully && off >= p.log.EndOffset():
 			start(off)
 		case rd.Truncate.Fully:
-			errs = append(errs, p.log.TruncateTo(off))
+			err = p.log.TruncateTo(off)
 			start(off)
 		default:
-			errs = append(errs, p.log.TruncateTo(off))
+			err = p.log.TruncateTo(off)
 		}
-	}
-	if len(rd.Append) > 0 {
-		// rd.Append is a run of the fetched batches: find its bytes.
-		first, last := -1, -1
-		for i, bt := range p.rep.mu.batchIndex {
-			if bt.Base == rd.Append[0].Base {
-				first = i
-			}
-			if bt.Base == rd.Append[len(rd.Append)-1].Base {
-				last = i
-			}
-		}
-		if first >= 0 && last >= first {
-			batches := p.rep.mu.batches[p.rep.mu.spans[first][0]:p.rep.mu.spans[last][1]]
-			_, err := p.log.AppendReplicated(batches)
-			if err == nil {
-				p.metrics.replicated(replicationBytesIn, len(batches))
-			}
-			errs = append(errs, err)
-		} else {
-			errs = append(errs, errors.New("broker: the core appends batches the fetch did not carry"))
+		if err != nil {
+			// The log is then longer than the core's view: its next append
+			// is refused as a mismatch.
+			p.rep.log.Error("truncating to follow the leader", "topic", p.topic, "partition", p.index, "offset", off, "err", err)
 		}
 	}
 	if rd.LogStartChanged {
-		start(rd.LogStart)
+		defer start(rd.LogStart) // after the append: the start may lie in what it brings
 	}
-	return errors.Join(errs...)
+	if len(rd.Append) == 0 {
+		return replication.FetchAppended{}, false
+	}
+	base := rd.Append[0].Base
+	out := replication.FetchAppended{Seq: rd.AppendSeq, End: base}
+	r := p.rep.mu.r
+	// rd.Append is a run of the fetched batches: find its bytes.
+	first, last := -1, -1
+	for i, bt := range p.rep.mu.batchIndex {
+		if bt.Base == base {
+			first = i
+		}
+		if bt.Base == rd.Append[len(rd.Append)-1].Base {
+			last = i
+		}
+	}
+	switch {
+	case first < 0 || last < first:
+		out.Err = errors.New("broker: the core appends batches the fetch did not carry")
+	case p.log.EndOffset() != r.LogEnd():
+		out.Err = fmt.Errorf("%w: %s-%d: the log ends at %d, the replica's view at %d", replication.ErrLogMismatch, p.topic, p.index, p.log.EndOffset(), r.LogEnd())
+	case p.log.LatestEpoch() > r.LeaderEpoch():
+		out.Err = fmt.Errorf("%w: %s-%d: the log has led epoch %d, the replica follows epoch %d", replication.ErrLogMismatch, p.topic, p.index, p.log.LatestEpoch(), r.LeaderEpoch())
+	default:
+		batches := p.rep.mu.batches[p.rep.mu.spans[first][0]:p.rep.mu.spans[last][1]]
+		res, err := p.log.AppendReplicated(batches)
+		if res.LastOffset >= 0 {
+			out.End = res.LastOffset + 1
+			p.metrics.replicated(replicationBytesIn, len(batches))
+		}
+		switch {
+		case err == nil:
+		case (errors.Is(err, engine.ErrCorrupt) || errors.Is(err, engine.ErrInvalidBatch)) && !errors.Is(err, engine.ErrLogFailed):
+			// Damaged in transit or cut short: fetched again, as Kafka's
+			// fetcher retries a CorruptRecordException.
+			p.rep.log.Warn("the leader's records were refused; fetching them again", "topic", p.topic, "partition", p.index,
+				"offset", out.End, "err", err)
+			out.Err = fmt.Errorf("%w: %w", replication.ErrRecordsRefused, err)
+		default:
+			out.Err = err
+		}
+	}
+	return out, true
 }

@@ -224,17 +224,14 @@ func (s *offsetsStore) append(partition int32, records []group.Record, producerI
 	for _, r := range records {
 		bb.Add(engine.Record{Timestamp: now, Key: r.Key, Value: r.Value})
 	}
-	var res engine.AppendResult
-	if txn {
-		res, err = p.appendCoordinatorVerifiedNoWait(bb.Build(), guard)
-		switch {
-		case errors.Is(err, engine.ErrInvalidProducerEpoch):
-			err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidProducerEpoch, err)
-		case errors.Is(err, engine.ErrInvalidTxnState):
-			err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidTxnState, err)
-		}
-	} else {
-		res, err = p.appendNoWait(bb.Build())
+	res, err := p.appendAsLeader(bb.Build(), appendHow{coordinator: txn, guard: guard})
+	switch {
+	case errors.Is(err, kerr.NotLeaderForPartition):
+		err = fmt.Errorf("broker: %s-%d: %w (%w)", offsetsTopic, partition, group.ErrNotLeader, err)
+	case errors.Is(err, engine.ErrInvalidProducerEpoch):
+		err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidProducerEpoch, err)
+	case errors.Is(err, engine.ErrInvalidTxnState):
+		err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidTxnState, err)
 	}
 	if err == nil {
 		err = p.log.AwaitFlushPolicy(res)

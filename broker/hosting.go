@@ -34,7 +34,6 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
-	"github.com/sluice-io/sluice/replication"
 )
 
 // hostedState is one partition a LeaderAndIsr made this broker a replica
@@ -45,8 +44,9 @@ type hostedState struct {
 }
 
 // host opens the logs of a topic's partitions in states (creating them),
-// and makes each leader or follower as its role says. It returns the
-// partitions whose logs could not be opened, with why.
+// and makes each leader or follower as its role says (owner.go: each under
+// its partition's role lock). It returns the partitions whose logs could not
+// be opened or lead, with why.
 func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 	if len(states) == 0 {
 		return nil
@@ -58,26 +58,21 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 			opened = append(opened, hostedPartition{s, ts.partitions[s.partition]})
 		}
 	}
-	epochErrs := recordLeaderEpochs(opened)
+	leadErrs := b.becomeLeaders(opened)
 	for i, h := range opened {
 		s, p := h.state, h.p
 		lead := s.role.leads()
-		p.epoch.Store(s.role.leaderEpoch)
 		if lead {
-			if err := epochErrs[i]; err != nil {
+			if err := leadErrs[i]; err != nil {
 				b.log.Error("recording the leader epoch", "topic", topic, "partition", s.partition, "epoch", s.role.leaderEpoch, "err", err)
 				failed[s.partition] = err
-				continue
+				lead = false
 			}
-			p.epochStart.Store(epochStartOffset(p.log, s.role.leaderEpoch))
-			p.becomeLeader(s.role.leaderEpoch, s.role.zkVersion, s.role.isr, s.role.replicas, b.liveIDs())
 		} else {
-			p.epochStart.Store(-1)
 			p.becomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)
 		}
-		if p.leader.Swap(lead) && !lead {
-			p.notify() // waiting fetches answer NOT_LEADER_OR_FOLLOWER now
-		}
+		// The coordinators move after the role lock is released: their
+		// appends hold their own locks, then it.
 		if topic == offsetsTopic {
 			b.moveGroups(s.partition, lead, s.role.leaderEpoch)
 		}
@@ -94,29 +89,30 @@ type hostedPartition struct {
 	p     *partition
 }
 
-// leaderEpochWorkers bounds the logs recording their leader epoch at once.
+// leaderEpochWorkers bounds the logs becoming leader at once.
 const leaderEpochWorkers = 16
 
-// recordLeaderEpochs records, in every log of hs that leads now, its
-// leader epoch at its log end, so that OffsetForLeaderEpoch answers
-// followers before the first append (Kafka's makeLeader). Each is a
-// durable write of the log's leader-epoch-checkpoint; they run side by
-// side, so a LeaderAndIsr making this broker lead a thousand partitions (a
-// controlled shutdown elsewhere, a failover) is not a thousand writes one
-// after another. It returns each one's error, by index in hs.
-func recordLeaderEpochs(hs []hostedPartition) []error {
+// becomeLeaders makes the partitions of hs that lead now leaders. Each
+// records its leader epoch in its log, a durable write of the log's
+// leader-epoch-checkpoint; they run side by side, so a LeaderAndIsr making
+// this broker lead a thousand partitions (a controlled shutdown elsewhere,
+// a failover) is not a thousand writes one after another. It returns each
+// one's error, by index in hs.
+func (b *Broker) becomeLeaders(hs []hostedPartition) []error {
 	errs := make([]error, len(hs))
+	live := b.liveIDs()
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, leaderEpochWorkers)
 	for i, h := range hs {
-		if !h.state.role.leads() {
+		r := h.state.role
+		if !r.leads() {
 			continue
 		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = h.p.log.BecomeLeader(h.state.role.leaderEpoch)
+			errs[i] = h.p.becomeLeader(leadership{epoch: r.leaderEpoch, partitionEpoch: r.zkVersion, isr: r.isr, replicas: r.replicas, live: live})
 		}()
 	}
 	wg.Wait()
@@ -209,10 +205,7 @@ func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error
 		p = ts.partitions[tp.partition]
 	}
 	if p != nil {
-		p.leader.Store(false)
-		p.epochStart.Store(-1)
-		p.step(replication.Stop{}) // no more fetching, waiting produces fail
-		p.notify()
+		p.stop() // no more fetching, waiting produces fail
 		if tp.topic == offsetsTopic {
 			b.moveGroups(tp.partition, false, leaderEpoch)
 		}
@@ -261,11 +254,10 @@ func (b *Broker) unhostTopic(ts *topicState) {
 		if p == nil {
 			continue
 		}
-		p.leader.Store(false)
+		p.stop()
 		if err := b.store.DeleteLog(engine.Partition{Topic: p.topic, Partition: p.index}); err != nil {
 			b.log.Warn("deleting a log", "topic", p.topic, "partition", p.index, "err", err)
 		}
-		p.notify()
 	}
 }
 

@@ -5,10 +5,14 @@ package broker
 // per partition, sent as AlterPartition v3 (topic ids, ISR members with
 // their broker epochs, KIP-903) to the controller the metadata names: by a
 // call when this broker is the controller, else over its listener. The
-// answer, or ErrUnreachable after a failure (the core proposes again,
-// after a pause, as Kafka retries), is stepped back into the partition's
-// core. Only ZooKeeper mode changes ISRs: the single node has no
-// followers.
+// answer, or ErrUnreachable after a failure, is stepped back into the
+// partition's core, an error after a pause: the core sends the same
+// proposal again after any error but those that wait for a LeaderAndIsr
+// (replication's alterPartitionResult, as Kafka's
+// handleAlterPartitionError), handing it out at each Tick and follower
+// fetch until it is answered; replicaDriver.mu.alterInFlight keeps one
+// request in flight. Only ZooKeeper mode changes ISRs: the single node
+// has no followers.
 
 import (
 	"time"
@@ -43,16 +47,22 @@ func (p *partition) proposeISR(b *Broker, ap replication.AlterPartition) {
 			b.log.Info("ISR change refused", "topic", p.topic, "partition", p.index, "isr", ap.ISR, "err", res.Err)
 		}
 		if res.Err != nil {
-			// Unreachable: asked again; refused (an ineligible replica, a
-			// stale epoch): not at once, so a follower the controller will
-			// not take does not make the leader ask at every fetch.
+			// Unreachable or a retriable error: asked again; refused (an
+			// ineligible replica, a stale epoch): not at once, so a
+			// follower the controller will not take does not make the
+			// leader ask at every fetch.
 			select {
 			case <-time.After(alterPartitionRetry):
 			case <-b.closing:
 				return
 			}
 		}
-		p.step(res)
+		p.rep.mu.Lock()
+		defer p.rep.mu.Unlock()
+		if p.rep.mu.alterInFlight == ap.Seq {
+			p.rep.mu.alterInFlight = 0
+		}
+		p.stepLocked(res)
 	}()
 }
 

@@ -21,7 +21,7 @@ type stateCollector struct {
 	partitions, leaders, underReplicated, underMinISR *prometheus.Desc
 	activeController, offline, controllerEpoch        *prometheus.Desc
 	logSize, logStart, logEnd, logSegments            *prometheus.Desc
-	connections                                       *prometheus.Desc
+	connections, failedPartitions                     *prometheus.Desc
 }
 
 func newStateCollector(b *Broker) *stateCollector {
@@ -43,6 +43,8 @@ func newStateCollector(b *Broker) *stateCollector {
 		logSegments:      gauge(ll+"numlogsegments", "The partition's log segments.", "topic", "partition"),
 		connections: gauge("kafka_server_socket_server_metrics_connection_count", "Open client connections.",
 			"listener", "networkprocessor"),
+		failedPartitions: gauge("kafka_server_replicafetchermanager_failedpartitionscount",
+			"Followed partitions whose log could not take the leader's records: they fetch nothing until they resume.", "clientId"),
 	}
 }
 
@@ -58,10 +60,13 @@ func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	conns := len(b.mu.conns)
 	b.mu.RUnlock()
 
-	var leaders, under, underMin int
+	var leaders, under, underMin, failed int
 	for _, p := range parts {
 		if p.leader.Load() {
 			leaders++
+		}
+		if p.rep.failed.Load() {
+			failed++
 		}
 		p.rep.mu.Lock()
 		if p.rep.mu.r.UnderReplicated() {
@@ -81,6 +86,7 @@ func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
 	gauge(s.leaders, float64(leaders))
 	gauge(s.underReplicated, float64(under))
 	gauge(s.underMinISR, float64(underMin))
+	gauge(s.failedPartitions, float64(failed), "Replica")
 
 	active, offline, epoch := 0, 0, int32(0)
 	if b.isController() {

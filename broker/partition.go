@@ -28,6 +28,9 @@ type partition struct {
 	// the leader is new and its high watermark still the one it learnt as
 	// a follower, so clients' ListOffsets get OFFSET_NOT_AVAILABLE (KIP-207).
 	epochStart atomic.Int64
+	// role is the owner lock of the log and the role (owner.go): read by
+	// appends and fetch answers, written by role changes.
+	role sync.RWMutex
 	// rep drives the partition's replication core (replica.go): its high
 	// watermark, acks=all waits.
 	rep replicaDriver

@@ -6,10 +6,11 @@ package broker
 // partition's replica lock, and what the core decides (Ready) is performed
 // before the lock is released.
 //
-// Events come from LeaderAndIsr (hosting.go: BecomeLeader,
-// BecomeFollower), from appends (Appended, right after the log took the
-// batch, so the high watermark follows before the flush policy's wait, as
-// a single node's records have always been readable at once), from
+// Events come from LeaderAndIsr (hosting.go and owner.go: BecomeLeader,
+// BecomeFollower, under the partition's role lock), from appends
+// (Appended, right after the log took the batch, under the role lock, so
+// the high watermark follows before the flush policy's wait, as a single
+// node's records have always been readable at once), from
 // acks=all produces (WaitProduce, answered by the core's Completed), and
 // from the clock (Tick: ISR shrinks every replica.lag.time.max.ms / 2, as
 // Kafka's isr-expiration task; an acks=all produce's own timer at its
@@ -23,13 +24,17 @@ package broker
 // (fetcher.go: this broker's fetching as follower, Ready.Fetch and
 // FetchResult; isrchange.go: Ready.AlterPartition to the controller).
 //
-// Lock order: replicaDriver.mu after Broker.admin and controlState.mu
-// (hosting steps under them), before the engine Log's lock and
-// partition.mu (effects take them); nothing is taken while an effect
-// waits.
+// A follower's append is stepped back into the core as its outcome
+// (FetchAppended) before the lock is released; a follower the log fails
+// (replication.Replica.Failed) is published for metrics and resumed after
+// failedFollowerRetry (noteFailure).
+//
+// Lock order: partition.role (owner.go), then replicaDriver.mu, after
+// Broker.admin and controlState.mu (hosting steps under them), before the
+// engine Log's lock and partition.mu (effects take them); nothing is taken
+// while an effect waits.
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -48,6 +53,10 @@ import (
 type replicaDriver struct {
 	// hw is the high watermark the core last decided.
 	hw atomic.Int64
+	// failed: as follower, the log could not take the leader's records
+	// (replication.Replica.Failed); it fetches nothing until it resumes
+	// (noteFailure). Read by metrics.
+	failed atomic.Bool
 	// fetchers fetch for this broker as follower (fetcher.go); nil on the
 	// single node, which follows nothing.
 	fetchers *fetchers
@@ -68,6 +77,9 @@ type replicaDriver struct {
 		batches    []byte
 		spans      [][2]int
 		batchIndex []replication.Batch
+		// alterInFlight is the Seq of the ISR change sent and not yet
+		// answered (isrchange.go), 0 none.
+		alterInFlight uint64
 		// inSync: as follower, the last answer's records reached the
 		// leader's high watermark (Kafka's PartitionFetchState
 		// isReplicaInSync); false until the first answer after
@@ -113,13 +125,15 @@ func (p *partition) stepLocked(ev replication.Event) {
 	for {
 		rd := r.Ready()
 		if rd.Empty() {
+			p.noteFailure()
 			return
 		}
-		if err := p.performFollower(&rd); err != nil {
-			p.rep.log.Error("following the leader", "topic", p.topic, "partition", p.index, "err", err)
-		}
-		if rd.AlterPartition != nil && p.rep.b != nil {
-			p.proposeISR(p.rep.b, *rd.AlterPartition)
+		outcome, appended := p.performFollower(&rd)
+		if ap := rd.AlterPartition; ap != nil && p.rep.b != nil && ap.Seq != p.rep.mu.alterInFlight {
+			// One request in flight per partition: the core hands a
+			// proposal out again after an error until it is answered.
+			p.rep.mu.alterInFlight = ap.Seq
+			p.proposeISR(p.rep.b, *ap)
 		}
 		if rd.Fetching {
 			p.rep.mu.fetch, p.rep.mu.fetching = rd.Fetch, true
@@ -143,6 +157,9 @@ func (p *partition) stepLocked(ev replication.Event) {
 		}
 		p.rep.mu.answers = append(p.rep.mu.answers, rd.Answers...)
 		r.Advance()
+		if appended {
+			r.Step(outcome)
+		}
 	}
 }
 
@@ -165,19 +182,6 @@ func (p *partition) followerFetch(ev replication.FollowerFetch) (replication.Fet
 	return replication.FetchAnswer{Replica: ev.Replica, Err: kerr.NotLeaderForPartition}, false
 }
 
-// becomeLeader makes p's core the leader at epoch with isr.
-func (p *partition) becomeLeader(epoch, partitionEpoch int32, isr, replicas []int32, live []int32) {
-	p.rep.log.Log(context.Background(), p.roleLogLevel(), "leading", "topic", p.topic, "partition", p.index, "leader_epoch", epoch, "isr", isr,
-		"log_end", p.log.EndOffset(), "high_watermark", p.log.HighWatermark())
-	p.rep.mu.Lock()
-	defer p.rep.mu.Unlock()
-	if len(live) > 0 { // none before the first UpdateMetadata: all are then
-		p.stepLocked(replication.LiveBrokers{IDs: live})
-	}
-	p.stepLocked(replication.BecomeLeader{Epoch: epoch, PartitionEpoch: partitionEpoch, ISR: isr, Replicas: replicas,
-		Log: logState(p.log), Now: now()})
-}
-
 // roleLogLevel is the level of leadership changes in the log: info in a
 // cluster, as Kafka logs them, debug on the single node, which leads
 // every partition from the start.
@@ -186,36 +190,6 @@ func (p *partition) roleLogLevel() slog.Level {
 		return slog.LevelDebug
 	}
 	return slog.LevelInfo
-}
-
-// becomeFollower makes p's core a follower of leader at epoch.
-func (p *partition) becomeFollower(leader, epoch, partitionEpoch int32, replicas []int32) {
-	p.rep.log.Log(context.Background(), p.roleLogLevel(), "following", "topic", p.topic, "partition", p.index, "leader", leader, "leader_epoch", epoch,
-		"log_end", p.log.EndOffset(), "high_watermark", p.log.HighWatermark())
-	p.rep.mu.Lock()
-	defer p.rep.mu.Unlock()
-	p.rep.mu.inSync = false
-	p.stepLocked(replication.BecomeFollower{Leader: leader, Epoch: epoch, PartitionEpoch: partitionEpoch, Replicas: replicas,
-		Log: logState(p.log)})
-}
-
-// appendNoWait appends a batch as leader and tells the core.
-func (p *partition) appendNoWait(batch []byte) (engine.AppendResult, error) {
-	res, err := p.log.AppendNoWait(batch)
-	if err == nil {
-		p.appended()
-	}
-	return res, err
-}
-
-// appendVerifiedNoWait is appendNoWait for a transactional batch that
-// carries its verification's guard (txnverify.go).
-func (p *partition) appendVerifiedNoWait(batch []byte, guard engine.VerificationGuard) (engine.AppendResult, error) {
-	res, err := p.log.AppendVerifiedNoWait(batch, guard)
-	if err == nil {
-		p.appended()
-	}
-	return res, err
 }
 
 // appended tells the core the log's end, read under its lock so that
@@ -349,4 +323,54 @@ func (b *Broker) liveBrokersChanged() {
 	for _, p := range parts {
 		p.step(replication.LiveBrokers{IDs: ids})
 	}
+}
+
+// failedFollowerRetry is how long a follower whose log could not take the
+// leader's records waits before it reads its log again and resumes
+// fetching. Kafka leaves such a partition failed until a LeaderAndIsr adds
+// it again; a log whose disk came back (or whose stray records a
+// truncation removed) follows again here without one.
+const failedFollowerRetry = 5 * time.Second
+
+// noteFailure publishes the core's failed state (metrics, the log) and, on
+// a failure, schedules the retry. Under p's replica lock.
+func (p *partition) noteFailure() {
+	failed, why := p.rep.mu.r.Failed()
+	if failed == p.rep.failed.Load() {
+		return
+	}
+	p.rep.failed.Store(failed)
+	if !failed {
+		p.rep.log.Info("following the leader again", "topic", p.topic, "partition", p.index, "log_end", p.log.EndOffset())
+		return
+	}
+	p.rep.log.Error("the log cannot take the leader's records: the replica stops fetching (it leaves the ISR) and retries",
+		"topic", p.topic, "partition", p.index, "log_end", p.log.EndOffset(), "retry_in", failedFollowerRetry, "err", why)
+	time.AfterFunc(failedFollowerRetry, p.resumeFollower)
+}
+
+// resumeFollower resumes a failed follower from its log as it is now. A log
+// failed by a storage error (engine.Log.Failure: its page cache may have
+// lost writes) stays failed until the broker opens it again at its next
+// start, which recovers it from what reached the disk.
+func (p *partition) resumeFollower() {
+	if b := p.rep.b; b != nil {
+		select {
+		case <-b.closing:
+			return
+		default:
+		}
+	}
+	p.role.RLock()
+	defer p.role.RUnlock()
+	p.rep.mu.Lock()
+	defer p.rep.mu.Unlock()
+	if failed, _ := p.rep.mu.r.Failed(); !failed {
+		return // a role change since
+	}
+	if err := p.log.Failure(); err != nil {
+		p.rep.log.Error("the log failed: the replica follows again once the broker restarts", "topic", p.topic, "partition", p.index, "err", err)
+		return
+	}
+	p.stepLocked(replication.Resume{Log: logState(p.log)})
 }

@@ -21,6 +21,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		FlushInterval:      c.FlushInterval,
 		RetentionBytes:     c.LogRetentionBytes,
 		Logger:             c.Logger,
+		FS:                 c.FS,
 		Compaction:         c.Cleaner.compactionOptions(c.LogCleanupPolicy),
 	}
 	o.ProducerIDExpiration = c.ProducerIDExpiration // a broker setting only, as in Kafka

@@ -453,7 +453,7 @@ func (d *txnDriver) write(ws []txn.Write) {
 		fail(kerr.NotCoordinator.Code)
 		return
 	}
-	res, err := p.appendNoWait(bb.Build())
+	res, err := p.appendAsLeader(bb.Build(), appendHow{acksAll: true})
 	d.mu.Unlock()
 	if err != nil {
 		code, _ := produceError(d.b, p, err)

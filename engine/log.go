@@ -504,6 +504,15 @@ func (l *Log) appendReplicated(batches []byte) (AppendResult, error) {
 	return res, nil
 }
 
+// Failure is the write or sync error that failed the log (sticky: every
+// later append is refused with ErrLogFailed until the log is opened
+// again), nil if none.
+func (l *Log) Failure() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.mu.err
+}
+
 func (l *Log) writableLocked() error {
 	if l.mu.closed {
 		return ErrClosed

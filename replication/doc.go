@@ -26,17 +26,25 @@
 //		rd := r.Ready()
 //		if rd.Truncated { log.TruncateTo(rd.Truncate.Offset) (or truncate fully and start there) }
 //		append rd.Append (the FetchResult's batches, as the leader wrote them)
-//		if rd.NewEpoch { record rd.AssignEpoch in the log's epoch cache }
-//		publish rd.HighWatermark, rd.LogStart; send rd.AlterPartition, rd.Fetch;
+//		if rd.NewEpoch { the log has recorded rd.AssignEpoch (the driver's BecomeLeader does it first) }
+//		publish rd.HighWatermark, rd.LogStart; send rd.AlterPartition (once per Seq), rd.Fetch;
 //		answer rd.Answers (records [From, LogEnd) of the log) and rd.Completed
 //		r.Advance()
+//		if rd.Append was performed { r.Step(FetchAppended{rd.AppendSeq, the log's end after it, its error}) }
 //		r.Step(the next event: Appended, FollowerFetch, Tick, FetchResult, ...)
 //	}
 //
 // Ready must be taken after each Step that can truncate or append (a
-// FetchResult, BecomeFollower): the Replica's view of the log moves at
-// Step. Its log view is handed in by BecomeLeader and BecomeFollower
-// (LogState) and kept in step by Appended and by its own decisions.
+// FetchResult, BecomeFollower). Its log view is handed in by BecomeLeader,
+// BecomeFollower and Resume (LogState) and kept in step by Appended, by its
+// truncations and by FetchAppended: a follower's view moves over fetched
+// batches only once the log says it took them, so a refused append is
+// never counted as held. Records refused as damaged are fetched again from
+// where the log ends, after the driver's backoff (FetchRequest.Backoff);
+// any other failure of the log (a storage error, a log that does not end
+// where the view does) fails the follower (Failed) until Resume or a role
+// change, and the leader, which no longer hears from it, shrinks it out of
+// the ISR.
 //
 // # Invariants
 //
@@ -59,6 +67,8 @@
 //     caught-up followers about to join it, and does not advance while the
 //     committed ISR is below min(min.insync.replicas, replicas) (KIP-966's
 //     rule, Kafka 3.7+). A new leader's may lag until its followers fetch.
+//   - Every replica's view of its log is the log (its end and epochs),
+//     but a failed follower's, which Resume reads again.
 //   - One AlterPartition in flight per partition; a follower joins the ISR
 //     only once it reached the high watermark and the leader's epoch start,
 //     and the request names its broker epoch (KIP-903), so one that
@@ -71,8 +81,25 @@
 //     is then below min.insync.replicas), times out at its deadline, and
 //     fails with NOT_LEADER_OR_FOLLOWER when its leader steps down.
 //
-// A broken variant (followers truncating to the high watermark, a test
-// seam) is caught by the simulator within the CI run.
+// Broken variants, behind test seams, are caught by the simulator within
+// the CI run (TestSimulatorCatchesTruncationToHighWatermark,
+// TestSimulatorCatchesKnownBadVariants): followers truncating to the high
+// watermark; a follower counting a refused append as held; a client
+// append written after its broker became a follower; an old leader's
+// fetch answer appended between the log's and the core's leadership; ISR
+// changes never sent again after a retriable error. The faults include
+// append refusals and failures (a prefix taken or none), every
+// AlterPartition error a controller gives (NOT_CONTROLLER,
+// REQUEST_TIMED_OUT applied or not, UNKNOWN_SERVER_ERROR,
+// OPERATION_NOT_ATTEMPTED, and the fencing ones), and client appends and
+// role changes in flight across fetch answers.
+//
+// AlterPartition errors are handled as Kafka's AlterPartitionManager and
+// Partition.handleAlterPartitionError: OPERATION_NOT_ATTEMPTED and
+// INELIGIBLE_REPLICA go back to the committed ISR; FENCED_LEADER_EPOCH,
+// INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST and
+// NEW_LEADER_ELECTED wait for a LeaderAndIsr; any other error, and no
+// answer, send the same proposal again.
 //
 // # Differences from Kafka
 //

@@ -32,6 +32,14 @@ var (
 	// ErrUnreachable is a fetch or AlterPartition that got no answer (the
 	// connection failed or the request timed out).
 	ErrUnreachable = errors.New("replication: no answer")
+	// ErrRecordsRefused, in FetchAppended.Err, is a fetched batch the
+	// log refused as damaged (Kafka's CorruptRecordException and
+	// InvalidRecordException): fetched again after the backoff.
+	ErrRecordsRefused = errors.New("replication: the log refused the fetched records")
+	// ErrLogMismatch is a follower's log that does not continue where the
+	// replica's view of it ends (Replica.Failed's reason): something
+	// appended to it or truncated it behind the replica's back.
+	ErrLogMismatch = errors.New("replication: the log and the replica's view of it disagree")
 )
 
 // Code returns the Kafka error code of err (0 for nil, -1, UNKNOWN_SERVER_ERROR,

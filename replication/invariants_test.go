@@ -5,6 +5,8 @@ package replication
 // leader of each epoch, and each epoch's highest high watermark.
 
 import (
+	"slices"
+
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
@@ -118,6 +120,20 @@ func settled(s *sim, b *simBroker) bool {
 // check runs the invariants after a step.
 func (s *sim) check() {
 	k := &s.chk
+	for _, b := range s.brokers {
+		// The driver never lets the core's view of the log and the log
+		// disagree (a failed follower's is read again when it resumes).
+		if !b.alive || b.r.Role() == Offline || s.opts.noViewCheck {
+			continue
+		}
+		if failed, _ := b.r.Failed(); failed {
+			continue
+		}
+		if b.r.LogEnd() != int64(len(b.log)) || !slices.Equal(b.r.Epochs(), []EpochStart(b.epochs)) {
+			s.fail("broker %d (%v at epoch %d): the replica's view of its log (end %d, epochs %v) is not the log (end %d, epochs %v)",
+				b.id, b.r.Role(), b.r.LeaderEpoch(), b.r.LogEnd(), b.r.Epochs(), len(b.log), b.epochs)
+		}
+	}
 	for _, b := range s.brokers {
 		if !b.alive || b.r.Role() != Leader {
 			continue

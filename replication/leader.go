@@ -19,6 +19,10 @@ type leaderState struct {
 	// flight, if any (one at a time, as Kafka's AlterPartition).
 	isr      []int32
 	proposal *AlterPartition
+	// resend says the proposal's answer was an error worth retrying: it is
+	// handed out again at every Tick and follower fetch until an answer to
+	// it arrives (the driver keeps one request in flight per partition).
+	resend bool
 	// proposals numbers them; it is never reset.
 	proposals uint64
 	// followers are the fetch states of the other replicas, in assignment
@@ -35,6 +39,10 @@ type leaderState struct {
 	// watermark back (Kafka's isReplicaIsrEligible, ZooKeeper mode). Kept
 	// across roles; nil until the first LiveBrokers: every broker is.
 	live map[int32]bool
+	// stickyAlterErrors is a test seam: the broken leader that leaves a
+	// proposal pending after any refusal (NOT_CONTROLLER, a timeout), so
+	// that no ISR change is proposed again until a new leader epoch.
+	stickyAlterErrors bool
 }
 
 // eligible reports whether replica id may join the ISR.
@@ -62,7 +70,7 @@ func (f *followerProgress) caughtUp(leaderEnd, now, maxLag int64) bool {
 }
 
 func (l *leaderState) reset(keepWaiting bool) {
-	l.isr, l.proposal, l.followers = l.isr[:0], nil, l.followers[:0]
+	l.isr, l.proposal, l.resend, l.followers = l.isr[:0], nil, false, l.followers[:0]
 	if !keepWaiting {
 		l.waiting = l.waiting[:0]
 	}
@@ -210,6 +218,7 @@ func (r *Replica) followerFetch(ev FollowerFetch) {
 		return
 	}
 	r.now = max(r.now, ev.Now)
+	r.maybeResend()
 	a.LogStart, a.LogEnd = r.start, r.end
 	if ev.LastFetchedEpoch != NoEpoch {
 		// KIP-320: a follower whose last epoch ends earlier here, or that
@@ -251,12 +260,21 @@ func (r *Replica) maybeExpandISR(f *followerProgress) {
 	}
 }
 
+// maybeResend hands out the pending proposal again after a retriable
+// error.
+func (r *Replica) maybeResend() {
+	if r.resend && r.proposal != nil {
+		r.rd.AlterPartition = r.proposal
+	}
+}
+
 func (r *Replica) tick(now int64) {
 	if r.role != Leader {
 		return
 	}
 	r.now = max(r.now, now)
 	r.expireWaiting()
+	r.maybeResend()
 	if r.proposal != nil {
 		return
 	}
@@ -294,26 +312,53 @@ func (r *Replica) alterPartitionResult(ev AlterPartitionResult) {
 	if r.role != Leader || p == nil || ev.Request.Seq != p.Seq {
 		return // an answer to another proposal
 	}
+	r.resend = false
 	switch {
+	case ev.Err == nil:
 	case errors.Is(ev.Err, kerr.OperationNotAttempted) || errors.Is(ev.Err, kerr.IneligibleReplica):
 		// The controller says the state is as committed and it did not
 		// apply the change: back to the committed state (Kafka's
 		// handleAlterPartitionError).
 		r.proposal = nil
 		return
-	case errors.Is(ev.Err, ErrUnreachable):
-		r.rd.AlterPartition = p // sent again, as Kafka's AlterPartitionManager retries
+	case awaitsLeaderAndIsr(ev.Err) && !r.stickyAlterErrors:
+		// The controller has a newer state than this leader (or none for
+		// the partition): the proposal stays pending until a LeaderAndIsr
+		// brings it, as Kafka's handleAlterPartitionError.
 		return
-	case ev.Err != nil:
-		// FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION and the like: the
-		// proposal stays pending until a LeaderAndIsr brings the new state.
+	case r.stickyAlterErrors && !errors.Is(ev.Err, ErrUnreachable):
+		return // the broken variant: every refusal waits
+	default:
+		// No answer, or one the controller may not give next time
+		// (NOT_CONTROLLER, REQUEST_TIMED_OUT, UNKNOWN_SERVER_ERROR,
+		// STALE_BROKER_EPOCH, ...): sent again from the next Tick or
+		// follower fetch on, as Kafka's AlterPartitionManager re-sends after
+		// a backoff (the driver waits one before it steps an error).
+		r.resend = true
 		return
-	case ev.LeaderEpoch != r.epoch || ev.PartitionEpoch < r.partitionEpoch:
+	}
+	if ev.LeaderEpoch != r.epoch || ev.PartitionEpoch < r.partitionEpoch {
 		return
 	}
 	r.isr = append(r.isr[:0], ev.ISR...)
 	r.partitionEpoch, r.proposal = ev.PartitionEpoch, nil
 	r.maybeAdvanceHighWatermark()
+}
+
+// awaitsLeaderAndIsr reports whether an AlterPartition error means the
+// leader's state is stale, so that only a LeaderAndIsr can move it on
+// (Kafka's handleAlterPartitionError: FENCED_LEADER_EPOCH,
+// INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION, INVALID_REQUEST, and
+// NEW_LEADER_ELECTED: the change was applied, but this broker no longer
+// leads).
+func awaitsLeaderAndIsr(err error) bool {
+	for _, e := range []*kerr.Error{kerr.FencedLeaderEpoch, kerr.InvalidUpdateVersion, kerr.UnknownTopicOrPartition,
+		kerr.InvalidRequest, kerr.NewLeaderElected} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *Replica) waitProduce(ev WaitProduce) {

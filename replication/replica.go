@@ -64,9 +64,10 @@ type LogState struct {
 	Epochs []EpochStart
 }
 
-// Event is an input of Step: BecomeLeader, BecomeFollower, Appended,
-// LogStartAdvanced, FollowerFetch, Tick, MinInsyncChanged,
-// AlterPartitionResult, WaitProduce or FetchResult.
+// Event is an input of Step: BecomeLeader, BecomeFollower, Stop,
+// LiveBrokers, Appended, LogStartAdvanced, FollowerFetch, Tick,
+// MinInsyncChanged, AlterPartitionResult, WaitProduce, FetchResult,
+// FetchAppended or Resume.
 type Event interface{ event() }
 
 // BecomeLeader is a LeaderAndIsr making this broker the leader at Epoch
@@ -158,6 +159,25 @@ type FetchResult struct {
 	Batches        []Batch
 }
 
+// FetchAppended is the log's outcome of the Ready.Append of fetch Seq:
+// End is the log end after it (the first batch's Base if the log took
+// none, a batch's End if it took the batches up to that one: a partial
+// append), Err nil if it took them all. Err wrapping ErrRecordsRefused
+// says the log refused a batch as damaged (a CRC mismatch, an invalid
+// batch): it is fetched again from End after the backoff. Any other Err
+// (a storage error, a log that does not end where the replica's view of
+// it does) fails the follower until Resume or a role change.
+type FetchAppended struct {
+	Seq uint64
+	End int64
+	Err error
+}
+
+// Resume starts a follower that failed (Replica.Failed) again, from its
+// log as Log describes it (reopened, or read again): the driver's retry,
+// after a backoff.
+type Resume struct{ Log LogState }
+
 // Batch is a record batch as a leader wrote it: offsets [Base, End) of
 // leader epoch Epoch.
 type Batch struct {
@@ -190,6 +210,8 @@ func (MinInsyncChanged) event()     {}
 func (AlterPartitionResult) event() {}
 func (WaitProduce) event()          {}
 func (FetchResult) event()          {}
+func (FetchAppended) event()        {}
+func (Resume) event()               {}
 
 // AlterPartition is an ISR change the leader asks the controller for
 // (Kafka's AlterPartition request for one partition).
@@ -238,6 +260,9 @@ type FetchRequest struct {
 	Offset             int64
 	LastFetchedEpoch   int32
 	CurrentLeaderEpoch int32
+	// Backoff says the last fetch's records were refused: this one waits
+	// replica.fetch.backoff.ms before it is sent.
+	Backoff bool
 }
 
 // Truncation is a follower's truncation: the log to [.., Offset); or,
@@ -254,8 +279,11 @@ type Ready struct {
 	// Truncate is the follower's truncation, if Truncated.
 	Truncated bool
 	Truncate  Truncation
-	// Append are the batches of the FetchResult to append as they are.
-	Append []Batch
+	// Append are the batches of the FetchResult to append as they are;
+	// the log's outcome is stepped back as FetchAppended (Seq AppendSeq)
+	// before the follower fetches again.
+	Append    []Batch
+	AppendSeq uint64
 	// AssignEpoch, if NewEpoch, is the entry a new leader records in its
 	// log's epoch cache: its epoch, starting at its log end.
 	AssignEpoch EpochStart
@@ -266,7 +294,10 @@ type Ready struct {
 	// LogStart is the follower's new log start offset, if LogStartChanged.
 	LogStart        int64
 	LogStartChanged bool
-	// AlterPartition is the ISR change to send, if any.
+	// AlterPartition is the ISR change to send, if any. After an error
+	// worth retrying the same one (same Seq) is handed out at every Tick
+	// and follower fetch until an answer to it is stepped: the driver sends
+	// a Seq it has in flight once.
 	AlterPartition *AlterPartition
 	// Answers are the answers to FollowerFetch events, in order.
 	Answers []FetchAnswer
@@ -350,6 +381,10 @@ func (r *Replica) Step(ev Event) {
 		r.waitProduce(ev)
 	case FetchResult:
 		r.fetchResult(ev)
+	case FetchAppended:
+		r.fetchAppended(ev)
+	case Resume:
+		r.resume(ev)
 	default:
 		panic("replication: unknown event")
 	}

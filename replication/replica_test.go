@@ -134,7 +134,11 @@ func TestFollowerLogStartCatchUp(t *testing.T) {
 		t.Fatalf("out of range below the leader's start: %+v", rd)
 	}
 	rd = step(t, r, FetchResult{Seq: rd.Fetch.Seq, HighWatermark: 110, LeaderLogStart: 100, Batches: []Batch{{Base: 100, End: 105, Epoch: 4}}})
-	if len(rd.Append) != 1 || rd.HighWatermark != 105 || rd.Fetch.Offset != 105 || rd.Fetch.LastFetchedEpoch != 4 {
+	if len(rd.Append) != 1 || rd.Fetching || rd.HighWatermarkChanged {
+		t.Fatalf("the fetched batches: %+v", rd)
+	}
+	rd = step(t, r, FetchAppended{Seq: rd.AppendSeq, End: 105})
+	if rd.HighWatermark != 105 || rd.Fetch.Offset != 105 || rd.Fetch.LastFetchedEpoch != 4 {
 		t.Fatalf("after the append: %+v", rd)
 	}
 	if rd := step(t, r, FetchResult{Seq: rd.Fetch.Seq - 1, Err: ErrUnreachable}); !rd.Empty() {

@@ -16,6 +16,7 @@ package replication
 // with -sim.seed=N.
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"maps"
@@ -50,6 +51,21 @@ type simOptions struct {
 	flushEvery bool
 	// truncateToHW is the broken follower (pre-KIP-101).
 	truncateToHW bool
+	// The known-bad variants of the replicated partition's driver and core
+	// (TestSimulatorCatchesKnownBadVariants):
+	//   - advanceOnFetch: the follower counts a fetch's records as held
+	//     when they are handed to the log, so a refused append is skipped;
+	//   - appendOutsideLock: a client append checks leadership, then
+	//     writes later, outside the owner a role change takes;
+	//   - epochOutsideLock: becoming leader records the epoch in the log,
+	//     then in the core later, while an old leader's fetch answer can
+	//     still be appended;
+	//   - stickyAlterErrors: an ISR change answered with a retriable error
+	//     (NOT_CONTROLLER, REQUEST_TIMED_OUT, ...) is never sent again.
+	advanceOnFetch, appendOutsideLock, epochOutsideLock, stickyAlterErrors bool
+	// noViewCheck turns off the check that each replica's view of its log
+	// is the log, to show what the variants above break for clients.
+	noViewCheck bool
 }
 
 type rec struct {
@@ -74,6 +90,12 @@ type simBroker struct {
 	// synced says it has fetched without divergence since its last role
 	// change (its truncation is done).
 	synced bool
+	// stamped is the epoch its log stamps into client appends (the last
+	// epoch it led, as engine.Log.BecomeLeader sets it).
+	stamped int32
+	// alterInFlight is the Seq of its AlterPartition in flight, 0 none: a
+	// proposal handed out again while in flight is not sent twice.
+	alterInFlight uint64
 }
 
 type msgKind int8
@@ -84,6 +106,11 @@ const (
 	mAlter
 	mAlterResult
 	mLeaderAndIsr
+	// mAppend is a client's append in flight on its broker (between the
+	// produce's arrival and its write); mBecomeLeader the core's half of a
+	// role change the broken driver performs after the log's.
+	mAppend
+	mBecomeLeader
 )
 
 type simMsg struct {
@@ -96,6 +123,11 @@ type simMsg struct {
 	alter    AlterPartition
 	altered  AlterPartitionResult
 	state    ctlState
+	// A client append: records, acks, and (the broken driver's) whether the
+	// check on arrival passed.
+	n       int
+	acksAll bool
+	checked bool
 }
 
 // ctlState is the partition's state znode.
@@ -200,6 +232,8 @@ func (s *sim) randomStep() {
 		if b.alive && b.r.Role() != Offline {
 			b.hwCheckpoint = b.r.HighWatermark()
 		}
+	case n < 89:
+		s.resumeFailed()
 	case n < 91:
 		if b := s.brokers[s.r.IntN(simBrokers)]; b.alive {
 			s.crash(b)
@@ -217,12 +251,12 @@ func (s *sim) randomStep() {
 
 func (s *sim) newReplica(b *simBroker) *Replica {
 	r := New(Config{Self: b.id, MinInsyncReplicas: s.opts.minISR, ReplicaLagTimeMaxMs: simLag})
-	r.truncateToHW = s.opts.truncateToHW
+	r.truncateToHW, r.advanceOnFetch, r.stickyAlterErrors = s.opts.truncateToHW, s.opts.advanceOnFetch, s.opts.stickyAlterErrors
 	return r
 }
 
 func (s *sim) start(b *simBroker) {
-	b.alive, b.r, b.synced = true, s.newReplica(b), false
+	b.alive, b.r, b.synced, b.alterInFlight = true, s.newReplica(b), false, 0
 	b.inc++
 	s.note("broker %d starts: log end %d, hw checkpoint %d", b.id, len(b.log), b.hwCheckpoint)
 	s.stats["start"]++
@@ -307,8 +341,11 @@ func (b *simBroker) logState() LogState {
 	return LogState{Start: 0, End: int64(len(b.log)), HighWatermark: hw, Epochs: b.epochs}
 }
 
-// stepBroker steps ev into b's replica and performs its Ready; recs are
-// the records of a FetchResult.
+// stepBroker steps ev into b's replica and performs its Ready, as the
+// broker's driver does; recs are the records of a FetchResult. The log's
+// outcome of an append is stepped back (FetchAppended); with the faults
+// on, the log refuses some (a damaged batch: nothing or a prefix taken) or
+// fails (a storage error after a prefix).
 func (s *sim) stepBroker(b *simBroker, ev Event, recs []rec) Ready {
 	b.r.Step(ev)
 	rd := b.r.Ready()
@@ -321,34 +358,94 @@ func (s *sim) stepBroker(b *simBroker, ev Event, recs []rec) Ready {
 		b.epochs.truncateFromEnd(rd.Truncate.Offset)
 		s.note("broker %d truncates to %d", b.id, rd.Truncate.Offset)
 	}
+	var outcome *FetchAppended
 	if len(rd.Append) > 0 {
-		for _, bt := range rd.Append {
-			b.epochs.assign(bt.Epoch, bt.Base)
-		}
-		b.log = append(b.log, recs...)
-		s.note("broker %d appends [%d, %d) from the leader", b.id, rd.Append[0].Base, len(b.log))
+		outcome = s.appendFetched(b, rd.Append, rd.AppendSeq, recs)
 	}
-	if rd.NewEpoch {
-		b.epochs.assign(rd.AssignEpoch.Epoch, rd.AssignEpoch.Start)
-	}
+	// rd.NewEpoch is the log's already: the driver records the epoch in
+	// the log (engine.Log.BecomeLeader) before the core's BecomeLeader,
+	// under the same owner (handleLeaderAndIsr).
 	if s.opts.flushEvery {
 		b.flushed = len(b.log)
 	}
-	if rd.AlterPartition != nil {
-		s.net = append(s.net, simMsg{kind: mAlter, from: b.id, to: -1, alter: *rd.AlterPartition})
-		s.note("broker %d asks for ISR %v (epoch %d, partition epoch %d)", b.id, rd.AlterPartition.ISR, rd.AlterPartition.LeaderEpoch, rd.AlterPartition.PartitionEpoch)
+	if ap := rd.AlterPartition; ap != nil && ap.Seq != b.alterInFlight {
+		b.alterInFlight = ap.Seq
+		s.net = append(s.net, simMsg{kind: mAlter, from: b.id, to: -1, alter: *ap})
+		s.note("broker %d asks for ISR %v (epoch %d, partition epoch %d)", b.id, ap.ISR, ap.LeaderEpoch, ap.PartitionEpoch)
 	}
 	for _, c := range rd.Completed {
 		s.chk.completed(s, b, c)
 	}
 	if rd.Fetching {
 		s.net = append(s.net, simMsg{kind: mFetch, from: b.id, to: rd.Fetch.Leader, toInc: s.brokers[rd.Fetch.Leader].inc, fetch: rd.Fetch})
+		if rd.Fetch.Backoff {
+			s.stats["fetch after a backoff"]++
+		}
 	}
 	rd.Answers = slices.Clone(rd.Answers)
 	b.r.Advance()
+	if outcome != nil {
+		s.stepBroker(b, *outcome, nil)
+		if failed, why := b.r.Failed(); failed {
+			s.note("broker %d fails following: %v", b.id, why)
+			s.stats["follower failed"]++
+		}
+	}
 	return rd
 }
 
+var errSimStorage = errors.New("sim: write: input/output error")
+
+// appendFetched appends the fetched batches (or, with the faults, what a
+// failing log takes of them) and returns the outcome to step.
+func (s *sim) appendFetched(b *simBroker, bs []Batch, seq uint64, recs []rec) *FetchAppended {
+	n, err := len(bs), error(nil)
+	if s.faults {
+		switch s.r.IntN(40) {
+		case 0:
+			n, err = s.r.IntN(len(bs)), fmt.Errorf("%w: sim: CRC mismatch", ErrRecordsRefused)
+			s.stats["append refused"]++
+		case 1:
+			n, err = s.r.IntN(len(bs)+1), errSimStorage
+			s.stats["append failed"]++
+		}
+	}
+	base, end := bs[0].Base, bs[0].Base
+	if n > 0 {
+		end = bs[n-1].End
+	}
+	if int64(len(b.log)) != base {
+		// The log does not end where the core's view does (a record
+		// appended behind its back): the engine refuses the batches.
+		n, end, err = 0, base, fmt.Errorf("sim: replicated batch at %d, the log ends at %d", base, len(b.log))
+		s.stats["append non-monotonic"]++
+	}
+	for _, bt := range bs[:n] {
+		b.epochs.assign(bt.Epoch, bt.Base)
+	}
+	b.log = append(b.log, recs[:end-base]...)
+	s.note("broker %d appends [%d, %d) of [%d, %d) from the leader: %v", b.id, base, end, base, bs[len(bs)-1].End, err)
+	return &FetchAppended{Seq: seq, End: end, Err: err}
+}
+
+// resumeFailed resumes the followers whose log failed (the driver's retry
+// once the disk is back).
+func (s *sim) resumeFailed() {
+	for _, b := range s.brokers {
+		if !b.alive {
+			continue
+		}
+		if failed, _ := b.r.Failed(); failed {
+			s.note("broker %d resumes following from %d", b.id, len(b.log))
+			s.stats["resumed"]++
+			s.stepBroker(b, Resume{Log: b.logState()}, nil)
+		}
+	}
+}
+
+// produce sends a client's append to a broker that thinks it leads: written
+// at once, or (with the faults) in flight, written when delivered, with
+// role changes and fetch answers in between.
 func (s *sim) produce(acksAll bool) {
 	var leaders []*simBroker
 	for _, b := range s.brokers {
@@ -360,19 +457,40 @@ func (s *sim) produce(acksAll bool) {
 		return
 	}
 	b := leaders[s.r.IntN(len(leaders))]
-	if err := b.r.CheckProduce(acksAll); err != nil {
-		s.stats["produce refused "+err.(*kerr.Error).Message]++
+	m := simMsg{kind: mAppend, from: b.id, to: b.id, toInc: b.inc, n: 1 + s.r.IntN(3), acksAll: acksAll, checked: b.r.CheckProduce(acksAll) == nil}
+	if s.faults && s.r.IntN(3) == 0 {
+		s.net = append(s.net, m)
 		return
 	}
-	n := 1 + s.r.IntN(3)
-	first := int64(len(b.log))
-	for range n {
-		s.ids++
-		b.log = append(b.log, rec{epoch: b.r.LeaderEpoch(), id: s.ids})
+	s.write(b, m)
+}
+
+// write performs a client's append as the driver does: the check of the
+// role and the write under the owner's lock (the broken driver trusts the
+// check made on arrival), then the core told, then the acks=all wait.
+func (s *sim) write(b *simBroker, m simMsg) {
+	ok := m.checked
+	if !s.opts.appendOutsideLock {
+		err := b.r.CheckProduce(m.acksAll)
+		if err != nil {
+			s.stats["produce refused "+err.(*kerr.Error).Message]++
+		}
+		ok = err == nil
 	}
-	s.note("produce acks=%v to %d at epoch %d: [%d, %d) ids ..%d", map[bool]string{true: "all", false: "1"}[acksAll], b.id, b.r.LeaderEpoch(), first, len(b.log), s.ids)
-	s.stepBroker(b, Appended{End: int64(len(b.log)), Epoch: b.r.LeaderEpoch()}, nil)
-	if acksAll {
+	if !ok {
+		return
+	}
+	first := int64(len(b.log))
+	for range m.n {
+		s.ids++
+		b.log = append(b.log, rec{epoch: b.stamped, id: s.ids})
+	}
+	b.epochs.assign(b.stamped, first)
+	s.note("produce acks=%v to %d at epoch %d: [%d, %d) ids ..%d", map[bool]string{true: "all", false: "1"}[m.acksAll], b.id, b.stamped, first, len(b.log), s.ids)
+	if r := b.r; r.Role() == Leader && int64(len(b.log)) > r.LogEnd() {
+		s.stepBroker(b, Appended{End: int64(len(b.log)), Epoch: r.LeaderEpoch()}, nil)
+	}
+	if m.acksAll {
 		s.chk.waiting(s.ids, b.log[first:], first)
 		s.stepBroker(b, WaitProduce{Ref: s.ids, Offset: int64(len(b.log)), Deadline: s.now + simTimeout}, nil)
 	}
@@ -400,12 +518,16 @@ func (s *sim) deliver() {
 // deliverAt delivers message i, unless the faults lose it.
 func (s *sim) deliverAt(i int) {
 	m := s.net[i]
-	if s.faults && s.r.IntN(25) == 0 {
+	// Duplicated: not a client's append nor the driver's own step, and not
+	// an AlterPartition, which the driver keeps one of in flight on one
+	// connection (a controller that answers OPERATION_NOT_ATTEMPTED promises
+	// that the request will not be applied).
+	if s.faults && s.r.IntN(25) == 0 && m.kind != mAppend && m.kind != mBecomeLeader && m.kind != mAlter {
 		s.stats["duplicated"]++
 	} else {
 		s.net = slices.Delete(s.net, i, i+1)
 	}
-	if s.faults && s.r.IntN(20) == 0 && m.kind != mLeaderAndIsr {
+	if s.faults && s.r.IntN(20) == 0 && m.kind != mLeaderAndIsr && m.kind != mAppend && m.kind != mBecomeLeader {
 		s.stats["dropped"]++
 		s.lost(m)
 		return
@@ -427,9 +549,17 @@ func (s *sim) deliverAt(i int) {
 	case mAlter:
 		s.handleAlter(m)
 	case mAlterResult:
-		s.stepBroker(s.brokers[m.to], m.altered, nil)
+		b := s.brokers[m.to]
+		if b.alterInFlight == m.altered.Request.Seq {
+			b.alterInFlight = 0
+		}
+		s.stepBroker(b, m.altered, nil)
 	case mLeaderAndIsr:
 		s.handleLeaderAndIsr(m)
+	case mAppend:
+		s.write(s.brokers[m.to], m)
+	case mBecomeLeader:
+		s.becomeLeader(s.brokers[m.to], m.state)
 	}
 	s.check()
 }
@@ -552,7 +682,22 @@ func (s *sim) staleEpoch(req AlterPartition) bool {
 func (s *sim) handleAlter(m simMsg) {
 	req := m.alter
 	res := AlterPartitionResult{Request: req}
+	applied := true // a fault's answer after the change was committed
+	if s.faults && s.r.IntN(8) == 0 {
+		// The controller's failures: it resigned (NOT_CONTROLLER), its
+		// ZooKeeper write failed (UNKNOWN_SERVER_ERROR), it timed out
+		// (REQUEST_TIMED_OUT, the change committed or not), or it answered
+		// for a batch it did not try (OPERATION_NOT_ATTEMPTED).
+		errs := []error{kerr.NotController, kerr.UnknownServerError, kerr.RequestTimedOut}
+		if req.PartitionEpoch == s.ctl.partitionEpoch && req.LeaderEpoch == s.ctl.epoch {
+			// Its promise: the leader's state is the committed one.
+			errs = append(errs, kerr.OperationNotAttempted)
+		}
+		res.Err = errs[s.r.IntN(len(errs))]
+		applied = res.Err == kerr.RequestTimedOut && s.r.IntN(2) == 0
+	}
 	switch {
+	case res.Err != nil && !applied:
 	case req.Leader != s.ctl.leader || req.LeaderEpoch != s.ctl.epoch:
 		res.Err = kerr.FencedLeaderEpoch
 	case slices.Equal(req.ISR, s.ctl.isr):
@@ -574,6 +719,9 @@ func (s *sim) handleAlter(m simMsg) {
 		s.ctl.isr = slices.Clone(req.ISR)
 		s.ctl.partitionEpoch++
 		s.stats["ISR changed"]++
+		if res.Err != nil {
+			s.stats["ISR changed, answered "+res.Err.(*kerr.Error).Message]++
+		}
 	}
 	if res.Err == nil {
 		res.ISR, res.LeaderEpoch, res.PartitionEpoch = slices.Clone(s.ctl.isr), s.ctl.epoch, s.ctl.partitionEpoch
@@ -592,11 +740,28 @@ func (s *sim) handleLeaderAndIsr(m simMsg) {
 	b.synced = false
 	s.note("broker %d gets LeaderAndIsr: leader %d epoch %d ISR %v", b.id, st.leader, st.epoch, st.isr)
 	if st.leader == b.id {
-		s.stepBroker(b, BecomeLeader{Epoch: st.epoch, PartitionEpoch: st.partitionEpoch, ISR: st.isr, Replicas: s.replicas, Log: b.logState(), Now: s.now}, nil)
-		s.chk.becameLeader(s, b)
+		// The log leads first (engine.Log.BecomeLeader: the epoch at its
+		// end, stamped into appends), then the core, under one owner; the
+		// broken driver lets the core's half wait, fetch answers in between.
+		b.epochs.assign(st.epoch, int64(len(b.log)))
+		b.stamped = st.epoch
+		if s.opts.epochOutsideLock && s.faults {
+			s.net = append(s.net, simMsg{kind: mBecomeLeader, from: b.id, to: b.id, toInc: b.inc, state: st})
+			return
+		}
+		s.becomeLeader(b, st)
 		return
 	}
 	s.stepBroker(b, BecomeFollower{Leader: st.leader, Epoch: st.epoch, PartitionEpoch: st.partitionEpoch, Replicas: s.replicas, Log: b.logState()}, nil)
+}
+
+// becomeLeader is the core's half of becoming leader.
+func (s *sim) becomeLeader(b *simBroker, st ctlState) {
+	if st.epoch <= b.r.LeaderEpoch() && b.r.Role() != Offline {
+		return
+	}
+	s.stepBroker(b, BecomeLeader{Epoch: st.epoch, PartitionEpoch: st.partitionEpoch, ISR: st.isr, Replicas: s.replicas, Log: b.logState(), Now: s.now}, nil)
+	s.chk.becameLeader(s, b)
 }
 
 // quiesce stops the faults and producers, starts every broker, and runs
@@ -615,6 +780,7 @@ func (s *sim) quiesce() {
 			return
 		}
 		if len(s.net) == 0 || i%20 == 0 {
+			s.resumeFailed()
 			s.tick(simLag / 4)
 		} else {
 			s.deliver()
@@ -719,7 +885,11 @@ func TestSimulator(t *testing.T) {
 			for _, k := range []string{"crash", "crash lost records", "leader change", "election", "ISR changed", "truncated records",
 				"fetch diverged", "acknowledged", "acknowledged after a leader change", "duplicated", "dropped",
 				"fetch answered " + kerr.FencedLeaderEpoch.Message, "produce refused " + kerr.NotEnoughReplicas.Message,
-				"completed " + kerr.NotLeaderForPartition.Message} {
+				"completed " + kerr.NotLeaderForPartition.Message,
+				"append refused", "append failed", "follower failed", "resumed", "fetch after a backoff",
+				"AlterPartition " + kerr.NotController.Message, "AlterPartition " + kerr.RequestTimedOut.Message,
+				"AlterPartition " + kerr.UnknownServerError.Message, "AlterPartition " + kerr.OperationNotAttempted.Message,
+				"ISR changed, answered " + kerr.RequestTimedOut.Message} {
 				if stats[k] == 0 && !(opts.flushEvery && k == "crash lost records") && !(opts.minISR == 1 && strings.HasPrefix(k, "produce refused")) {
 					t.Errorf("no %q in %d schedules", k, len(list))
 				}
@@ -741,4 +911,42 @@ func TestSimulatorCatchesTruncationToHighWatermark(t *testing.T) {
 		t.Fatalf("caught, but not by the loss or divergence checks: %v", err)
 	}
 	t.Logf("caught: %.300s", err)
+}
+
+// TestSimulatorCatchesKnownBadVariants proves the checks catch each defect
+// the replicated partition's driver and core once had, re-introduced
+// behind a seam, within the schedules a CI run covers: a follower that
+// counts a refused append as held (the leader then counts records the
+// follower lacks), a client append written after its broker became a
+// follower, an old leader's fetch answer appended while the new leader's
+// core is a step behind its log, and ISR changes never sent again after a
+// retriable error (shrink and expand alike: the ISR never heals).
+func TestSimulatorCatchesKnownBadVariants(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts simOptions
+		// caughtBy are the failures that count: what the variant breaks.
+		caughtBy []string
+	}{
+		{"refused append counted as held", simOptions{minISR: 2, advanceOnFetch: true}, []string{"view of its log", "lost", "differ", "diverge"}},
+		{"append outside the role lock", simOptions{minISR: 2, appendOutsideLock: true}, []string{"view of its log", "lost", "differ", "diverge"}},
+		{"log leads before the core", simOptions{minISR: 2, epochOutsideLock: true}, []string{"view of its log", "lost", "differ", "diverge"}},
+		{"AlterPartition errors stick", simOptions{minISR: 2, stickyAlterErrors: true}, []string{"does not converge"}},
+		// What they break for clients, without the check of the views: an
+		// acknowledged record lost; replicas that never agree again.
+		{"refused append counted as held, unchecked", simOptions{minISR: 2, advanceOnFetch: true, noViewCheck: true}, []string{"acknowledged record"}},
+		{"append outside the role lock, unchecked", simOptions{minISR: 2, appendOutsideLock: true, noViewCheck: true}, []string{"lost", "differ", "diverge", "does not converge"}},
+		{"log leads before the core, unchecked", simOptions{minISR: 2, epochOutsideLock: true, noViewCheck: true}, []string{"lost", "differ", "diverge", "does not converge"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := runSeeds(seeds()[:min(len(seeds()), 2000)], *simSteps, tc.opts)
+			if err == nil {
+				t.Fatal("the broken variant passed")
+			}
+			if !slices.ContainsFunc(tc.caughtBy, func(s string) bool { return strings.Contains(err.Error(), s) }) {
+				t.Fatalf("caught, but not by the checks it breaks (%q): %.600s", tc.caughtBy, err)
+			}
+			t.Logf("caught: %.300s", err)
+		})
+	}
 }

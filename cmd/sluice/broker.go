@@ -13,9 +13,16 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/engine"
 )
 
 func runBroker(args []string, stdout, stderr io.Writer) int {
+	return runBrokerOn(args, stdout, stderr, nil)
+}
+
+// runBrokerOn is runBroker with its logs in the file system fsys, the
+// engine's seam (nil: the operating system's): a test's faulty disk.
+func runBrokerOn(args []string, stdout, stderr io.Writer, fsys engine.FS) int {
 	fs := flag.NewFlagSet("sluice broker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "", "address to listen on (default localhost:9092; with listeners= in --config, the first listener's)")
@@ -99,6 +106,7 @@ func runBroker(args []string, stdout, stderr io.Writer) int {
 		cfg.Cluster.Rack = *rack
 	}
 	cfg.Logger = logger
+	cfg.FS = fsys
 
 	b, err := broker.New(cfg)
 	if err != nil {

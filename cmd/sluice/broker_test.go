@@ -44,6 +44,9 @@ func TestMain(m *testing.M) {
 	if spec := os.Getenv(etlMemberEnv); spec != "" {
 		os.Exit(runETLMemberChild(spec)) // a member of txn_etl_test.go, as a child process
 	}
+	if sw := os.Getenv(fullDiskEnv); sw != "" {
+		os.Exit(runFullDiskBroker(sw)) // a broker of cluster_diskfull_test.go, as a child process
+	}
 	dir, err := os.MkdirTemp("", "sluice-cmd-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -38,12 +38,21 @@ type brokerChild struct {
 // alone, which stops it; deathSig is sent to it if the parent's thread
 // that started it dies first.
 func startBrokerChild(bin string, args []string, id int32, addr, logPath string, deathSig syscall.Signal) (*brokerChild, error) {
+	return startBrokerChildEnv(bin, nil, args, id, addr, logPath, deathSig)
+}
+
+// startBrokerChildEnv is startBrokerChild with env added to the process's
+// environment.
+func startBrokerChildEnv(bin string, env, args []string, id int32, addr, logPath string, deathSig syscall.Signal) (*brokerChild, error) {
 	log, err := os.OpenFile(logPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, err
 	}
 	fmt.Fprintf(log, "--- %s: %s %q\n", time.Now().Format(time.RFC3339), bin, args)
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: deathSig}
 	if err := cmd.Start(); err != nil {

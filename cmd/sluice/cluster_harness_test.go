@@ -97,6 +97,11 @@ type testBroker struct {
 	data    string
 	proc    *brokerChild
 	stopped bool // SIGSTOPped and not yet continued
+	// exe and env, if exe is set, run the broker instead of the cluster's
+	// binary: the test binary as a child with a faulty disk
+	// (cluster_diskfull_test.go).
+	exe string
+	env []string
 }
 
 var chroots atomic.Int64
@@ -186,9 +191,17 @@ func (c *testCluster) cleanup() {
 // metrics on the next.
 func (c *testCluster) addBroker(id int32) *testBroker {
 	c.t.Helper()
+	return c.addBrokerAs(id, "", nil)
+}
+
+// addBrokerAs is addBroker run by exe with env added (exe "": the
+// cluster's binary).
+func (c *testCluster) addBrokerAs(id int32, exe string, env []string) *testBroker {
+	c.t.Helper()
 	port := freePorts(c.t, 2)
 	b := &testBroker{id: id, addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
-		metrics: net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1)), data: filepath.Join(c.dir, fmt.Sprintf("broker-%d", id))}
+		metrics: net.JoinHostPort("127.0.0.1", strconv.Itoa(port+1)), data: filepath.Join(c.dir, fmt.Sprintf("broker-%d", id)),
+		exe: exe, env: env}
 	c.brokers[id] = b
 	c.launch(b)
 	return b
@@ -200,7 +213,11 @@ func (c *testCluster) launch(b *testBroker) {
 	args := []string{"broker", "--zookeeper", c.connect, "--id", strconv.Itoa(int(b.id)),
 		"--listen", b.addr, "--metrics-addr", b.metrics, "--data", b.data, "--config", c.props}
 	logPath := filepath.Join(c.dir, fmt.Sprintf("broker-%d.log", b.id))
-	p, err := startBrokerChild(c.bin, args, b.id, b.addr, logPath, syscall.SIGKILL)
+	bin := c.bin
+	if b.exe != "" {
+		bin = b.exe
+	}
+	p, err := startBrokerChildEnv(bin, b.env, args, b.id, b.addr, logPath, syscall.SIGKILL)
 	if err != nil {
 		c.t.Fatal(err)
 	}

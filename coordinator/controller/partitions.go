@@ -210,6 +210,10 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 	}
 	switch {
 	case r.Err == nil:
+		prevLeader := int32(NoLeader)
+		if p.state != nil {
+			prevLeader = p.state.Leader
+		}
 		s := f.w.State.clone()
 		s.PartitionEpoch = r.Version
 		p.state = &s
@@ -224,7 +228,7 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 		case f.step != noStep:
 			c.reassignResult(t, p, f)
 		default:
-			c.tellReplicas(t, p, f.w.Op == CreateState)
+			c.tellReplicas(t, p, f.w.Op == CreateState, prevLeader)
 		}
 		if f.elect != nil {
 			c.electResult(f.elect, r)
@@ -253,7 +257,7 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 		}
 		s := r.Current.clone()
 		p.state = &s
-		c.tellReplicas(t, p, false)
+		c.tellReplicas(t, p, false, NoLeader)
 	default:
 		// Decided again below, and so asked for again; a leader's request
 		// is answered, and the leader asks again, as is an election's.
@@ -277,17 +281,23 @@ func (c *Controller) stateResult(r WriteResult, f *flight) {
 // replicas and UpdateMetadata for every live broker, as Kafka's
 // addLeaderAndIsrRequestForBrokers does after a state change. Kafka sends
 // a new partition's LeaderAndIsr to its ISR, which is every live replica,
-// as here. A broker in controlled shutdown is told nothing more: it gets
-// StopReplica once its partitions are quiet (shutdown.go), and until then
-// its fetches carry its old leader epoch, which the new leader refuses
-// (FENCED_LEADER_EPOCH), so a broker that stops fetching never counts as
-// a caught-up follower holding back the high watermark.
-func (c *Controller) tellReplicas(t *topic, p *partition, isNew bool) {
+// as here. A broker in controlled shutdown is told only that it no longer
+// leads (prevLeader, the leader before the change, when the change moved
+// the leadership away from it: Kafka's controlled-shutdown election sends
+// LeaderAndIsr to the live or shutting-down replicas), so it stops taking
+// writes at the old epoch at once; it follows the new leader until
+// StopReplica once its partitions are quiet (shutdown.go). Of the other
+// changes it is told nothing: its fetches carry its old leader epoch,
+// which the new leader refuses (FENCED_LEADER_EPOCH), so a broker that
+// stops fetching never counts as a caught-up follower holding back the
+// high watermark.
+func (c *Controller) tellReplicas(t *topic, p *partition, isNew bool, prevLeader int32) {
 	if t.deletion != nil || p.state == nil {
 		return
 	}
 	for _, r := range p.replicas {
-		if c.live(r) && !c.shuttingDown(r) {
+		deposed := r == prevLeader && r != p.state.Leader
+		if c.live(r) && (!c.shuttingDown(r) || deposed) {
 			c.batch.addLeaderAndISR(r, p.tp, isNew)
 		}
 	}

@@ -395,12 +395,12 @@ func (c *Controller) serveReassignment(t *topic, p *partition) {
 // was in flight is an ordinary state change: the new one starts over.
 func (c *Controller) reassignResult(t *topic, p *partition, f *flight) {
 	if p.reassign == nil || f.seq != p.assignSeq {
-		c.tellReplicas(t, p, false)
+		c.tellReplicas(t, p, false, NoLeader)
 		return
 	}
 	if f.step == stepBump && p.reassign.reorder {
 		p.reassign = nil
-		c.tellReplicas(t, p, false)
+		c.tellReplicas(t, p, false, NoLeader)
 		c.zkTargetReached(p)
 		return
 	}
@@ -422,7 +422,7 @@ func (c *Controller) reassignResult(t *topic, p *partition, f *flight) {
 	// so the new leader leads before that write, as in Kafka.
 	t.assignSeq++
 	c.setAssignment(t)
-	c.tellReplicas(t, p, false)
+	c.tellReplicas(t, p, false, NoLeader)
 	for _, b := range removed {
 		c.removeStray(b, p.tp)
 	}

@@ -1,0 +1,194 @@
+package broker
+
+// The owner of a partition's log and role (owner.go) under concurrent
+// writers and role changes, and a follower whose disk refuses the
+// leader's records: the project's own regression tests of the defects
+// reproduced in repro_test.go, on the real driver.
+
+import (
+	"encoding/binary"
+	"errors"
+	"os"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/engine"
+)
+
+// ownerPartition starts a broker (id 0) under a fake controller and makes
+// it the leader of t-0 at epoch 5, replicas {0, 1}, ISR {0}.
+func ownerPartition(t *testing.T, mod func(*Config)) (*partition, *rawConn) {
+	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
+	tb := startBroker(t, t.TempDir(), func(c *Config) {
+		c.ControlPlane = plane
+		if mod != nil {
+			mod(c)
+		}
+	})
+	rc := dialRaw(t, tb.addr)
+	top, codes := lisrCodes(rc, leaderAndIsr(2, 3, 100, []int32{0, 0, 5, 0, 1}), 7)
+	wantCode(t, "LeaderAndIsr", top, nil)
+	wantCodes(t, "LeaderAndIsr", codes, nil)
+	return tb.partition("t", 0), rc
+}
+
+// Writers racing a role change: once the LeaderAndIsr making the broker a
+// follower is answered, no append lands in the log, the log ends where the
+// core's view of it does, and every append that succeeded lies below that
+// end (TestReproStaleLeaderAppendAfterBecomeFollower's scenario, with
+// writers in flight instead of a direct log append).
+func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
+	p, rc := ownerPartition(t, nil)
+	var (
+		wg      sync.WaitGroup
+		stop    atomic.Bool
+		maxAckd atomic.Int64
+		refused atomic.Int64
+	)
+	maxAckd.Store(-1)
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for !stop.Load() {
+				res, err := p.appendAsLeader(batch("x"), appendHow{})
+				switch {
+				case err == nil:
+					for {
+						m := maxAckd.Load()
+						if res.LastOffset <= m || maxAckd.CompareAndSwap(m, res.LastOffset) {
+							break
+						}
+					}
+				case errors.Is(err, kerr.NotLeaderForPartition):
+					refused.Add(1)
+				default:
+					t.Errorf("append: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for p.log.EndOffset() < 200 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	req := leaderAndIsr(2, 3, 100, []int32{0, 1, 6, 0, 1}) // follower of 1 at epoch 6
+	top, codes := lisrCodes(rc, req, 7)
+	wantCode(t, "LeaderAndIsr", top, nil)
+	wantCodes(t, "LeaderAndIsr", codes, nil)
+	end := p.log.EndOffset()
+	p.rep.mu.Lock()
+	coreEnd := p.rep.mu.r.LogEnd()
+	p.rep.mu.Unlock()
+	for refused.Load() < 100 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond) // the writers go on, refused
+	}
+	stop.Store(true)
+	wg.Wait()
+	t.Logf("log end at the role change %d (core %d), after %d refused appends %d; highest acknowledged offset %d",
+		end, coreEnd, refused.Load(), p.log.EndOffset(), maxAckd.Load())
+	switch {
+	case end < 200:
+		t.Fatalf("only %d records appended before the role change", end)
+	case coreEnd != end:
+		t.Errorf("as follower the core counts on a log end of %d, the log ends at %d", coreEnd, end)
+	case p.log.EndOffset() != end:
+		t.Errorf("the log grew from %d to %d after the broker became a follower", end, p.log.EndOffset())
+	case maxAckd.Load() >= end:
+		t.Errorf("an append acknowledged at %d, past the log end %d at the role change", maxAckd.Load(), end)
+	case refused.Load() == 0:
+		t.Errorf("no append refused after the role change")
+	}
+}
+
+// fullDiskFS is the engine's file seam over the real file system with a
+// disk that can fill: while full, reserving space (fallocate) fails with
+// ENOSPC, as on a full file system; what is already reserved takes writes.
+type fullDiskFS struct {
+	engine.FS
+	full *atomic.Bool
+}
+
+type fullDiskFile struct {
+	engine.File
+	full *atomic.Bool
+}
+
+func (fs fullDiskFS) OpenFile(name string, flag int, perm os.FileMode) (engine.File, error) {
+	f, err := fs.FS.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return fullDiskFile{f, fs.full}, nil
+}
+
+func (f fullDiskFile) Allocate(off, n int64) error {
+	if f.full.Load() {
+		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: syscall.ENOSPC}
+	}
+	return f.File.Allocate(off, n)
+}
+
+// A follower whose disk is full stops fetching (the leader no longer sees
+// it caught up), reports itself failed, and follows again once the disk
+// has room, from where its log ends: nothing it did not write is counted
+// as replicated.
+func TestOwnerFollowerDiskFullFailsThenResumes(t *testing.T) {
+	var full atomic.Bool
+	p, rc := ownerPartition(t, func(c *Config) { c.FS = fullDiskFS{engine.OSFS, &full} })
+	req := leaderAndIsr(2, 3, 100, []int32{0, 1, 6, 0, 1}) // follower of 1 at epoch 6
+	top, codes := lisrCodes(rc, req, 7)
+	wantCode(t, "LeaderAndIsr", top, nil)
+	wantCodes(t, "LeaderAndIsr", codes, nil)
+	// A batch large enough to need a reservation past the segment's first.
+	big := make([]byte, 300<<10)
+	var bb engine.BatchBuilder
+	bb.Add(engine.Record{Timestamp: time.Now().UnixMilli(), Key: []byte("k"), Value: big})
+	answer := func(base int64) {
+		seq, _ := nextFetch(p)
+		rp := kmsg.NewFetchResponseTopicPartition()
+		rp.HighWatermark, rp.RecordBatches = base+1, replicatedBatchOf(bb.Build(), base, 6)
+		(&fetcher{}).fetched(p, seq, &rp, 1<<63-1)
+	}
+	full.Store(true)
+	seq, _ := nextFetch(p)
+	answer(0)
+	seqAfter, next := nextFetch(p)
+	p.rep.mu.Lock()
+	failed, why := p.rep.mu.r.Failed()
+	p.rep.mu.Unlock()
+	if !failed || !p.rep.failed.Load() || p.log.EndOffset() != 0 || next != 0 {
+		t.Fatalf("after a refused append on a full disk: failed %v (%v, published %v), log end %d, next fetch from %d",
+			failed, why, p.rep.failed.Load(), p.log.EndOffset(), next)
+	}
+	if seqAfter != seq {
+		t.Fatal("a failed follower asks for another fetch")
+	}
+	full.Store(false) // room again: the retry resumes it
+	deadline := time.Now().Add(failedFollowerRetry + 10*time.Second)
+	for p.rep.failed.Load() && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p.rep.failed.Load() {
+		t.Fatalf("still failed %v after the disk has room", failedFollowerRetry+10*time.Second)
+	}
+	answer(0)
+	if _, next := nextFetch(p); p.log.EndOffset() != 1 || next != 1 {
+		t.Fatalf("resumed: log end %d, next fetch from %d; want 1 and 1", p.log.EndOffset(), next)
+	}
+}
+
+// replicatedBatchOf is b as a leader wrote it at base, epoch (both fields
+// outside the CRC).
+func replicatedBatchOf(b []byte, base int64, epoch int32) []byte {
+	binary.BigEndian.PutUint64(b[0:], uint64(base))
+	binary.BigEndian.PutUint32(b[12:], uint32(epoch))
+	return b
+}
