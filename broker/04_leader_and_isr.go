@@ -18,7 +18,8 @@ package broker
 //     this broker is not among the replicas (UNKNOWN_TOPIC_OR_PARTITION);
 //     an older epoch gets STALE_CONTROLLER_EPOCH, and so does the same
 //     epoch, except when it brings a topic id for a partition that had
-//     none (recorded, NONE).
+//     none (recorded, NONE), or names a follower whose log could not take
+//     the leader's records (KAFKA_STORAGE_ERROR: logdirevents.go).
 //   - An accepted partition's log is opened, created when new, and it
 //     becomes leader or follower (hosting.go); a log that cannot be opened
 //     is KAFKA_STORAGE_ERROR. The Type field (v5+, full or incremental) is not acted on:
@@ -151,6 +152,10 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 		case s.p.LeaderEpoch == cur.leaderEpoch && hosted && s.topicID != zero && held == zero:
 			cur.topicID = s.topicID
 			tab.roles[tp] = cur
+		case s.p.LeaderEpoch == cur.leaderEpoch && hosted && b.replicaFailed(s.topic, s.p.Partition):
+			// The controller asks after a log directory event
+			// (logdirevents.go): this follower's log cannot take writes.
+			s.code = kerr.KafkaStorageError.Code
 		default:
 			s.code = kerr.StaleControllerEpoch.Code
 		}

@@ -55,6 +55,8 @@ type cluster struct {
 	loop     atomic.Pointer[zk.ControllerLoop]
 	fetchers *fetchers     // the followers' fetchers (fetcher.go)
 	isrSend  *zk.NetSender // AlterPartition and ControlledShutdown to the controller
+	// logDirWake asks for a log directory event (logdirevents.go).
+	logDirWake chan struct{}
 	// shutdownAsked: the controlled shutdown ran (controlledshutdown.go).
 	shutdownAsked atomic.Bool
 	started       atomic.Bool // start was called: run closes done
@@ -107,6 +109,7 @@ func (c *cluster) start(self coordinator.Broker, endpoints []zk.Endpoint) {
 		JMXPort:   zk.NoJMXPort,
 	}
 	c.started.Store(true)
+	c.startLogDirEvents()
 	go c.run(reg)
 }
 

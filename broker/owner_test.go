@@ -171,17 +171,23 @@ func TestOwnerFollowerDiskFullFailsThenResumes(t *testing.T) {
 	if seqAfter != seq {
 		t.Fatal("a failed follower asks for another fetch")
 	}
-	full.Store(false) // room again: the retry resumes it
+	full.Store(false) // room again: the retry resumes it, and asks again
 	deadline := time.Now().Add(failedFollowerRetry + 10*time.Second)
-	for p.rep.failed.Load() && time.Now().Before(deadline) {
+	for {
+		if s, _ := nextFetch(p); s != seq {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no fetch %v after the disk has room", failedFollowerRetry+10*time.Second)
+		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if p.rep.failed.Load() {
-		t.Fatalf("still failed %v after the disk has room", failedFollowerRetry+10*time.Second)
+	if !p.rep.failed.Load() {
+		t.Fatal("resumed and reported healthy before its log took a write")
 	}
 	answer(0)
-	if _, next := nextFetch(p); p.log.EndOffset() != 1 || next != 1 {
-		t.Fatalf("resumed: log end %d, next fetch from %d; want 1 and 1", p.log.EndOffset(), next)
+	if _, next := nextFetch(p); p.log.EndOffset() != 1 || next != 1 || p.rep.failed.Load() {
+		t.Fatalf("resumed: log end %d, next fetch from %d, failed %v; want 1, 1 and false", p.log.EndOffset(), next, p.rep.failed.Load())
 	}
 }
 

@@ -77,6 +77,9 @@ type replicaDriver struct {
 		batches    []byte
 		spans      [][2]int
 		batchIndex []replication.Batch
+		// probing: a failed follower resumed (resumeFollower), still
+		// published as failed until an append succeeds.
+		probing bool
 		// alterInFlight is the Seq of the ISR change sent and not yet
 		// answered (isrchange.go), 0 none.
 		alterInFlight uint64
@@ -121,6 +124,10 @@ func (p *partition) step(ev replication.Event) {
 
 func (p *partition) stepLocked(ev replication.Event) {
 	r := p.rep.mu.r
+	switch ev.(type) {
+	case replication.BecomeLeader, replication.BecomeFollower, replication.Stop:
+		p.rep.mu.probing = false // a role change ends a failure (noteFailure)
+	}
 	r.Step(ev)
 	for {
 		rd := r.Ready()
@@ -159,6 +166,9 @@ func (p *partition) stepLocked(ev replication.Event) {
 		r.Advance()
 		if appended {
 			r.Step(outcome)
+			if outcome.Err == nil {
+				p.rep.mu.probing = false // a resumed follower's log takes writes again
+			}
 		}
 	}
 }
@@ -336,10 +346,21 @@ const failedFollowerRetry = 5 * time.Second
 // a failure, schedules the retry. Under p's replica lock.
 func (p *partition) noteFailure() {
 	failed, why := p.rep.mu.r.Failed()
-	if failed == p.rep.failed.Load() {
+	switch {
+	case failed && p.rep.mu.probing:
+		// Resumed, and failed again: still failed, tried again later.
+		p.rep.mu.probing = false
+		time.AfterFunc(failedFollowerRetry, p.resumeFollower)
+		return
+	case !failed && p.rep.mu.probing:
+		return // resumed: failed until an append succeeds
+	case failed == p.rep.failed.Load():
 		return
 	}
 	p.rep.failed.Store(failed)
+	if p.rep.b != nil {
+		p.rep.b.cluster.logDirChanged()
+	}
 	if !failed {
 		p.rep.log.Info("following the leader again", "topic", p.topic, "partition", p.index, "log_end", p.log.EndOffset())
 		return
@@ -372,5 +393,6 @@ func (p *partition) resumeFollower() {
 		p.rep.log.Error("the log failed: the replica follows again once the broker restarts", "topic", p.topic, "partition", p.index, "err", err)
 		return
 	}
+	p.rep.mu.probing = true
 	p.stepLocked(replication.Resume{Log: logState(p.log)})
 }

@@ -138,6 +138,11 @@ func (s *sim) check() {
 		if !b.alive || b.r.Role() != Leader {
 			continue
 		}
+		// A leader the controller has moved on from is told: it does not
+		// go on taking writes at its old epoch.
+		if e := b.r.LeaderEpoch(); e < s.ctl.epoch && !s.toldLater(b) {
+			s.fail("broker %d leads at epoch %d, the controller is at epoch %d (leader %d), and nothing will tell it", b.id, e, s.ctl.epoch, s.ctl.leader)
+		}
 		e, hw := b.r.LeaderEpoch(), b.r.HighWatermark()
 		if prev, ok := k.hws[e]; ok && hw < prev {
 			s.fail("broker %d: high watermark went back from %d to %d at epoch %d", b.id, prev, hw, e)
@@ -191,4 +196,12 @@ func differ(a, b []rec, n int64) (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// toldLater reports whether a LeaderAndIsr to b (this incarnation) is on
+// its way.
+func (s *sim) toldLater(b *simBroker) bool {
+	return slices.ContainsFunc(s.net, func(m simMsg) bool {
+		return (m.kind == mLeaderAndIsr || m.kind == mBecomeLeader) && m.to == b.id && m.toInc == b.inc && m.state.epoch > b.r.LeaderEpoch()
+	})
 }

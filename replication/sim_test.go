@@ -10,7 +10,13 @@ package replication
 // delivered in random order, dropped, duplicated), the clock, and clients
 // producing with acks=all and acks=1 to whichever broker thinks it leads.
 // Every schedule crashes a broker and changes the leader at least once.
-// invariants_test.go checks the invariants after every step.
+// It also plays the broker's driver (stepBroker, write, handleLeaderAndIsr:
+// broker/owner.go's rules), with its faults: a follower's log refusing or
+// failing an append (nothing or a prefix taken), client appends in flight
+// across role changes and fetch answers, the controller's AlterPartition
+// errors (NOT_CONTROLLER, REQUEST_TIMED_OUT with the change committed or
+// not, UNKNOWN_SERVER_ERROR, OPERATION_NOT_ATTEMPTED), and controlled
+// shutdowns. invariants_test.go checks the invariants after every step.
 //
 // A failing seed is printed with the actions that led to it and replays
 // with -sim.seed=N.
@@ -62,7 +68,9 @@ type simOptions struct {
 	//     still be appended;
 	//   - stickyAlterErrors: an ISR change answered with a retriable error
 	//     (NOT_CONTROLLER, REQUEST_TIMED_OUT, ...) is never sent again.
-	advanceOnFetch, appendOutsideLock, epochOutsideLock, stickyAlterErrors bool
+	//   - shutdownSkipsDeposed: the controlled-shutdown election does not
+	//     tell the shutting-down leader it no longer leads.
+	advanceOnFetch, appendOutsideLock, epochOutsideLock, stickyAlterErrors, shutdownSkipsDeposed bool
 	// noViewCheck turns off the check that each replica's view of its log
 	// is the log, to show what the variants above break for clients.
 	noViewCheck bool
@@ -96,6 +104,9 @@ type simBroker struct {
 	// alterInFlight is the Seq of its AlterPartition in flight, 0 none: a
 	// proposal handed out again while in flight is not sent twice.
 	alterInFlight uint64
+	// shutting: in controlled shutdown (no leader candidate, no ISR
+	// member) until it stops.
+	shutting bool
 }
 
 type msgKind int8
@@ -111,6 +122,8 @@ const (
 	// role change the broken driver performs after the log's.
 	mAppend
 	mBecomeLeader
+	// mStop is a broker in controlled shutdown stopping, once told.
+	mStop
 )
 
 type simMsg struct {
@@ -242,8 +255,10 @@ func (s *sim) randomStep() {
 		if b := s.brokers[s.r.IntN(simBrokers)]; !b.alive {
 			s.start(b)
 		}
-	default:
+	case n < 99:
 		s.changeLeader()
+	default:
+		s.controlledShutdown(s.brokers[s.r.IntN(simBrokers)])
 	}
 }
 
@@ -256,7 +271,7 @@ func (s *sim) newReplica(b *simBroker) *Replica {
 }
 
 func (s *sim) start(b *simBroker) {
-	b.alive, b.r, b.synced, b.alterInFlight = true, s.newReplica(b), false, 0
+	b.alive, b.r, b.synced, b.alterInFlight, b.shutting = true, s.newReplica(b), false, 0, false
 	b.inc++
 	s.note("broker %d starts: log end %d, hw checkpoint %d", b.id, len(b.log), b.hwCheckpoint)
 	s.stats["start"]++
@@ -522,12 +537,12 @@ func (s *sim) deliverAt(i int) {
 	// an AlterPartition, which the driver keeps one of in flight on one
 	// connection (a controller that answers OPERATION_NOT_ATTEMPTED promises
 	// that the request will not be applied).
-	if s.faults && s.r.IntN(25) == 0 && m.kind != mAppend && m.kind != mBecomeLeader && m.kind != mAlter {
+	if s.faults && s.r.IntN(25) == 0 && m.kind != mAppend && m.kind != mBecomeLeader && m.kind != mAlter && m.kind != mStop {
 		s.stats["duplicated"]++
 	} else {
 		s.net = slices.Delete(s.net, i, i+1)
 	}
-	if s.faults && s.r.IntN(20) == 0 && m.kind != mLeaderAndIsr && m.kind != mAppend && m.kind != mBecomeLeader {
+	if s.faults && s.r.IntN(20) == 0 && m.kind != mLeaderAndIsr && m.kind != mAppend && m.kind != mBecomeLeader && m.kind != mStop {
 		s.stats["dropped"]++
 		s.lost(m)
 		return
@@ -560,6 +575,11 @@ func (s *sim) deliverAt(i int) {
 		s.write(s.brokers[m.to], m)
 	case mBecomeLeader:
 		s.becomeLeader(s.brokers[m.to], m.state)
+	case mStop:
+		b := s.brokers[m.to]
+		s.flush(b) // a clean stop: everything written is on disk
+		s.note("broker %d stops after its controlled shutdown", b.id)
+		s.crash(b)
 	}
 	s.check()
 }
@@ -613,15 +633,52 @@ func (s *sim) handleFetch(m simMsg) {
 // ---- the controller
 
 // bump commits the state at a new leader epoch and tells the replicas.
-func (s *sim) bump(format string, args ...any) {
+func (s *sim) bump(format string, args ...any) { s.bumpSkipping(-1, format, args...) }
+
+// bumpSkipping is bump telling every live broker but skip.
+func (s *sim) bumpSkipping(skip int32, format string, args ...any) {
 	s.ctl.epoch++
 	s.ctl.partitionEpoch++
 	s.note("controller: "+format+": leader %d epoch %d ISR %v", append(args, s.ctl.leader, s.ctl.epoch, s.ctl.isr)...)
 	for _, b := range s.brokers {
-		if b.alive {
+		if b.alive && b.id != skip {
 			s.send(b.id)
 		}
 	}
+}
+
+// controlledShutdown is Kafka's: a broker about to stop asks the
+// controller to move its leadership to another live ISR member and take
+// it out of the ISR (the deposed leader told, as Kafka's
+// controlled-shutdown election tells the live or shutting-down replicas);
+// it stops later, once told.
+func (s *sim) controlledShutdown(b *simBroker) {
+	if !b.alive || b.shutting {
+		return
+	}
+	b.shutting = true
+	s.stats["controlled shutdown"]++
+	s.note("broker %d starts a controlled shutdown", b.id)
+	others := slices.DeleteFunc(slices.Clone(s.ctl.isr), func(id int32) bool {
+		return id == b.id || !s.brokers[id].alive || s.brokers[id].shutting
+	})
+	switch {
+	case len(others) == 0:
+		// Nobody else can lead or stay in sync: it keeps its roles until
+		// it is gone.
+	case s.ctl.leader == b.id:
+		s.ctl.leader, s.ctl.isr = others[0], others
+		skip := int32(-1)
+		if s.opts.shutdownSkipsDeposed {
+			skip = b.id
+		}
+		s.bumpSkipping(skip, "controlled shutdown of %d: leader moved", b.id)
+	case slices.Contains(s.ctl.isr, b.id):
+		s.ctl.isr = others
+		s.bump("controlled shutdown of %d: out of the ISR", b.id)
+	}
+	s.net = append(s.net, simMsg{kind: mStop, from: b.id, to: b.id, toInc: b.inc})
+	s.check()
 }
 
 func (s *sim) send(to int32) {
@@ -637,7 +694,7 @@ func (s *sim) elect() {
 	s.stats["election"]++
 	var live []int32
 	for _, id := range s.replicas {
-		if slices.Contains(s.ctl.isr, id) && s.brokers[id].alive {
+		if slices.Contains(s.ctl.isr, id) && s.brokers[id].alive && !s.brokers[id].shutting {
 			live = append(live, id)
 		}
 	}
@@ -656,7 +713,7 @@ func (s *sim) elect() {
 func (s *sim) changeLeader() {
 	var others []int32
 	for _, id := range s.ctl.isr {
-		if id != s.ctl.leader && s.brokers[id].alive {
+		if id != s.ctl.leader && s.brokers[id].alive && !s.brokers[id].shutting {
 			others = append(others, id)
 		}
 	}
@@ -704,7 +761,9 @@ func (s *sim) handleAlter(m simMsg) {
 		// A retry of an applied change (Kafka's equalsAllowStalePartitionEpoch).
 	case req.PartitionEpoch != s.ctl.partitionEpoch:
 		res.Err = kerr.InvalidUpdateVersion
-	case slices.ContainsFunc(req.ISR, func(id int32) bool { return !s.brokers[id].alive }):
+	case slices.ContainsFunc(req.ISR, func(id int32) bool {
+		return !s.brokers[id].alive || s.brokers[id].shutting && !slices.Contains(s.ctl.isr, id)
+	}):
 		res.Err = kerr.IneligibleReplica
 	case s.staleEpoch(req):
 		// KIP-903: a member that restarted since its fetch is refused.
@@ -781,6 +840,11 @@ func (s *sim) quiesce() {
 		}
 		if len(s.net) == 0 || i%20 == 0 {
 			s.resumeFailed()
+			for _, b := range s.brokers {
+				if !b.alive { // stopped after a controlled shutdown
+					s.start(b)
+				}
+			}
 			s.tick(simLag / 4)
 		} else {
 			s.deliver()
@@ -799,7 +863,7 @@ func (s *sim) converged() bool {
 		return false
 	}
 	for _, b := range s.brokers {
-		if !slices.Equal(b.log, lb.log) || b.r.HighWatermark() != lb.r.HighWatermark() {
+		if !b.alive || !slices.Equal(b.log, lb.log) || b.r.HighWatermark() != lb.r.HighWatermark() {
 			return false
 		}
 	}
@@ -889,7 +953,7 @@ func TestSimulator(t *testing.T) {
 				"append refused", "append failed", "follower failed", "resumed", "fetch after a backoff",
 				"AlterPartition " + kerr.NotController.Message, "AlterPartition " + kerr.RequestTimedOut.Message,
 				"AlterPartition " + kerr.UnknownServerError.Message, "AlterPartition " + kerr.OperationNotAttempted.Message,
-				"ISR changed, answered " + kerr.RequestTimedOut.Message} {
+				"ISR changed, answered " + kerr.RequestTimedOut.Message, "controlled shutdown"} {
 				if stats[k] == 0 && !(opts.flushEvery && k == "crash lost records") && !(opts.minISR == 1 && strings.HasPrefix(k, "produce refused")) {
 					t.Errorf("no %q in %d schedules", k, len(list))
 				}
@@ -932,6 +996,7 @@ func TestSimulatorCatchesKnownBadVariants(t *testing.T) {
 		{"append outside the role lock", simOptions{minISR: 2, appendOutsideLock: true}, []string{"view of its log", "lost", "differ", "diverge"}},
 		{"log leads before the core", simOptions{minISR: 2, epochOutsideLock: true}, []string{"view of its log", "lost", "differ", "diverge"}},
 		{"AlterPartition errors stick", simOptions{minISR: 2, stickyAlterErrors: true}, []string{"does not converge"}},
+		{"controlled shutdown leaves the deposed leader leading", simOptions{minISR: 2, shutdownSkipsDeposed: true}, []string{"nothing will tell it"}},
 		// What they break for clients, without the check of the views: an
 		// acknowledged record lost; replicas that never agree again.
 		{"refused append counted as held, unchecked", simOptions{minISR: 2, advanceOnFetch: true, noViewCheck: true}, []string{"acknowledged record"}},

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -70,9 +71,9 @@ func (f fullDiskFile) Allocate(off, n int64) error {
 
 // A follower's disk fills while an idempotent acks=all producer writes to
 // an RF 3, min.insync.replicas 2 partition: the follower stops taking the
-// leader's records and says so (its failed-partitions gauge), the leader
-// takes it out of the ISR and goes on acknowledging with the other
-// follower; the leader is then SIGKILLed and the other follower takes
+// leader's records and says so (its failed-partitions gauge; the metadata,
+// and `sluice topic describe`, list its replica offline), the leader takes
+// it out of the ISR and goes on acknowledging with the other follower; the leader is then SIGKILLed and the other follower takes
 // over; once the disk has room the follower catches up and rejoins the
 // ISR, and every acknowledged record is read back, once.
 func TestClusterFollowerDiskFullLosesNothing(t *testing.T) {
@@ -122,6 +123,21 @@ func TestClusterFollowerDiskFullLosesNothing(t *testing.T) {
 		}
 	}
 	c.waitAgree("every replica in sync", isr(1, 2, 3))
+	// offline3 says whether the metadata lists broker 3's replica offline
+	// (a dead broker's are too).
+	offline3 := func(want bool) func(m *kmsg.MetadataResponse) error {
+		return func(m *kmsg.MetadataResponse) error {
+			for _, tp := range m.Topics {
+				if *tp.Topic == topic && len(tp.Partitions) == 1 {
+					if got := tp.Partitions[0].OfflineReplicas; slices.Contains(got, 3) != want {
+						return fmt.Errorf("offline replicas %v", got)
+					}
+					return nil
+				}
+			}
+			return fmt.Errorf("no %s", topic)
+		}
+	}
 
 	// The producer runs throughout: 4 KiB records, so that the follower's
 	// reserved space runs out within a second of the disk filling.
@@ -168,6 +184,18 @@ func TestClusterFollowerDiskFullLosesNothing(t *testing.T) {
 		return wantMetricLine(c.brokers[3].metrics, `kafka_server_replicafetchermanager_failedpartitionscount{clientId="Replica"} 1`)
 	})
 	c.waitAgree("broker 3 out of the ISR", isr(1, 2))
+	c.waitAgree("broker 3's replica offline", offline3(true))
+	describe := func() string {
+		t.Helper()
+		out, err := exec.CommandContext(ctx, c.bin, "topic", "describe", topic, "--brokers", strings.Join(c.addrs(c.live()...), ",")).CombinedOutput()
+		if err != nil {
+			t.Fatalf("topic describe: %v\n%s", err, out)
+		}
+		return string(out)
+	}
+	if out := describe(); !strings.Contains(out, "\tIsr: 1,2\tOffline: 3\t") {
+		t.Errorf("topic describe does not show broker 3's replica offline:\n%s", out)
+	}
 	ackedPast("records acknowledged by the ISR without broker 3", 100)
 
 	// The leader dies: broker 2, the only other ISR member, leads.
@@ -186,6 +214,7 @@ func TestClusterFollowerDiskFullLosesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitAgree("broker 3 back in the ISR", isr(2, 3))
+	c.waitAgree("broker 3's replica online", offline3(false))
 	poll(t, "broker 3 reports no failed partition", func() error {
 		return wantMetricLine(c.brokers[3].metrics, `kafka_server_replicafetchermanager_failedpartitionscount{clientId="Replica"} 0`)
 	})

@@ -263,8 +263,14 @@ min.insync.replicas; no leader.
 			if p.Leader >= 0 {
 				leader = strconv.Itoa(int(p.Leader))
 			}
-			fmt.Fprintf(stdout, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s\tOffsets: %s\n",
-				t.Topic, p.Partition, leader, ints(p.Replicas), ints(p.ISR), offsetRange(starts, ends, t.Topic, p.Partition))
+			offline := ""
+			if len(p.OfflineReplicas) > 0 {
+				// As kafka-topics.sh: replicas whose log cannot take writes
+				// (a failed disk) or whose broker is gone.
+				offline = "\tOffline: " + ints(p.OfflineReplicas)
+			}
+			fmt.Fprintf(stdout, "\tTopic: %s\tPartition: %d\tLeader: %s\tReplicas: %s\tIsr: %s%s\tOffsets: %s\n",
+				t.Topic, p.Partition, leader, ints(p.Replicas), ints(p.ISR), offline, offsetRange(starts, ends, t.Topic, p.Partition))
 		}
 	}
 	if failed {

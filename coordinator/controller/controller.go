@@ -36,7 +36,7 @@ type Options struct {
 // DeleteTopics, WriteResult, Response, AlterPartition (alter.go),
 // ControlledShutdown (shutdown.go), ElectLeaders, TopicConfigs (elect.go),
 // ImbalanceCheck (rebalance.go), AlterReassignments or ZkReassignments
-// (reassign.go).
+// (reassign.go), LogDirEvent (events.go).
 type Event interface{ event() }
 
 // Load is the cluster as read from ZooKeeper after the election, before
@@ -421,6 +421,8 @@ func (c *Controller) Step(ev Event) {
 		c.alterReassignments(ev)
 	case ZkReassignments:
 		c.zkReassignments(ev)
+	case LogDirEvent:
+		c.logDirEvent(ev)
 	default:
 		panic("controller: unknown event")
 	}

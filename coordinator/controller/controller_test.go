@@ -327,6 +327,55 @@ func TestStorageErrorTakesReplicaOffline(t *testing.T) {
 	}
 }
 
+// A broker's log directory event: the controller asks it about every
+// partition it hosts; a follower's replica answered KAFKA_STORAGE_ERROR
+// goes offline (UpdateMetadata names it), and the next event's answer
+// without that error (the state it already has: STALE_CONTROLLER_EPOCH)
+// brings it online again.
+func TestLogDirEventAsksTheBroker(t *testing.T) {
+	h, _ := loaded(t, Options{}, brokers(1, 2), [][]int32{{1, 2}, {2, 1}, {1}}, []*PartitionState{
+		ptr(state(1, 0, []int32{1, 2}, 0)), ptr(state(2, 0, []int32{2, 1}, 0)), ptr(state(1, 0, []int32{1}, 0))})
+	rd := h.step(LogDirEvent{Brokers: []int32{2, 7}}) // 7 is not live
+	_, lisr, _ := requests(rd, 2)
+	if got := lisrStates(lisr); len(got) != 2 || got[tp("a", 0)].Leader != 1 || got[tp("a", 1)].Leader != 2 || len(rd.Writes) != 0 {
+		t.Fatalf("LeaderAndIsr to broker 2: %+v, writes %+v", got, rd.Writes)
+	}
+	if got := recipients(rd, 4); !slices.Equal(got, []int32{2}) {
+		t.Fatalf("LeaderAndIsr to %v, want broker 2 alone", got)
+	}
+	var req Request
+	for _, r := range rd.Requests {
+		if r.Broker == 2 && r.Msg.Key() == 4 {
+			req = r
+		}
+	}
+	answer := func(code int16) Ready {
+		resp := &kmsg.LeaderAndISRResponse{Version: 7, Topics: []kmsg.LeaderAndISRResponseTopic{{TopicID: tid(1), Partitions: []kmsg.LeaderAndISRResponseTopicPartition{
+			{Partition: 0, ErrorCode: code}, {Partition: 1, ErrorCode: kerr.StaleControllerEpoch.Code}}}}}
+		return h.step(Response{Request: req, Response: resp})
+	}
+	rd = answer(kerr.KafkaStorageError.Code)
+	if len(rd.Writes) != 1 || !slices.Equal(rd.Writes[0].State.ISR, []int32{1}) {
+		t.Fatalf("writes after the storage error %+v, want broker 2 out of a-0's ISR", rd.Writes)
+	}
+	rd = h.ok(rd)
+	um, _, _ := requests(rd, 1)
+	if ps := umStates(um)[tp("a", 0)]; !slices.Equal(ps.OfflineReplicas, []int32{2}) {
+		t.Fatalf("UpdateMetadata after the storage error: %+v", umStates(um))
+	}
+	rd = h.step(LogDirEvent{Brokers: []int32{2}})
+	for _, r := range rd.Requests {
+		if r.Broker == 2 && r.Msg.Key() == 4 {
+			req = r
+		}
+	}
+	rd = answer(kerr.StaleControllerEpoch.Code)
+	um, _, _ = requests(rd, 1)
+	if ps, ok := umStates(um)[tp("a", 0)]; !ok || len(ps.OfflineReplicas) != 0 {
+		t.Fatalf("UpdateMetadata once the disk has room: %+v", umStates(um))
+	}
+}
+
 func TestLostRequestResyncs(t *testing.T) {
 	h, rd := loaded(t, Options{}, brokers(1, 2), [][]int32{{1, 2}, {1}}, []*PartitionState{ptr(state(1, 0, []int32{1}, 0)), ptr(state(1, 0, []int32{1}, 0))})
 	var req Request

@@ -487,10 +487,41 @@ func (c *Controller) resync(b int32) {
 	}
 }
 
+// LogDirEvent says brokers found a log that cannot take writes (a full or
+// failing disk), or one that takes them again: the notifications under
+// /log_dir_event_notification (Kafka's LogDirEventNotification). Each live
+// one is asked about every partition it hosts (a LeaderAndIsr of their
+// current states, as Kafka's onBrokerLogDirFailure moves its replicas to
+// OnlineReplica), whose answers mark its replicas offline or online
+// (leaderAndISRResponse).
+type LogDirEvent struct{ Brokers []int32 }
+
+func (LogDirEvent) event() {}
+
+func (c *Controller) logDirEvent(ev LogDirEvent) {
+	for _, b := range ev.Brokers {
+		if !c.live(b) {
+			continue
+		}
+		for _, t := range c.sortedTopics() {
+			if t.deletion != nil {
+				continue
+			}
+			for _, p := range t.parts {
+				if p.state != nil && slices.Contains(p.replicas, b) {
+					c.batch.addLeaderAndISR(b, p.tp, false)
+				}
+			}
+		}
+	}
+}
+
 // leaderAndISRResponse marks replicas the broker answered
 // KAFKA_STORAGE_ERROR for as offline (their log directory failed) and
-// those it answered without error as online again, deciding their
-// partitions again. Other errors are only logged by Kafka.
+// those it answered otherwise (without error, or refusing a state it
+// already has) as online again, deciding their partitions again: a broker
+// whose disk has room again answers a LogDirEvent's LeaderAndIsr so.
+// Kafka marks them online only when the broker registers again.
 func (c *Controller) leaderAndISRResponse(b int32, resp *kmsg.LeaderAndISRResponse) {
 	if resp.ErrorCode != 0 {
 		return
@@ -512,7 +543,7 @@ func (c *Controller) leaderAndISRResponse(b int32, resp *kmsg.LeaderAndISRRespon
 					c.offlineDirs[b] = map[engine.Partition]bool{}
 				}
 				c.offlineDirs[b][p.tp] = true
-			case rp.ErrorCode == 0 && offline:
+			case rp.ErrorCode != kerr.KafkaStorageError.Code && offline:
 				delete(c.offlineDirs[b], p.tp)
 			default:
 				continue

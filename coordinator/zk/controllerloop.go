@@ -315,6 +315,7 @@ const (
 	watchDeletes
 	watchController
 	watchReassign
+	watchLogDirEvents
 )
 
 // term is one election's run as controller.
@@ -412,6 +413,9 @@ func (l *ControllerLoop) lead(ctx context.Context, e Election, expired <-chan st
 		t.forward(ch, watchTopic, name)
 	}
 	if err := t.zkReassignmentsChanged(); err != nil {
+		return errors.Join(errReadFailed, err)
+	}
+	if err := t.logDirEventsChanged(); err != nil {
 		return errors.Join(errReadFailed, err)
 	}
 	t.startImbalanceChecks()
@@ -536,6 +540,8 @@ func (t *term) handle(f fire) error {
 		}
 	case watchReassign:
 		err = t.zkReassignmentsChanged()
+	case watchLogDirEvents:
+		err = t.logDirEventsChanged()
 	case watchDeletes:
 		var names []string
 		var ch <-chan gozk.Event

@@ -108,9 +108,14 @@
 //	    notifications older than 15 minutes are removed, as under
 //	    /config/changes.
 //
+//	/log_dir_event_notification/log_dir_event_<seq> persistent sequential, a broker's log failed or recovered
+//	    {"version":1,"broker":2,"event":1}
+//	    Read and removed by the controller, which asks the broker about its
+//	    replicas (logdirevents.go).
+//
 // Kafka creates PersistentPaths (empty) when a broker starts, including
 // /isr_change_notification, /log_dir_event_notification, /brokers/seqid and
-// the old consumers' /consumers; sluice writes nothing under them. Znodes of
+// the old consumers' /consumers; sluice writes nothing under the others. Znodes of
 // Kafka features sluice does not have (/feature, /delegation_token,
 // /migration) are left alone.
 //
