@@ -302,8 +302,16 @@ func (s *sim) crashTogether(bs ...*simBroker) {
 	switch {
 	case s.ctl.leader >= 0 && dead(s.ctl.leader):
 		s.elect()
-	case slices.ContainsFunc(s.ctl.isr, dead) && len(s.ctl.isr) > 1:
-		s.ctl.isr = slices.DeleteFunc(slices.Clone(s.ctl.isr), dead)
+	case s.ctl.leader >= 0 && slices.ContainsFunc(s.ctl.isr, dead) && len(s.ctl.isr) > 1:
+		// One at a time, as Kafka's removeReplicasFromIsr: the last member
+		// stays. An offline partition keeps its ISR.
+		isr := slices.Clone(s.ctl.isr)
+		for _, b := range bs {
+			if len(isr) > 1 {
+				isr = slices.DeleteFunc(isr, func(id int32) bool { return id == b.id })
+			}
+		}
+		s.ctl.isr = isr
 		s.bump("dead brokers leave the ISR")
 	}
 	s.chk.crashed(s)
