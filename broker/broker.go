@@ -17,10 +17,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/sluice-io/sluice/coordinator"
-	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/security/tlsconf"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // Broker is a single sluice broker.
@@ -144,7 +144,7 @@ func New(cfg Config) (*Broker, error) {
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
 		cl.fetchers = newFetchers(b, cfg.Cluster.Fetch.withDefaults(), cl.zk)
-		cl.isrSend = zk.NewNetSender(cl.zk, cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout,
+		cl.isrSend = interbroker.New(cfg.ID, cl.zk, b.interBroker(interbroker.Options{RequestTimeout: replicaFetchSendTimeout,
 			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"}))
 		if cfg.ControlPlane == nil {
 			b.ctl.plane = cl

@@ -35,6 +35,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // cluster is a broker's ZooKeeper mode.
@@ -53,8 +54,8 @@ type cluster struct {
 	// the first.
 	epoch    atomic.Int64
 	loop     atomic.Pointer[zk.ControllerLoop]
-	fetchers *fetchers     // the followers' fetchers (fetcher.go)
-	isrSend  *zk.NetSender // AlterPartition and ControlledShutdown to the controller
+	fetchers *fetchers           // the followers' fetchers (fetcher.go)
+	isrSend  *interbroker.Client // AlterPartition and ControlledShutdown to the controller
 	// logDirWake asks for a log directory event (logdirevents.go).
 	logDirWake chan struct{}
 	// shutdownAsked: the controlled shutdown ran (controlledshutdown.go).
@@ -137,7 +138,7 @@ func (c *cluster) run(reg zk.BrokerRegistration) {
 		if first {
 			first = false
 			close(c.registered)
-			sender := zk.NewNetSender(c.zk, reg.ID, c.b.interBroker(zk.NetSenderOptions{}))
+			sender := interbroker.New(reg.ID, c.zk, c.b.interBroker(interbroker.Options{}))
 			c.loop.Store(zk.StartControllerLoop(c.ctx, c.zk, reg.ID, sender, c.b.electionLoopOptions(zk.LoopOptions{Logger: c.log})))
 		}
 		select {

@@ -21,8 +21,8 @@ package broker
 // against the quota.
 //
 // Only ZooKeeper mode has followers (the single node leads every
-// partition): requests go through zk.NetSenders, which find a broker's
-// address from its registration. Each fetcher has one of its own, which
+// partition): requests go through wire/interbroker's Clients, which find
+// a broker's address from its registration. Each fetcher has one of its own, which
 // reads every answer from its leader into one buffer (ReuseResponses): a
 // fetcher is done with an answer before it sends its next request, so
 // replication allocates nothing the size of the records it copies.
@@ -42,6 +42,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 const (
@@ -74,8 +75,8 @@ type fetcherKey struct {
 type fetcher struct {
 	f      *fetchers
 	leader int32
-	send   *zk.NetSender // this fetcher's own connection
-	wake   chan struct{} // capacity 1
+	send   *interbroker.Client // this fetcher's own connection
+	wake   chan struct{}       // capacity 1
 
 	mu struct {
 		sync.Mutex
@@ -127,7 +128,7 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	f := fs.mu.bySource[key]
 	if f == nil {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
-		f.send = zk.NewNetSender(fs.zk, fs.b.cfg.ID, fs.b.interBroker(zk.NetSenderOptions{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
+		f.send = interbroker.New(fs.b.cfg.ID, fs.zk, fs.b.interBroker(interbroker.Options{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
 			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)}))
 		f.mu.parts, f.mu.delayed, f.errs = map[*partition]struct{}{}, map[*partition]time.Time{}, map[*partition]int{}
 		fs.mu.bySource[key] = f

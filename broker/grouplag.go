@@ -20,7 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator/zk"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // lagSampleInterval bounds how often GroupLag asks the leaders.
@@ -45,7 +45,7 @@ type lagSampler struct {
 	mu   sync.Mutex
 	at   time.Time
 	lags []GroupLag
-	send *zk.NetSender // cluster mode, opened at the first remote ask
+	send *interbroker.Client // cluster mode, opened at the first remote ask
 }
 
 // GroupLag returns the lag of every group this broker coordinates, by
@@ -103,7 +103,7 @@ func (b *Broker) sampleLag(ctx context.Context) []GroupLag {
 		ctx, cancel := context.WithTimeout(ctx, lagAskTimeout)
 		defer cancel()
 		if b.lag.send == nil {
-			b.lag.send = zk.NewNetSender(b.cluster.zk, b.cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: lagAskTimeout,
+			b.lag.send = interbroker.New(b.cfg.ID, b.cluster.zk, b.interBroker(interbroker.Options{RequestTimeout: lagAskTimeout,
 				ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"}))
 		}
 		for leader, ks := range remote {

@@ -32,6 +32,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // ListenerConfig is one entry of listeners or advertised.listeners.
@@ -380,7 +381,7 @@ func (b *Broker) registeredEndpoints() []zk.Endpoint {
 
 // interBroker completes the options of a connection this broker opens to
 // another: the inter-broker listener's endpoint.
-func (b *Broker) interBroker(o zk.NetSenderOptions) zk.NetSenderOptions {
+func (b *Broker) interBroker(o interbroker.Options) interbroker.Options {
 	o.Listener = b.lsetup.interName
 	if b.saslClient != nil {
 		o.Handshake = b.saslClient.handshake // saslclient.go

@@ -1,8 +1,8 @@
 package broker
 
 // The broker's own SASL client, for its connections to other brokers'
-// inter-broker listener when that listener is SASL_*: zk.NetSender runs
-// it on every new connection (NetSenderOptions.Handshake) before the
+// inter-broker listener when that listener is SASL_*: interbroker.Client runs
+// it on every new connection (interbroker.Options.Handshake) before the
 // first request. It sends SaslHandshake v1 with
 // sasl.mechanism.inter.broker.protocol, then SaslAuthenticate v1 requests
 // carrying the mechanism's tokens, as the broker's own user (the username
@@ -30,7 +30,7 @@ type saslClient struct {
 	clientID                  string
 }
 
-// handshake implements zk.NetSenderOptions.Handshake.
+// handshake implements interbroker.Options.Handshake.
 func (sc *saslClient) handshake(_ context.Context, conn net.Conn) error {
 	var corr int32
 	roundTrip := func(req kmsg.Request) (kmsg.Response, error) {

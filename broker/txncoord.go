@@ -64,8 +64,8 @@ import (
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/coordinator/txn"
-	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // txnStateTopic is Kafka's internal topic of transaction states.
@@ -105,10 +105,10 @@ type txnCoordinators struct {
 	closed  bool
 	// send carries markers to other brokers (ZooKeeper mode), made on
 	// first use.
-	send *zk.NetSender
+	send *interbroker.Client
 	// verifySend carries transaction verifications to other brokers'
 	// coordinators (txnverify.go), made on first use.
-	verifySend *zk.NetSender
+	verifySend *interbroker.Client
 	// holdMarkers, when set (a test's seam for a coordinator that dies
 	// between its decision and its markers), makes every WriteTxnMarkers
 	// fail unsent, to be retried.
@@ -220,11 +220,11 @@ func (b *Broker) closeTxns() {
 
 // markerSender is the connection pool markers to other brokers go
 // through.
-func (b *Broker) markerSender() *zk.NetSender {
+func (b *Broker) markerSender() *interbroker.Client {
 	b.txns.mu.Lock()
 	defer b.txns.mu.Unlock()
 	if b.txns.send == nil && b.cluster != nil && !b.txns.closed {
-		b.txns.send = zk.NewNetSender(b.cluster.zk, b.cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: txnMarkerTimeout,
+		b.txns.send = interbroker.New(b.cfg.ID, b.cluster.zk, b.interBroker(interbroker.Options{RequestTimeout: txnMarkerTimeout,
 			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-markers"}))
 	}
 	return b.txns.send

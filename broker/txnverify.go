@@ -62,9 +62,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/group"
-	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // txnVerifyTimeout bounds one AddPartitionsToTxn to a coordinator
@@ -286,11 +286,11 @@ func (b *Broker) sendVerification(ctx context.Context, coordinator int32, req *k
 
 // verifySender is the connection pool verifications to other brokers go
 // through, made on first use.
-func (b *Broker) verifySender() *zk.NetSender {
+func (b *Broker) verifySender() *interbroker.Client {
 	b.txns.mu.Lock()
 	defer b.txns.mu.Unlock()
 	if b.txns.verifySend == nil && b.cluster != nil && !b.txns.closed {
-		b.txns.verifySend = zk.NewNetSender(b.cluster.zk, b.cfg.ID, b.interBroker(zk.NetSenderOptions{RequestTimeout: txnVerifyTimeout,
+		b.txns.verifySend = interbroker.New(b.cfg.ID, b.cluster.zk, b.interBroker(interbroker.Options{RequestTimeout: txnVerifyTimeout,
 			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-verification"}))
 	}
 	return b.txns.verifySend

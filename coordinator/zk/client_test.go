@@ -157,3 +157,30 @@ func TestElection(t *testing.T) {
 		t.Fatalf("%s: %q %v %v", ControllerEpochPath, data, err, derr)
 	}
 }
+
+// BrokerAddress reads a broker's registration for the endpoint of a
+// listener (the first one for ""), and names a broker or listener it
+// lacks.
+func TestBrokerAddress(t *testing.T) {
+	chroot := zktest.Chroot()
+	c := connect(t, chroot)
+	if err := c.EnsurePersistentPaths(); err != nil {
+		t.Fatal(err)
+	}
+	r := registration(2, 9092)
+	r.Endpoints = append(r.Endpoints, Endpoint{Listener: "CONTROL", SecurityProtocol: Plaintext, Host: "127.0.0.2", Port: 9093})
+	if _, err := c.Register(context.Background(), r); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ listener, want string }{{"", "127.0.0.1:9092"}, {"PLAINTEXT", "127.0.0.1:9092"}, {"CONTROL", "127.0.0.2:9093"}} {
+		if got, err := c.BrokerAddress(2, tc.listener); err != nil || got != tc.want {
+			t.Errorf("listener %q: %q, %v; want %q", tc.listener, got, err, tc.want)
+		}
+	}
+	if _, err := c.BrokerAddress(2, "INTERNAL"); !errors.Is(err, ErrBrokerNotRegistered) {
+		t.Errorf("a listener the broker lacks: %v", err)
+	}
+	if _, err := c.BrokerAddress(9, ""); !errors.Is(err, ErrBrokerNotRegistered) {
+		t.Errorf("an unregistered broker: %v", err)
+	}
+}

@@ -137,13 +137,15 @@
 //	               (ChangeWatcher, the loop of every change path)
 //	acls.go        LoadACLs, UpdateACLs, WatchACLChanges: /kafka-acl*, the authorizer's store
 //	producerids.go AllocateProducerIDBlock: the next block of /latest_producer_id_block
-//	netsender.go   NetSender: the controller's connections to the brokers' listeners
+//	logdirevents.go NotifyLogDirEvent, and the controller's reading of them
+//
+// The connections to the brokers' listeners are wire/interbroker's Client,
+// which finds a broker from its registration through BrokerAddress
+// (registration.go).
 //
 // Lock order: the driver's channels.mu before a brokerQueue's mu; no lock
 // is held across a ZooKeeper call or a Send. The driver's configNotices.mu
-// is a leaf, taken alone. NetSender's mu is released
-// before a broker link's turn is taken; the turn is held for one request,
-// the read of the broker's registration included.
+// is a leaf, taken alone.
 //
 // These payloads are part of the format: Kafka's brokers and tools read
 // them, and a cluster's ZooKeeper outlives any one sluice release. Do not

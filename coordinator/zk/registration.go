@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 
 	gozk "github.com/go-zookeeper/zk"
 )
@@ -78,6 +80,33 @@ func (c *Client) Brokers() (map[int32]RegisteredBroker, error) {
 		out[id] = RegisteredBroker{BrokerRegistration: b, Epoch: stat.Czxid}
 	}
 	return out, nil
+}
+
+// ErrBrokerNotRegistered is a broker without a registration, or without an
+// endpoint of the listener asked for (BrokerAddress).
+var ErrBrokerNotRegistered = errors.New("zk: broker not reachable from its registration")
+
+// BrokerAddress is the host:port of broker's endpoint on listener ("": its
+// first endpoint), read from its registration: the address book of the
+// brokers' inter-broker clients (wire/interbroker), read again at every
+// connection.
+func (c *Client) BrokerAddress(broker int32, listener string) (string, error) {
+	data, _, err := c.Get(BrokerPath(broker))
+	if errors.Is(err, gozk.ErrNoNode) {
+		return "", fmt.Errorf("%w: no %s", ErrBrokerNotRegistered, BrokerPath(broker))
+	} else if err != nil {
+		return "", fmt.Errorf("zk: read %s: %w", BrokerPath(broker), err)
+	}
+	b, err := DecodeBroker(broker, data)
+	if err != nil {
+		return "", err
+	}
+	for _, e := range b.Endpoints {
+		if listener == "" || e.Listener == listener {
+			return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s has no endpoint of listener %q", ErrBrokerNotRegistered, BrokerPath(broker), listener)
 }
 
 // RegisteredBroker is a registration with its broker epoch.

@@ -1,4 +1,4 @@
-package zk
+package interbroker
 
 import (
 	"context"
@@ -9,14 +9,13 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/security/tlsconf/tlstest"
 )
 
-// TestNetSenderDialHook: with Options.Dial set to a TLS dialer, requests
+// TestClientDialHook: with Options.Dial set to a TLS dialer, requests
 // reach a broker that serves TLS only; without it they do not.
-func TestNetSenderDialHook(t *testing.T) {
+func TestClientDialHook(t *testing.T) {
 	ca := tlstest.NewCA(t, "ca")
 	dir := t.TempDir()
 	srv, err := tlsconf.NewServer(tlsconf.Settings{KeystoreLocation: tlstest.WriteFile(t, dir, "b.pem", ca.Server(t, "broker").Keystore)}, tlsconf.Options{})
@@ -31,13 +30,12 @@ func TestNetSenderDialHook(t *testing.T) {
 	go b.accept()
 	t.Cleanup(b.stop)
 
-	chroot := zktest.Chroot()
-	register(t, chroot, 1, b)
+	k := register(1, b)
 	client, err := tlsconf.ClientConfig(tlsconf.Settings{TruststoreCertificates: string(ca.PEM)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := NewNetSender(connect(t, chroot), 0, NetSenderOptions{Dial: tlsconf.Dialer(client), RequestTimeout: 10 * time.Second})
+	s := New(0, k, Options{Dial: tlsconf.Dialer(client), RequestTimeout: 10 * time.Second})
 	t.Cleanup(s.Close)
 	resp, err := s.Send(context.Background(), 1, updateMetadata(8))
 	if err != nil {
@@ -47,7 +45,7 @@ func TestNetSenderDialHook(t *testing.T) {
 		t.Fatalf("response %+v", resp)
 	}
 
-	plain := NewNetSender(connect(t, chroot), 0, NetSenderOptions{RequestTimeout: time.Second})
+	plain := New(0, k, Options{RequestTimeout: time.Second})
 	t.Cleanup(plain.Close)
 	if _, err := plain.Send(context.Background(), 1, updateMetadata(8)); err == nil {
 		t.Fatal("a plaintext request answered by a TLS broker")

@@ -1,16 +1,17 @@
-package zk
-
-// NetSender, the controller's connections to the brokers (the network half
-// of Kafka's ControllerChannelManager; sender.go is the queue half). One
-// TCP connection per broker, to the endpoint its registration
-// /brokers/ids/<id> advertises, opened on the first request and kept for
-// the next ones; the registration is read again at every (re)connect, so a
-// broker that restarted at a new address is found. Requests are framed as
-// any Kafka client frames them (wire.AppendRequest: header v1, v2 for
-// flexible versions), with the client id "sluice-controller-<id>" (or the
-// one NetSenderOptions names) and
-// correlation ids increasing per broker; the response is read with its
-// header and decoded at the request's version.
+// Package interbroker is a broker's client of the other brokers: the
+// controller's connections to them (the network half of Kafka's
+// ControllerChannelManager; coordinator/zk's sender.go is the queue half),
+// and the follower fetchers', the ISR changes', the transaction markers',
+// the KIP-890 verification's and the consumer-lag sampler's requests. One
+// TCP connection per broker, to the address an AddressBook gives for it
+// (coordinator/zk's Client reads the registration /brokers/ids/<id>),
+// opened on the first request and kept for the next ones; the address is
+// looked up again at every (re)connect, so a broker that restarted at a new
+// address is found. Requests are framed as any Kafka client frames them
+// (wire.AppendRequest: header v1, v2 for flexible versions), with the client
+// id "sluice-controller-<id>" (or the one Options names) and correlation
+// ids increasing per broker; the response is read with its header and
+// decoded at the request's version.
 //
 // Any failure closes the connection, so the next request starts on a new
 // one and never reads the answer to an earlier request. A request is
@@ -21,6 +22,10 @@ package zk
 // connection, within the same timeout. Control requests may arrive twice
 // that way, as they may when the driver retries; their epochs make a
 // repeat harmless.
+//
+// Lock order: Client.mu is released before a broker link's turn is taken;
+// the turn is held for one request, the address book's lookup included.
+package interbroker
 
 import (
 	"context"
@@ -34,15 +39,19 @@ import (
 	"syscall"
 	"time"
 
-	gozk "github.com/go-zookeeper/zk"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/wire"
 )
 
-// NetSenderOptions configure a NetSender; the zero value is Kafka's
-// defaults.
-type NetSenderOptions struct {
+// AddressBook gives the address ("host:port") of a broker's endpoint on
+// a listener ("": its first endpoint), or why there is none.
+type AddressBook interface {
+	BrokerAddress(broker int32, listener string) (string, error)
+}
+
+// Options configure a Client; the zero value is Kafka's defaults.
+type Options struct {
 	// Listener names the listener whose advertised endpoint is dialled
 	// (Kafka's control.plane.listener.name, else
 	// inter.broker.listener.name). Default "": each broker's first
@@ -78,24 +87,22 @@ type NetSenderOptions struct {
 	Handshake func(ctx context.Context, conn net.Conn) error
 }
 
-// Errors of NetSender.Send, wrapped with the request and broker.
+// Errors of Client.Send, wrapped with the request and broker; the
+// AddressBook's errors are returned wrapped as they are.
 var (
 	// ErrRequestTimeout is a request not answered within the request
 	// timeout.
-	ErrRequestTimeout = errors.New("zk: control request timed out")
-	// ErrBrokerNotRegistered is a request for a broker without a
-	// registration, or without an endpoint of the configured listener.
-	ErrBrokerNotRegistered = errors.New("zk: broker not reachable from its registration")
-	// ErrSenderClosed is a request after Close.
-	ErrSenderClosed = errors.New("zk: sender closed")
+	ErrRequestTimeout = errors.New("interbroker: request timed out")
+	// ErrClosed is a request after Close.
+	ErrClosed = errors.New("interbroker: client closed")
 )
 
-// NetSender is a Sender over the brokers' Kafka listeners. It may be used
+// Client sends requests to the brokers' Kafka listeners. It may be used
 // from several goroutines; requests to one broker go one at a time.
-type NetSender struct {
-	c        *Client
+type Client struct {
+	book     AddressBook
 	clientID string
-	o        NetSenderOptions
+	o        Options
 
 	mu struct {
 		sync.Mutex
@@ -116,9 +123,9 @@ type brokerLink struct {
 	in          []byte   // response frames, reused with ReuseResponses
 }
 
-// NewNetSender returns a Sender for controller self that finds brokers
-// through c's registrations.
-func NewNetSender(c *Client, self int32, o NetSenderOptions) *NetSender {
+// New returns a Client of broker self that finds the other brokers in
+// book.
+func New(self int32, book AddressBook, o Options) *Client {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 30 * time.Second
 	}
@@ -128,14 +135,14 @@ func NewNetSender(c *Client, self int32, o NetSenderOptions) *NetSender {
 	if o.ClientID == "" {
 		o.ClientID = "sluice-controller-" + strconv.Itoa(int(self))
 	}
-	s := &NetSender{c: c, clientID: o.ClientID, o: o}
+	s := &Client{book: book, clientID: o.ClientID, o: o}
 	s.mu.links = map[int32]*brokerLink{}
 	return s
 }
 
-// Send implements Sender: it sends req to broker and returns its response,
-// of req.ResponseKind()'s type at req's version.
-func (s *NetSender) Send(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
+// Send sends req to broker and returns its response, of
+// req.ResponseKind()'s type at req's version (coordinator/zk's Sender).
+func (s *Client) Send(ctx context.Context, broker int32, req kmsg.Request) (kmsg.Response, error) {
 	l, err := s.link(broker)
 	if err != nil {
 		return nil, err
@@ -143,13 +150,13 @@ func (s *NetSender) Send(ctx context.Context, broker int32, req kmsg.Request) (k
 	select {
 	case l.turn <- struct{}{}:
 	case <-ctx.Done():
-		return nil, fmt.Errorf("zk: %s to broker %d: %w", kmsg.NameForKey(req.Key()), broker, ctx.Err())
+		return nil, fmt.Errorf("interbroker: %s to broker %d: %w", kmsg.NameForKey(req.Key()), broker, ctx.Err())
 	}
 	defer func() { <-l.turn }()
 	resp, err := s.roundTrip(ctx, broker, l, req)
 	if err != nil {
 		l.close()
-		return nil, fmt.Errorf("zk: %s to broker %d%s: %w", kmsg.NameForKey(req.Key()), broker, at(l.addr), err)
+		return nil, fmt.Errorf("interbroker: %s to broker %d%s: %w", kmsg.NameForKey(req.Key()), broker, at(l.addr), err)
 	}
 	return resp, nil
 }
@@ -162,11 +169,11 @@ func at(addr string) string {
 }
 
 // link returns broker's link, made on first use.
-func (s *NetSender) link(broker int32) (*brokerLink, error) {
+func (s *Client) link(broker int32) (*brokerLink, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.mu.closed {
-		return nil, ErrSenderClosed
+		return nil, ErrClosed
 	}
 	l := s.mu.links[broker]
 	if l == nil {
@@ -178,7 +185,7 @@ func (s *NetSender) link(broker int32) (*brokerLink, error) {
 
 // roundTrip sends req on l's connection (dialled if closed) and reads the
 // answer, once more on a new connection if the kept one turns out closed.
-func (s *NetSender) roundTrip(ctx context.Context, broker int32, l *brokerLink, req kmsg.Request) (kmsg.Response, error) {
+func (s *Client) roundTrip(ctx context.Context, broker int32, l *brokerLink, req kmsg.Request) (kmsg.Response, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, s.o.RequestTimeout)
 	defer cancel()
@@ -203,7 +210,7 @@ func (s *NetSender) roundTrip(ctx context.Context, broker int32, l *brokerLink, 
 
 // failure names why a request failed: its context's end, the request
 // timeout, or err.
-func (s *NetSender) failure(parent, ctx context.Context, err error) error {
+func (s *Client) failure(parent, ctx context.Context, err error) error {
 	switch {
 	case parent.Err() != nil:
 		return parent.Err()
@@ -218,9 +225,9 @@ func peerClosed(err error) bool {
 	return errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
-// dial connects l to broker's registered endpoint.
-func (s *NetSender) dial(ctx context.Context, broker int32, l *brokerLink) error {
-	addr, err := s.address(broker)
+// dial connects l to broker's endpoint, as the address book has it.
+func (s *Client) dial(ctx context.Context, broker int32, l *brokerLink) error {
+	addr, err := s.book.BrokerAddress(broker, s.o.Listener)
 	if err != nil {
 		return err
 	}
@@ -244,36 +251,16 @@ func (s *NetSender) dial(ctx context.Context, broker int32, l *brokerLink) error
 		stop()
 		if err != nil {
 			conn.Close()
-			return fmt.Errorf("zk: authenticating to broker %d at %s: %w", broker, addr, err)
+			return fmt.Errorf("interbroker: authenticating to broker %d at %s: %w", broker, addr, err)
 		}
 	}
 	l.conn = conn
 	return nil
 }
 
-// address reads broker's registration for the endpoint to dial.
-func (s *NetSender) address(broker int32) (string, error) {
-	data, _, err := s.c.Get(BrokerPath(broker))
-	if errors.Is(err, gozk.ErrNoNode) {
-		return "", fmt.Errorf("%w: no %s", ErrBrokerNotRegistered, BrokerPath(broker))
-	} else if err != nil {
-		return "", fmt.Errorf("zk: read %s: %w", BrokerPath(broker), err)
-	}
-	b, err := DecodeBroker(broker, data)
-	if err != nil {
-		return "", err
-	}
-	for _, e := range b.Endpoints {
-		if s.o.Listener == "" || e.Listener == s.o.Listener {
-			return net.JoinHostPort(e.Host, strconv.Itoa(int(e.Port))), nil
-		}
-	}
-	return "", fmt.Errorf("%w: %s has no endpoint of listener %q", ErrBrokerNotRegistered, BrokerPath(broker), s.o.Listener)
-}
-
 // exchange writes req and reads its response on l's connection; answered
 // says whether any of the response arrived.
-func (s *NetSender) exchange(ctx context.Context, l *brokerLink, req kmsg.Request) (resp kmsg.Response, answered bool, err error) {
+func (s *Client) exchange(ctx context.Context, l *brokerLink, req kmsg.Request) (resp kmsg.Response, answered bool, err error) {
 	conn := l.conn
 	if deadline, ok := ctx.Deadline(); ok {
 		if err := conn.SetDeadline(deadline); err != nil {
@@ -319,7 +306,7 @@ func (l *brokerLink) close() {
 
 // Close closes every connection, after the requests in progress end, and
 // refuses later requests with ErrSenderClosed.
-func (s *NetSender) Close() {
+func (s *Client) Close() {
 	s.mu.Lock()
 	s.mu.closed = true
 	links := s.mu.links

@@ -1,8 +1,9 @@
-package zk
+package interbroker
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"runtime"
 	"sync"
@@ -13,7 +14,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -47,8 +47,6 @@ func startFakeBroker(t *testing.T, silent bool) *fakeBroker {
 	t.Cleanup(b.stop)
 	return b
 }
-
-func (b *fakeBroker) port() int32 { return int32(b.ln.Addr().(*net.TCPAddr).Port) }
 
 func (b *fakeBroker) accept() {
 	for {
@@ -137,20 +135,46 @@ func (b *fakeBroker) next(t *testing.T) seenRequest {
 	}
 }
 
-// register registers broker id at b's port on a session of its own,
-// which is returned (closing it deregisters).
-func register(t *testing.T, chroot string, id int32, b *fakeBroker) *Client {
-	t.Helper()
-	c := connect(t, chroot)
-	if err := c.EnsurePersistentPaths(); err != nil {
-		t.Fatal(err)
+// book is a static AddressBook: each broker's endpoints, in order (the
+// listener "" asks for the first).
+type book struct {
+	mu    sync.Mutex
+	addrs map[int32][][2]string // listener, address
+}
+
+var errUnknown = errors.New("no such broker")
+
+func newBook() *book { return &book{addrs: map[int32][][2]string{}} }
+
+// set gives broker id the address of b on listener.
+func (k *book) set(id int32, listener string, b *fakeBroker) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for i, e := range k.addrs[id] {
+		if e[0] == listener {
+			k.addrs[id][i][1] = b.ln.Addr().String()
+			return
+		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := c.Register(ctx, registration(id, b.port())); err != nil {
-		t.Fatal(err)
+	k.addrs[id] = append(k.addrs[id], [2]string{listener, b.ln.Addr().String()})
+}
+
+func (k *book) BrokerAddress(broker int32, listener string) (string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, e := range k.addrs[broker] {
+		if listener == "" || e[0] == listener {
+			return e[1], nil
+		}
 	}
-	return c
+	return "", fmt.Errorf("%w: %d on %q", errUnknown, broker, listener)
+}
+
+// register is a book with broker id at b.
+func register(id int32, b *fakeBroker) *book {
+	k := newBook()
+	k.set(id, "PLAINTEXT", b)
+	return k
 }
 
 func leaderAndISR(v int16) *kmsg.LeaderAndISRRequest {
@@ -184,11 +208,10 @@ func errorCode(t *testing.T, resp kmsg.Response) int16 {
 // controller's client id and increasing correlation ids, flexible (header
 // v2) and not; a broker that restarts at a new port is found by the next
 // request.
-func TestNetSender(t *testing.T) {
-	chroot := zktest.Chroot()
+func TestClient(t *testing.T) {
 	b := startFakeBroker(t, false)
-	reg := register(t, chroot, 1, b)
-	s := NewNetSender(connect(t, chroot), 5, NetSenderOptions{})
+	k := register(1, b)
+	s := New(5, k, Options{})
 	t.Cleanup(s.Close)
 	ctx := context.Background()
 
@@ -219,9 +242,8 @@ func TestNetSender(t *testing.T) {
 
 	// The broker restarts at another port and registers again.
 	b.stop()
-	reg.Close()
 	b2 := startFakeBroker(t, false)
-	register(t, chroot, 1, b2)
+	k.set(1, "PLAINTEXT", b2)
 	resp, err := s.Send(ctx, 1, updateMetadata(8))
 	if err != nil {
 		t.Fatalf("the first request after the restart: %v", err)
@@ -234,21 +256,14 @@ func TestNetSender(t *testing.T) {
 	}
 }
 
-// The endpoint of the configured listener is dialled, not the first.
-func TestNetSenderListener(t *testing.T) {
-	chroot := zktest.Chroot()
+// The endpoint of the configured listener is dialled, not the first; the
+// address book's refusal is the request's error.
+func TestClientListener(t *testing.T) {
 	b := startFakeBroker(t, false)
 	dead := startFakeBroker(t, true)
-	c := connect(t, chroot)
-	if err := c.EnsurePersistentPaths(); err != nil {
-		t.Fatal(err)
-	}
-	r := registration(2, dead.port())
-	r.Endpoints = append(r.Endpoints, Endpoint{Listener: "CONTROL", SecurityProtocol: Plaintext, Host: "127.0.0.1", Port: b.port()})
-	if _, err := c.Register(context.Background(), r); err != nil {
-		t.Fatal(err)
-	}
-	s := NewNetSender(connect(t, chroot), 0, NetSenderOptions{Listener: "CONTROL", RequestTimeout: 5 * time.Second})
+	k := register(2, dead)
+	k.set(2, "CONTROL", b)
+	s := New(0, k, Options{Listener: "CONTROL", RequestTimeout: 5 * time.Second})
 	t.Cleanup(s.Close)
 	if _, err := s.Send(context.Background(), 2, updateMetadata(8)); err != nil {
 		t.Fatal(err)
@@ -256,18 +271,18 @@ func TestNetSenderListener(t *testing.T) {
 	if dead.accepted.Load() != 0 {
 		t.Fatal("the first endpoint was dialled")
 	}
-	other := NewNetSender(connect(t, chroot), 0, NetSenderOptions{Listener: "INTERNAL"})
+	other := New(0, k, Options{Listener: "INTERNAL"})
 	t.Cleanup(other.Close)
-	if _, err := other.Send(context.Background(), 2, updateMetadata(8)); !errors.Is(err, ErrBrokerNotRegistered) {
+	if _, err := other.Send(context.Background(), 2, updateMetadata(8)); !errors.Is(err, errUnknown) {
 		t.Fatalf("a listener the broker lacks: %v", err)
 	}
-	if _, err := s.Send(context.Background(), 9, updateMetadata(8)); !errors.Is(err, ErrBrokerNotRegistered) {
-		t.Fatalf("an unregistered broker: %v", err)
+	if _, err := s.Send(context.Background(), 9, updateMetadata(8)); !errors.Is(err, errUnknown) {
+		t.Fatalf("an unknown broker: %v", err)
 	}
 }
 
 // sendAsync runs a Send and returns its error on a channel.
-func sendAsync(ctx context.Context, s *NetSender, broker int32) <-chan error {
+func sendAsync(ctx context.Context, s *Client, broker int32) <-chan error {
 	done := make(chan error, 1)
 	go func() {
 		_, err := s.Send(ctx, broker, leaderAndISR(7))
@@ -290,13 +305,11 @@ func wait(t *testing.T, done <-chan error, what string) error {
 // A broker that does not answer fails the request at the request timeout,
 // and the connection is closed (the next request dials again); a
 // cancelled context ends a request at once.
-func TestNetSenderTimeouts(t *testing.T) {
-	chroot := zktest.Chroot()
+func TestClientTimeouts(t *testing.T) {
 	b := startFakeBroker(t, true)
-	register(t, chroot, 3, b)
-	sc := connect(t, chroot)
+	sc := register(3, b)
 
-	s := NewNetSender(sc, 0, NetSenderOptions{RequestTimeout: 300 * time.Millisecond})
+	s := New(0, sc, Options{RequestTimeout: 300 * time.Millisecond})
 	t.Cleanup(s.Close)
 	if err := wait(t, sendAsync(context.Background(), s, 3), "timeout"); !errors.Is(err, ErrRequestTimeout) {
 		t.Fatalf("a silent broker: %v", err)
@@ -310,7 +323,7 @@ func TestNetSenderTimeouts(t *testing.T) {
 		t.Fatalf("%d connections for two timed-out requests, want a new one each", n)
 	}
 
-	long := NewNetSender(sc, 0, NetSenderOptions{}) // 30 s
+	long := New(0, sc, Options{}) // 30 s
 	t.Cleanup(long.Close)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := sendAsync(ctx, long, 3)
@@ -323,7 +336,7 @@ func TestNetSenderTimeouts(t *testing.T) {
 		t.Fatalf("a request on a cancelled context: %v", err)
 	}
 	long.Close()
-	if _, err := long.Send(context.Background(), 3, leaderAndISR(7)); !errors.Is(err, ErrSenderClosed) {
+	if _, err := long.Send(context.Background(), 3, leaderAndISR(7)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("a request after Close: %v", err)
 	}
 }
@@ -332,12 +345,10 @@ func TestNetSenderTimeouts(t *testing.T) {
 // requests; with ReuseResponses they alias the link's one buffer, which
 // the next response to that broker overwrites, and a run of responses
 // allocates far less than their size.
-func TestNetSenderReuseResponses(t *testing.T) {
-	chroot := zktest.Chroot()
+func TestClientReuseResponses(t *testing.T) {
 	b := startFakeBroker(t, false)
-	register(t, chroot, 1, b)
-	sc := connect(t, chroot)
-	records := func(s *NetSender) []byte {
+	sc := register(1, b)
+	records := func(s *Client) []byte {
 		t.Helper()
 		req := kmsg.NewPtrFetchRequest()
 		req.SetVersion(12)
@@ -349,7 +360,7 @@ func TestNetSenderReuseResponses(t *testing.T) {
 		return resp.(*kmsg.FetchResponse).Topics[0].Partitions[0].RecordBatches
 	}
 	for _, reuse := range []bool{false, true} {
-		s := NewNetSender(sc, 0, NetSenderOptions{ReuseResponses: reuse})
+		s := New(0, sc, Options{ReuseResponses: reuse})
 		first := records(s)
 		was := first[0]
 		second := records(s)
