@@ -12,8 +12,8 @@ package broker
 //     hosts as a follower NOT_LEADER_OR_FOLLOWER.
 //   - The leader appends a control batch (engine.AppendControlBatch: one
 //     record, the marker's type and coordinator epoch, stamped with the
-//     broker's time) as the coordinator's append
-//     (engine.Log.AppendCoordinatorNoWait), so it is not refused as a
+//     broker's time) as the coordinator's append (appendAsLeader with
+//     appendHow.coordinator, owner.go), so it is not refused as a
 //     client's control batch, internal topics included. An epoch below the
 //     producer's in that partition is INVALID_PRODUCER_EPOCH, a coordinator
 //     epoch below the one of the producer's last marker there

@@ -113,6 +113,15 @@ type Config struct {
 
 	Logger *slog.Logger // default slog.Default()
 
+	// StaticKeys are the broker keys of the catalogue (configs.go) that
+	// server.properties sets and no field above takes: the static values of
+	// keys Kafka also changes at run time (min.insync.replicas,
+	// log.preallocate, log.message.timestamp.type, the replication
+	// throttles' rates, ...), normalized as DescribeConfigs shows them. They
+	// are those keys' STATIC_BROKER_CONFIG layer, below the dynamic ones:
+	// the default of the topic key each stands for. Apply fills it.
+	StaticKeys map[string]string
+
 	// FS is the file system the logs live in: the engine's seam (a test's
 	// faults, a simulation's disk). Default the operating system's.
 	FS engine.FS
@@ -320,9 +329,22 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			if ok, err = c.ClientQuotas.apply(k, v); ok {
 				break
 			}
-			if ok, err = c.Groups.apply(k, v); !ok {
-				unknown = append(unknown, k)
+			if ok, err = c.Groups.apply(k, v); ok {
+				break
 			}
+			if ck := brokerKeyByName[k]; ck != nil && !ck.undefined {
+				// A catalogue key no field takes (min.insync.replicas,
+				// log.preallocate, ...): kept as its static value.
+				var s string
+				if s, err = checkBrokerValue(ck, k, v); err == nil {
+					if c.StaticKeys == nil {
+						c.StaticKeys = map[string]string{}
+					}
+					c.StaticKeys[k] = s
+				}
+				break
+			}
+			unknown = append(unknown, k)
 		}
 		if err != nil {
 			return unknown, err

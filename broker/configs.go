@@ -5,7 +5,9 @@ package broker
 // DynamicBrokerConfig's dynamic keys): its type, default, valid values, the
 // broker keys a topic key falls back to, and whether a broker key can change
 // at run time. CreateTopics, DescribeConfigs, AlterConfigs and
-// IncrementalAlterConfigs validate and describe through it.
+// IncrementalAlterConfigs validate and describe through it. Every key
+// server.properties accepts (Config.Apply) has a row here
+// (configs_keys_test.go walks the parser's keys against DescribeConfigs).
 //
 // A value comes from the first of these layers that sets it (Kafka's
 // ConfigSource, dynconfig.go keeps the layers):
@@ -400,6 +402,7 @@ var brokerKeys = []configKey{
 	{name: "broker.id", typ: kmsg.ConfigTypeInt, def: str("0"), doc: "This broker's id."},
 	{name: "node.id", typ: kmsg.ConfigTypeInt, def: str("0"), doc: "This broker's id (KRaft's name for broker.id)."},
 	{name: "log.dirs", typ: kmsg.ConfigTypeString, def: str("./sluice-data"), doc: "Data directory (the first one)."},
+	{name: "log.dir", typ: kmsg.ConfigTypeString, def: str("./sluice-data"), doc: "Data directory when log.dirs is not set."},
 	{name: "num.partitions", typ: kmsg.ConfigTypeInt, def: str("1"), doc: "Partitions of auto-created topics and of CreateTopics with -1."},
 	{name: "default.replication.factor", typ: kmsg.ConfigTypeInt, def: str("1"), doc: "Replication factor for CreateTopics with -1."},
 	{name: "auto.create.topics.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"), doc: "Whether Metadata requests create unknown topics."},
@@ -449,6 +452,93 @@ var brokerKeys = []configKey{
 		doc: "How often the controller checks the leader imbalance."},
 	{name: "leader.imbalance.per.broker.percentage", typ: kmsg.ConfigTypeInt, def: str("10"),
 		doc: "Share of a broker's preferred partitions, in percent, that may be led elsewhere before the controller moves them back."},
+	// The group coordinator's keys (groupconfig.go), read when the broker
+	// starts, as Kafka's.
+	{name: "group.initial.rebalance.delay.ms", typ: kmsg.ConfigTypeInt, def: str("3000"),
+		doc: "How long the first rebalance of an empty group waits for more members to join."},
+	{name: "group.min.session.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("6000"),
+		doc: "Smallest session timeout a member may ask for."},
+	{name: "group.max.session.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("1800000"),
+		doc: "Largest session timeout a member may ask for."},
+	{name: "group.max.size", typ: kmsg.ConfigTypeInt, def: str("2147483647"),
+		doc: "Members a group may have; more are refused GROUP_MAX_SIZE_REACHED."},
+	{name: "offsets.topic.num.partitions", typ: kmsg.ConfigTypeInt, def: str("50"),
+		doc: "Partitions of __consumer_offsets, when it is created."},
+	{name: "offsets.topic.replication.factor", typ: kmsg.ConfigTypeShort, def: str("3"),
+		doc: "Replication factor of __consumer_offsets, when it is created (a single node uses 1)."},
+	{name: "offsets.topic.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("104857600"),
+		doc: "Segment size of __consumer_offsets."},
+	{name: "offsets.retention.minutes", typ: kmsg.ConfigTypeInt, def: str("10080"),
+		doc: "How long the committed offsets of a group without members are kept."},
+	{name: "offsets.retention.check.interval.ms", typ: kmsg.ConfigTypeLong, def: str("600000"),
+		doc: "How often expired offsets are removed."},
+	{name: "offset.metadata.max.bytes", typ: kmsg.ConfigTypeInt, def: str("4096"),
+		doc: "Largest metadata string of a committed offset; longer ones are refused OFFSET_METADATA_TOO_LARGE."},
+	// The transaction coordinator's keys (txnconfig.go), read when the
+	// broker starts. Kafka can change
+	// transaction.partition.verification.enable at run time; sluice reads it
+	// when it starts.
+	{name: "transaction.max.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("900000"),
+		doc: "Largest transaction timeout a producer may ask for; more is refused INVALID_TRANSACTION_TIMEOUT."},
+	{name: "transactional.id.expiration.ms", typ: kmsg.ConfigTypeInt, def: str("604800000"),
+		doc: "How long a transactional id no producer uses is kept."},
+	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", typ: kmsg.ConfigTypeInt, def: str("10000"),
+		doc: "How often transactions past their timeout are aborted."},
+	{name: "transaction.remove.expired.transaction.cleanup.interval.ms", typ: kmsg.ConfigTypeInt, def: str("3600000"),
+		doc: "How often expired transactional ids are removed."},
+	{name: "transaction.state.log.num.partitions", typ: kmsg.ConfigTypeInt, def: str("50"),
+		doc: "Partitions of __transaction_state, when it is created."},
+	{name: "transaction.state.log.replication.factor", typ: kmsg.ConfigTypeShort, def: str("3"),
+		doc: "Replication factor of __transaction_state, when it is created (a single node uses 1)."},
+	{name: "transaction.state.log.min.isr", typ: kmsg.ConfigTypeInt, def: str("2"),
+		doc: "min.insync.replicas of __transaction_state (a single node uses 1)."},
+	{name: "transaction.state.log.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("104857600"),
+		doc: "Segment size of __transaction_state."},
+	{name: "transaction.partition.verification.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
+		doc: "Whether a partition leader verifies with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890)."},
+	// The cluster's keys (clusterconfig.go, fetcherconfig.go), read when
+	// the broker starts. Kafka can change num.replica.fetchers at run time;
+	// sluice reads it when it starts.
+	{name: "zookeeper.connect", typ: kmsg.ConfigTypeString,
+		doc: "ZooKeeper of the cluster, host:port[,host:port...][/chroot]; none: a single node."},
+	{name: "zookeeper.session.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("18000"),
+		doc: "A broker silent this long loses its registration, and the controller role if it had it."},
+	{name: "zookeeper.connection.timeout.ms", typ: kmsg.ConfigTypeInt,
+		doc: "How long the broker waits for a ZooKeeper session when it starts (default the session timeout)."},
+	{name: "broker.rack", typ: kmsg.ConfigTypeString,
+		doc: "This broker's rack: new topics spread each partition's replicas over racks."},
+	{name: "replica.lag.time.max.ms", typ: kmsg.ConfigTypeLong, def: str("30000"),
+		doc: "A follower that has not caught up with its leader for this long leaves the ISR."},
+	{name: "controlled.shutdown.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
+		doc: "Whether a stopping broker first asks the controller to move its leadership away."},
+	{name: "controlled.shutdown.max.retries", typ: kmsg.ConfigTypeInt, def: str("3"),
+		doc: "How often a stopping broker asks again while it still leads partitions."},
+	{name: "controlled.shutdown.retry.backoff.ms", typ: kmsg.ConfigTypeLong, def: str("5000"),
+		doc: "Pause before a stopping broker asks again."},
+	{name: "num.replica.fetchers", typ: kmsg.ConfigTypeInt, def: str("1"),
+		doc: "Fetchers per source broker, each with its own connection; a partition goes to one by its hash."},
+	{name: "replica.fetch.max.bytes", typ: kmsg.ConfigTypeInt, def: str("1048576"),
+		doc: "Bytes a follower asks per partition; a bigger first batch is still returned whole."},
+	{name: "replica.fetch.response.max.bytes", typ: kmsg.ConfigTypeInt, def: str("10485760"),
+		doc: "Bytes a follower asks per fetch, over all its partitions."},
+	{name: "replica.fetch.min.bytes", typ: kmsg.ConfigTypeInt, def: str("1"),
+		doc: "The leader holds a follower's fetch until this much is there or replica.fetch.wait.max.ms passed."},
+	{name: "replica.fetch.wait.max.ms", typ: kmsg.ConfigTypeInt, def: str("500"),
+		doc: "Longest wait of a follower's fetch; at most replica.lag.time.max.ms."},
+	{name: "replica.fetch.backoff.ms", typ: kmsg.ConfigTypeInt, def: str("1000"),
+		doc: "Pause after a failed fetch, and before a follower fetches records its log refused again."},
+	// sluice's own observability keys (obsconfig.go), read when the broker
+	// starts; Kafka has none of them.
+	{name: "metrics.listen", typ: kmsg.ConfigTypeString,
+		doc: "sluice's: host:port of the HTTP listener serving /metrics, /healthz and /readyz; none: no metrics are kept."},
+	{name: "metrics.pprof.enable", typ: kmsg.ConfigTypeBoolean, def: str("false"),
+		doc: "sluice's: /debug/pprof on the metrics listener."},
+	{name: "log.level", typ: kmsg.ConfigTypeString, def: str("info"),
+		doc: "sluice's: debug, info, warn or error; at debug every request is logged."},
+	{name: "log.format", typ: kmsg.ConfigTypeString, def: str("text"),
+		doc: "sluice's: text or json."},
+	{name: "log.slow.request.ms", typ: kmsg.ConfigTypeLong, def: str("0"),
+		doc: "sluice's: a request that takes longer, from its last byte read to its response written, is logged at info; 0: none."},
 
 	{name: "log.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("1073741824"), dynamic: true, topic: "segment.bytes"},
 	{name: "log.roll.ms", typ: kmsg.ConfigTypeLong, dynamic: true, topic: "segment.ms", unit: 1},
@@ -637,6 +727,12 @@ func validateBrokerConfig(key, value string) (string, error) {
 	case !ok:
 		return "", &configError{fmt.Sprintf("sluice cannot update broker config %s dynamically: it is not a broker config sluice knows", key)}
 	}
+	return checkBrokerValue(k, key, value)
+}
+
+// checkBrokerValue parses a value of broker key k, normalized, or says why
+// it is refused.
+func checkBrokerValue(k *configKey, key, value string) (string, error) {
 	v, err := k.parse(value)
 	if err != nil || k.topic == "" {
 		return v.s, err

@@ -75,10 +75,10 @@
 //
 // Lock order, outermost first: lagSampler.mu (grouplag.go: taken with no
 // other lock held, held across its ListOffsets to other brokers, so one
-// sample runs at a time); groupsState.mu (the coordinator is made,
-// and __consumer_offsets created, under it); Broker.admin (one change to
-// the topics, their partitions or the configuration at a time);
-// coordinator/group's own locks (a group's commits append to
+// sample runs at a time); Broker.admin (one change to the topics, their
+// partitions or the configuration at a time); groupsState.mu (the
+// coordinator is made and closed under it; __consumer_offsets is created
+// after it is released); coordinator/group's own locks (a group's commits append to
 // __consumer_offsets and look topics up under them); the engine Store's
 // lock; Broker.mu; partition.mu. No lock is taken while a later one is
 // held: deleteTopic removes a deleted topic's committed offsets after it
@@ -93,9 +93,10 @@
 // nests Broker.admin (hosting.go opens and deletes logs under both), hence
 // everything after it; in ZooKeeper mode nothing holding Broker.admin
 // takes controlState.mu. The group coordinator's Load and Unload are
-// called under controlState.mu and Broker.admin: Unload waits for appends
-// in progress on the partition, which take only the Store's and
-// partition locks. No broker lock is held across a ZooKeeper call except
+// called under controlState.mu (and StopReplica's Unload under
+// Broker.admin too), never under a partition's role lock: Unload waits for
+// appends in progress on the partition, which take only the partition's
+// role lock (read), its replica lock, the Store's and the log's. No broker lock is held across a ZooKeeper call except
 // Broker.admin around topic administration and configuration writes. A
 // partition's replicaDriver.mu (replica.go: its replication core) is taken
 // after controlState.mu and Broker.admin (LeaderAndIsr and configuration

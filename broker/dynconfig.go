@@ -104,6 +104,7 @@ func staticBrokerConfigs(c Config) map[string]string {
 	c.staticListeners(m)
 	if c.DataDir != "" {
 		m["log.dirs"] = c.DataDir
+		m["log.dir"] = c.DataDir // either key sets it
 	}
 	num("num.partitions", int64(c.NumPartitions))
 	num("default.replication.factor", int64(c.DefaultReplicationFactor))
@@ -142,6 +143,11 @@ func staticBrokerConfigs(c Config) map[string]string {
 	c.SASL.static(m)
 	c.Authz.static(m)
 	c.Cluster.Election.static(m)
+	c.Cluster.static(m)
+	c.Groups.static(m)
+	c.Txns.static(m)
+	c.Observability.static(m)
+	maps.Copy(m, c.StaticKeys)
 	num("replication.quota.window.num", int64(c.Cluster.QuotaWindowNum))
 	num("replication.quota.window.size.seconds", int64(c.Cluster.QuotaWindowSize/time.Second))
 	return m
@@ -217,11 +223,13 @@ func (b *Broker) topicValue(key string, overrides map[string]string) string {
 }
 
 // withDynamicDefaults is a topic's overrides plus, for every topic key it
-// does not override, the value a dynamic broker config gives it: with
-// Config's static values and defaults this is the topic's whole effective
-// configuration, which Config.logOptions turns into engine options.
-func (d *dynamicConfigs) withDynamicDefaults(overrides map[string]string) map[string]string {
-	if len(d.node) == 0 && len(d.cluster) == 0 {
+// does not override, the value a dynamic broker config gives it, or else
+// one of static, the configuration's keys no field of Config takes
+// (Config.StaticKeys): with Config's fields and defaults this is the
+// topic's whole effective configuration, which Config.logOptions turns
+// into engine options.
+func (d *dynamicConfigs) withDynamicDefaults(overrides, static map[string]string) map[string]string {
+	if len(d.node) == 0 && len(d.cluster) == 0 && len(static) == 0 {
 		return overrides
 	}
 	out := maps.Clone(overrides)
@@ -234,7 +242,7 @@ func (d *dynamicConfigs) withDynamicDefaults(overrides map[string]string) map[st
 			continue
 		}
 	layers:
-		for _, m := range []map[string]string{d.node, d.cluster} {
+		for _, m := range []map[string]string{d.node, d.cluster, static} {
 			for _, s := range k.synonyms {
 				if v, ok := m[s.name]; ok {
 					out[k.name] = topicValueFromBroker(s.name, v, s.unit)
@@ -260,7 +268,7 @@ func (d *dynamicConfigs) brokerValue(key string) (string, bool) {
 // with metrics, the flushes timed.
 func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 	d := b.cfgs.dynamic.Load()
-	o := b.cfg.logOptions(d.withDynamicDefaults(topicConfigs))
+	o := b.cfg.logOptions(d.withDynamicDefaults(topicConfigs, b.cfg.StaticKeys))
 	if v, ok := d.brokerValue("producer.id.expiration.ms"); ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			o.ProducerIDExpiration = time.Duration(n) * time.Millisecond

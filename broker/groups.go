@@ -43,7 +43,10 @@ const offsetsCommitTimeout = 5 * time.Second
 const offsetsTopic = "__consumer_offsets"
 
 // groupsState holds the group coordinator once it exists. Lock order:
-// groupsState.mu before Broker.admin.
+// Broker.admin before groupsState.mu (unhost's moveGroups reads the
+// coordinator under admin), groupsState.mu before coordinator/group's own
+// locks (the coordinator is made and closed under it); __consumer_offsets
+// is created after it is released.
 type groupsState struct {
 	mu     sync.Mutex
 	c      *group.Coordinator

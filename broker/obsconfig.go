@@ -78,3 +78,23 @@ func ParseLogLevel(s string) (slog.Level, error) {
 	}
 	return 0, fmt.Errorf("unknown log level %q (debug, info, warn, error)", s)
 }
+
+// static adds the observability keys the configuration sets to m
+// (dynconfig.go's staticBrokerConfigs).
+func (c ObservabilityConfig) static(m map[string]string) {
+	if c.MetricsListen != "" {
+		m["metrics.listen"] = c.MetricsListen
+	}
+	if c.Pprof {
+		m["metrics.pprof.enable"] = "true"
+	}
+	if c.LogLevel != "" {
+		m["log.level"] = c.LogLevel
+	}
+	if c.LogFormat != "" {
+		m["log.format"] = c.LogFormat
+	}
+	if c.SlowRequest != 0 {
+		m["log.slow.request.ms"] = strconv.FormatInt(c.SlowRequest.Milliseconds(), 10)
+	}
+}

@@ -195,13 +195,17 @@ func (r *replicationQuotas) init(c ClusterConfig) {
 var throttleRateKeys = [2]string{"leader.replication.throttled.rate", "follower.replication.throttled.rate"}
 
 // applyReplicationRates sets the quotas' bounds from the dynamic broker
-// layers (this broker's, then the cluster-wide default's), logging a
-// change.
+// layers (this broker's, then the cluster-wide default's), then the
+// configuration's, logging a change.
 func (b *Broker) applyReplicationRates() {
 	d := b.cfgs.dynamic.Load()
 	for i, q := range [2]*replicationQuota{&b.repl.leader, &b.repl.follower} {
 		rate := int64(math.MaxInt64)
-		if v, ok := d.brokerValue(throttleRateKeys[i]); ok {
+		v, ok := d.brokerValue(throttleRateKeys[i])
+		if !ok {
+			v, ok = b.cfg.StaticKeys[throttleRateKeys[i]]
+		}
+		if ok {
 			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
 				rate = n
 			}
