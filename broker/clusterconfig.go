@@ -161,34 +161,29 @@ func (c ClusterConfig) validate() error {
 // (dynconfig.go's staticBrokerConfigs): ZooKeeper, the rack, the ISR lag,
 // the controlled shutdown and the followers' fetching.
 func (c ClusterConfig) static(m map[string]string) {
-	set := func(k string, n int64) {
-		if n != 0 {
-			m[k] = strconv.FormatInt(n, 10)
-		}
-	}
 	if c.ZooKeeper != "" {
 		m["zookeeper.connect"] = c.ZooKeeper
 	}
 	if c.Rack != "" {
 		m["broker.rack"] = c.Rack
 	}
-	set("zookeeper.session.timeout.ms", c.SessionTimeout.Milliseconds())
-	set("zookeeper.connection.timeout.ms", c.ConnectionTimeout.Milliseconds())
-	set("replica.lag.time.max.ms", c.ReplicaLagTimeMax.Milliseconds())
+	putNonZero(m, "zookeeper.session.timeout.ms", c.SessionTimeout.Milliseconds())
+	putNonZero(m, "zookeeper.connection.timeout.ms", c.ConnectionTimeout.Milliseconds())
+	putNonZero(m, "replica.lag.time.max.ms", c.ReplicaLagTimeMax.Milliseconds())
 	if c.ControlledShutdown != nil {
 		m["controlled.shutdown.enable"] = strconv.FormatBool(*c.ControlledShutdown)
 	}
 	if c.ShutdownRetries != 0 {
 		m["controlled.shutdown.max.retries"] = strconv.Itoa(max(c.ShutdownRetries, 0)) // -1 is 0 retries
 	}
-	set("controlled.shutdown.retry.backoff.ms", c.ShutdownRetryBackoff.Milliseconds())
+	putNonZero(m, "controlled.shutdown.retry.backoff.ms", c.ShutdownRetryBackoff.Milliseconds())
 	f := c.Fetch
-	set("replica.fetch.max.bytes", int64(f.MaxBytes))
-	set("replica.fetch.response.max.bytes", int64(f.ResponseMaxBytes))
-	set("replica.fetch.min.bytes", int64(f.MinBytes))
-	set("replica.fetch.wait.max.ms", f.WaitMax.Milliseconds())
+	putNonZero(m, "replica.fetch.max.bytes", int64(f.MaxBytes))
+	putNonZero(m, "replica.fetch.response.max.bytes", int64(f.ResponseMaxBytes))
+	putNonZero(m, "replica.fetch.min.bytes", int64(f.MinBytes))
+	putNonZero(m, "replica.fetch.wait.max.ms", f.WaitMax.Milliseconds())
 	if f.Backoff != 0 {
 		m["replica.fetch.backoff.ms"] = strconv.FormatInt(f.Backoff.Milliseconds(), 10) // 1 ms is what 0 asked for
 	}
-	set("num.replica.fetchers", int64(f.Fetchers))
+	putNonZero(m, "num.replica.fetchers", int64(f.Fetchers))
 }

@@ -81,17 +81,21 @@ func (b *Broker) loadDynamicConfigs() {
 	})
 }
 
+// putNonZero sets m[k] to n unless n is 0 (a field not set): the static
+// values of the sub-configs' keys.
+func putNonZero(m map[string]string, k string, n int64) {
+	if n != 0 {
+		m[k] = strconv.FormatInt(n, 10)
+	}
+}
+
 // staticBrokerConfigs are the broker keys the configuration sets (fields
 // that are not zero), by Kafka name. A duration is given as its .ms key.
 // Secrets are among them: DescribeConfigs never shows a sensitive key's
 // value (configs_security.go).
 func staticBrokerConfigs(c Config) map[string]string {
 	m := map[string]string{}
-	num := func(k string, n int64) {
-		if n != 0 {
-			m[k] = strconv.FormatInt(n, 10)
-		}
-	}
+	num := func(k string, n int64) { putNonZero(m, k, n) }
 	ms := func(k string, d time.Duration) {
 		if d != 0 {
 			m[k] = strconv.FormatInt(d.Milliseconds(), 10)

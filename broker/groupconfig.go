@@ -82,21 +82,16 @@ func (g *GroupConfig) apply(k, v string) (ok bool, err error) {
 // static adds the group keys the configuration sets to m, by Kafka name
 // (dynconfig.go's staticBrokerConfigs).
 func (g GroupConfig) static(m map[string]string) {
-	set := func(k string, n int64) {
-		if n != 0 {
-			m[k] = strconv.FormatInt(n, 10)
-		}
-	}
 	if g.InitialRebalanceDelay != nil {
 		m["group.initial.rebalance.delay.ms"] = strconv.FormatInt(g.InitialRebalanceDelay.Milliseconds(), 10)
 	}
-	set("group.min.session.timeout.ms", g.MinSessionTimeout.Milliseconds())
-	set("group.max.session.timeout.ms", g.MaxSessionTimeout.Milliseconds())
-	set("group.max.size", int64(g.MaxSize))
-	set("offsets.topic.num.partitions", int64(g.OffsetsPartitions))
-	set("offsets.topic.segment.bytes", g.OffsetsSegmentBytes)
-	set("offsets.topic.replication.factor", int64(g.OffsetsReplication))
-	set("offsets.retention.minutes", int64(g.OffsetsRetention/time.Minute))
-	set("offsets.retention.check.interval.ms", g.OffsetsRetentionCheck.Milliseconds())
-	set("offset.metadata.max.bytes", int64(g.OffsetMetadataMax))
+	putNonZero(m, "group.min.session.timeout.ms", g.MinSessionTimeout.Milliseconds())
+	putNonZero(m, "group.max.session.timeout.ms", g.MaxSessionTimeout.Milliseconds())
+	putNonZero(m, "group.max.size", int64(g.MaxSize))
+	putNonZero(m, "offsets.topic.num.partitions", int64(g.OffsetsPartitions))
+	putNonZero(m, "offsets.topic.segment.bytes", g.OffsetsSegmentBytes)
+	putNonZero(m, "offsets.topic.replication.factor", int64(g.OffsetsReplication))
+	putNonZero(m, "offsets.retention.minutes", int64(g.OffsetsRetention/time.Minute))
+	putNonZero(m, "offsets.retention.check.interval.ms", g.OffsetsRetentionCheck.Milliseconds())
+	putNonZero(m, "offset.metadata.max.bytes", int64(g.OffsetMetadataMax))
 }

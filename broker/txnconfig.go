@@ -121,19 +121,14 @@ func (t *TxnConfig) apply(k, v string) (ok bool, err error) {
 // static adds the transaction keys the configuration sets to m, by Kafka
 // name (dynconfig.go's staticBrokerConfigs).
 func (t TxnConfig) static(m map[string]string) {
-	set := func(k string, n int64) {
-		if n != 0 {
-			m[k] = strconv.FormatInt(n, 10)
-		}
-	}
-	set("transaction.max.timeout.ms", t.MaxTimeout.Milliseconds())
-	set("transactional.id.expiration.ms", t.IDExpiration.Milliseconds())
-	set("transaction.abort.timed.out.transaction.cleanup.interval.ms", t.AbortCheck.Milliseconds())
-	set("transaction.remove.expired.transaction.cleanup.interval.ms", t.ExpireCheck.Milliseconds())
-	set("transaction.state.log.num.partitions", int64(t.StatePartitions))
-	set("transaction.state.log.replication.factor", int64(t.StateReplication))
-	set("transaction.state.log.min.isr", int64(t.StateMinISR))
-	set("transaction.state.log.segment.bytes", t.StateSegmentBytes)
+	putNonZero(m, "transaction.max.timeout.ms", t.MaxTimeout.Milliseconds())
+	putNonZero(m, "transactional.id.expiration.ms", t.IDExpiration.Milliseconds())
+	putNonZero(m, "transaction.abort.timed.out.transaction.cleanup.interval.ms", t.AbortCheck.Milliseconds())
+	putNonZero(m, "transaction.remove.expired.transaction.cleanup.interval.ms", t.ExpireCheck.Milliseconds())
+	putNonZero(m, "transaction.state.log.num.partitions", int64(t.StatePartitions))
+	putNonZero(m, "transaction.state.log.replication.factor", int64(t.StateReplication))
+	putNonZero(m, "transaction.state.log.min.isr", int64(t.StateMinISR))
+	putNonZero(m, "transaction.state.log.segment.bytes", t.StateSegmentBytes)
 	if t.PartitionVerification != nil {
 		m["transaction.partition.verification.enable"] = strconv.FormatBool(*t.PartitionVerification)
 	}
