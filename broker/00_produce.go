@@ -372,33 +372,3 @@ func checkKeys(batch []byte, p *partition) (int16, string, []kmsg.ProduceRespons
 		len(recErrs), strings.Join(shown, ", "))
 	return kerr.InvalidRecord.Code, msg, recErrs
 }
-
-// produceError maps an engine append error to Kafka's code.
-func produceError(b *Broker, p *partition, err error) (int16, string) {
-	var ke *kerr.Error
-	switch {
-	case errors.As(err, &ke):
-		// The owner's refusals (owner.go): NOT_LEADER_OR_FOLLOWER, and
-		// NOT_ENOUGH_REPLICAS checked again under its lock.
-		return ke.Code, err.Error()
-	case errors.Is(err, engine.ErrBatchTooLarge):
-		return kerr.MessageTooLarge.Code, err.Error()
-	case errors.Is(err, engine.ErrCorrupt):
-		return kerr.CorruptMessage.Code, err.Error()
-	case errors.Is(err, engine.ErrInvalidBatch):
-		return kerr.InvalidRecord.Code, err.Error()
-	case errors.Is(err, engine.ErrOutOfOrderSequence):
-		return kerr.OutOfOrderSequenceNumber.Code, err.Error()
-	case errors.Is(err, engine.ErrInvalidProducerEpoch):
-		return kerr.InvalidProducerEpoch.Code, err.Error()
-	case errors.Is(err, engine.ErrInvalidTxnState):
-		return kerr.InvalidTxnState.Code, err.Error()
-	case errors.Is(err, engine.ErrCoordinatorFenced):
-		return kerr.TransactionCoordinatorFenced.Code, err.Error()
-	case errors.Is(err, engine.ErrClosed):
-		return kerr.NotLeaderForPartition.Code, ""
-	default:
-		b.log.Error("append failed", "topic", p.topic, "partition", p.index, "err", err)
-		return kerr.KafkaStorageError.Code, ""
-	}
-}

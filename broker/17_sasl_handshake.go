@@ -63,16 +63,6 @@ func handleSaslHandshake(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response,
 	return resp, nil
 }
 
-// saslRefuse answers resp, logs why with the client's address and closes
-// the connection.
-func (c *conn) saslRefuse(h wire.Header, resp kmsg.Response, why string) (kmsg.Response, error) {
-	c.b.log.Info("refusing SASL", "remote", c.nc.RemoteAddr().String(), "listener", c.sasl.l.name, "why", why)
-	if err := c.write(h.CorrelationID, resp); err != nil {
-		return nil, err
-	}
-	return nil, errCloseConn
-}
-
 func contains(list []string, s string) bool {
 	for _, x := range list {
 		if x == s {

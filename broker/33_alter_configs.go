@@ -41,12 +41,6 @@ import (
 
 func init() { register(33, 0, 2, handleAlterConfigs) }
 
-// resourceID is a config resource, for finding one named twice.
-type resourceID struct {
-	kind kmsg.ConfigResourceType
-	name string
-}
-
 func handleAlterConfigs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.AlterConfigsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)

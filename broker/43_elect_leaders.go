@@ -169,20 +169,3 @@ func (b *Broker) electLeadersDriver() func(context.Context, controller.ElectionT
 	type elect = func(context.Context, controller.ElectionType, []engine.Partition) ([]controller.ElectionResult, error)
 	return controllerEntry(b, func(l *zk.ControllerLoop) elect { return l.ElectLeaders }, func(e *coordinator.Embedded) elect { return e.ElectLeaders })
 }
-
-// controllerEntry returns one of the controller's entry points: the
-// cluster's controller loop's (fromLoop), or the single node's controller's
-// (fromLocal); nil when neither runs here.
-func controllerEntry[F any](b *Broker, fromLoop func(*zk.ControllerLoop) F, fromLocal func(*coordinator.Embedded) F) F {
-	var none F
-	if b.cluster != nil {
-		if l := b.cluster.loop.Load(); l != nil {
-			return fromLoop(l)
-		}
-		return none
-	}
-	if e, ok := b.coord.(*coordinator.Embedded); ok {
-		return fromLocal(e)
-	}
-	return none
-}

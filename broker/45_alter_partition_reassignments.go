@@ -46,9 +46,6 @@ import (
 
 func init() { register(45, 0, 0, handleAlterPartitionReassignments) }
 
-// reassignTimeout is the least the broker waits for the controller.
-const reassignTimeout = 30 * time.Second
-
 func handleAlterPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.AlterPartitionAssignmentsRequest)
 	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
@@ -114,10 +111,4 @@ func handleAlterPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (
 func (b *Broker) reassignDriver() func(context.Context, []controller.ReassignTarget) (controller.ReassignAnswer, error) {
 	type alter = func(context.Context, []controller.ReassignTarget) (controller.ReassignAnswer, error)
 	return controllerEntry(b, func(l *zk.ControllerLoop) alter { return l.AlterReassignments }, func(e *coordinator.Embedded) alter { return e.AlterReassignments })
-}
-
-// listReassignmentsDriver is reassignDriver's for the ongoing ones.
-func (b *Broker) listReassignmentsDriver() func(context.Context) ([]controller.Reassignment, bool, error) {
-	type list = func(context.Context) ([]controller.Reassignment, bool, error)
-	return controllerEntry(b, func(l *zk.ControllerLoop) list { return l.ListReassignments }, func(e *coordinator.Embedded) list { return e.ListReassignments })
 }

@@ -168,3 +168,23 @@ func (c *conn) configAuthorized(op acl.Operation, kind kmsg.ConfigResourceType, 
 	}
 	return 0, ""
 }
+
+// aclFilter builds a filter from a DescribeAcls or DeleteAcls filter's
+// fields; v0 filters are LITERAL. Strings are copied: the request's memory
+// is reused.
+func aclFilter(version int16, rt int8, name *string, pattern int8, principal, host *string, op, perm int8) acl.Filter {
+	if version == 0 {
+		pattern = int8(acl.PatternLiteral)
+	}
+	clone := func(s *string) *string {
+		if s == nil {
+			return nil
+		}
+		v := string([]byte(*s))
+		return &v
+	}
+	return acl.Filter{
+		Type: acl.ResourceType(rt), Name: clone(name), Pattern: acl.PatternType(pattern),
+		Principal: clone(principal), Host: clone(host), Operation: acl.Operation(op), Perm: acl.Permission(perm),
+	}
+}

@@ -132,3 +132,29 @@ func (b *Broker) closingContext(d time.Duration) (context.Context, context.Cance
 	}()
 	return ctx, cancel
 }
+
+// controllerEntry returns one of the controller's entry points: the
+// cluster's controller loop's (fromLoop), or the single node's controller's
+// (fromLocal); nil when neither runs here.
+func controllerEntry[F any](b *Broker, fromLoop func(*zk.ControllerLoop) F, fromLocal func(*coordinator.Embedded) F) F {
+	var none F
+	if b.cluster != nil {
+		if l := b.cluster.loop.Load(); l != nil {
+			return fromLoop(l)
+		}
+		return none
+	}
+	if e, ok := b.coord.(*coordinator.Embedded); ok {
+		return fromLocal(e)
+	}
+	return none
+}
+
+// listReassignmentsDriver is reassignDriver's for the ongoing ones.
+func (b *Broker) listReassignmentsDriver() func(context.Context) ([]controller.Reassignment, bool, error) {
+	type list = func(context.Context) ([]controller.Reassignment, bool, error)
+	return controllerEntry(b, func(l *zk.ControllerLoop) list { return l.ListReassignments }, func(e *coordinator.Embedded) list { return e.ListReassignments })
+}
+
+// reassignTimeout is the least the broker waits for the controller.
+const reassignTimeout = 30 * time.Second

@@ -16,6 +16,7 @@ import (
 	"strconv"
 
 	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
@@ -213,4 +214,10 @@ func (b *Broker) refreshAllLocked() {
 	for _, x := range parts {
 		b.refreshPartition(x.p, x.configs)
 	}
+}
+
+// resourceID is a config resource, for finding one named twice.
+type resourceID struct {
+	kind kmsg.ConfigResourceType
+	name string
 }

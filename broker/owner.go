@@ -31,6 +31,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -163,4 +164,34 @@ func (p *partition) stepFetchAnswer(ev replication.FetchResult) {
 	p.role.RLock()
 	defer p.role.RUnlock()
 	p.step(ev)
+}
+
+// produceError maps an engine append error to Kafka's code.
+func produceError(b *Broker, p *partition, err error) (int16, string) {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke):
+		// The owner's refusals (owner.go): NOT_LEADER_OR_FOLLOWER, and
+		// NOT_ENOUGH_REPLICAS checked again under its lock.
+		return ke.Code, err.Error()
+	case errors.Is(err, engine.ErrBatchTooLarge):
+		return kerr.MessageTooLarge.Code, err.Error()
+	case errors.Is(err, engine.ErrCorrupt):
+		return kerr.CorruptMessage.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidBatch):
+		return kerr.InvalidRecord.Code, err.Error()
+	case errors.Is(err, engine.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code, err.Error()
+	case errors.Is(err, engine.ErrCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code, err.Error()
+	case errors.Is(err, engine.ErrClosed):
+		return kerr.NotLeaderForPartition.Code, ""
+	default:
+		b.log.Error("append failed", "topic", p.topic, "partition", p.index, "err", err)
+		return kerr.KafkaStorageError.Code, ""
+	}
 }

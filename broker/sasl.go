@@ -223,3 +223,13 @@ func (c *conn) saslRawToken(frame []byte) error {
 	_, werr := c.nc.Write(c.out)
 	return werr
 }
+
+// saslRefuse answers resp, logs why with the client's address and closes
+// the connection.
+func (c *conn) saslRefuse(h wire.Header, resp kmsg.Response, why string) (kmsg.Response, error) {
+	c.b.log.Info("refusing SASL", "remote", c.nc.RemoteAddr().String(), "listener", c.sasl.l.name, "why", why)
+	if err := c.write(h.CorrelationID, resp); err != nil {
+		return nil, err
+	}
+	return nil, errCloseConn
+}
