@@ -8,10 +8,8 @@ package broker
 import (
 	"encoding/binary"
 	"errors"
-	"os"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -108,41 +106,13 @@ func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
 	}
 }
 
-// fullDiskFS is the engine's file seam over the real file system with a
-// disk that can fill: while full, reserving space (fallocate) fails with
-// ENOSPC, as on a full file system; what is already reserved takes writes.
-type fullDiskFS struct {
-	engine.FS
-	full *atomic.Bool
-}
-
-type fullDiskFile struct {
-	engine.File
-	full *atomic.Bool
-}
-
-func (fs fullDiskFS) OpenFile(name string, flag int, perm os.FileMode) (engine.File, error) {
-	f, err := fs.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return fullDiskFile{f, fs.full}, nil
-}
-
-func (f fullDiskFile) Allocate(off, n int64) error {
-	if f.full.Load() {
-		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: syscall.ENOSPC}
-	}
-	return f.File.Allocate(off, n)
-}
-
 // A follower whose disk is full stops fetching (the leader no longer sees
 // it caught up), reports itself failed, and follows again once the disk
 // has room, from where its log ends: nothing it did not write is counted
 // as replicated.
 func TestOwnerFollowerDiskFullFailsThenResumes(t *testing.T) {
 	var full atomic.Bool
-	p, rc := ownerPartition(t, func(c *Config) { c.FS = fullDiskFS{engine.OSFS, &full} })
+	p, rc := ownerPartition(t, func(c *Config) { c.FS = engine.FullDisk{FS: engine.OSFS, Full: &full} })
 	req := leaderAndIsr(2, 3, 100, []int32{0, 1, 6, 0, 1}) // follower of 1 at epoch 6
 	top, codes := lisrCodes(rc, req, 7)
 	wantCode(t, "LeaderAndIsr", top, nil)

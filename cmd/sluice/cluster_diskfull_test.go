@@ -13,7 +13,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -41,32 +40,7 @@ func runFullDiskBroker(sw string) int {
 			time.Sleep(20 * time.Millisecond)
 		}
 	}()
-	return runBrokerOn(os.Args[2:], os.Stdout, os.Stderr, fullDisk{engine.OSFS, &full})
-}
-
-type fullDisk struct {
-	engine.FS
-	full *atomic.Bool
-}
-
-type fullDiskFile struct {
-	engine.File
-	full *atomic.Bool
-}
-
-func (d fullDisk) OpenFile(name string, flag int, perm os.FileMode) (engine.File, error) {
-	f, err := d.FS.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return fullDiskFile{f, d.full}, nil
-}
-
-func (f fullDiskFile) Allocate(off, n int64) error {
-	if f.full.Load() {
-		return &os.PathError{Op: "fallocate", Path: f.Name(), Err: syscall.ENOSPC}
-	}
-	return f.File.Allocate(off, n)
+	return runBrokerOn(os.Args[2:], os.Stdout, os.Stderr, engine.FullDisk{FS: engine.OSFS, Full: &full})
 }
 
 // A follower's disk fills while an idempotent acks=all producer writes to
