@@ -35,14 +35,14 @@ func handleSaslHandshake(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response,
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return resp, nil
 	}
-	resp.SupportedMechanisms = s.l.mechanisms
+	resp.SupportedMechanisms = s.l.Mechanisms
 	reauth := false
 	switch s.phase {
 	case awaitAuthenticate:
 		resp.ErrorCode = kerr.IllegalSaslState.Code
 		return c.saslRefuse(h, resp, "a second SaslHandshake during the exchange")
 	case authenticated:
-		if s.l.reauth <= 0 || req.Version < 1 {
+		if s.l.Reauth <= 0 || req.Version < 1 {
 			resp.ErrorCode = kerr.IllegalSaslState.Code
 			return resp, nil
 		}
@@ -52,7 +52,7 @@ func handleSaslHandshake(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response,
 		}
 		reauth = true
 	}
-	if !contains(s.l.mechanisms, req.Mechanism) {
+	if !contains(s.l.Mechanisms, req.Mechanism) {
 		resp.ErrorCode = kerr.UnsupportedSaslMechanism.Code
 		return c.saslRefuse(h, resp, "unsupported mechanism "+req.Mechanism)
 	}

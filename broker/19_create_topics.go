@@ -165,26 +165,26 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	}
 	configs := map[string]string{}
 	for _, cfg := range rt.Configs {
-		v, err := validateTopicConfig(cfg.Name, cfg.Value)
+		v, err := ValidateTopicConfig(cfg.Name, cfg.Value)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
 		configs[cfg.Name] = v
 	}
-	if err := validateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
+	if err := ValidateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
 	st.NumPartitions, st.ReplicationFactor = partitions, rf
 	if req.Version >= 5 {
-		for i := range topicKeys {
-			k := &topicKeys[i]
+		for i := range TopicKeys {
+			k := &TopicKeys[i]
 			rc := kmsg.NewCreateTopicsResponseTopicConfig()
-			var chain []sourcedValue
-			rc.Name = k.name
+			var chain []SourcedValue
+			rc.Name = k.Name
 			rc.Value, chain = b.topicChain(k, configs)
 			rc.Source = int8(kmsg.ConfigSourceDefaultConfig)
 			if len(chain) > 0 {
-				rc.Source = int8(chain[0].source)
+				rc.Source = int8(chain[0].Source)
 			}
 			st.Configs = append(st.Configs, rc)
 		}

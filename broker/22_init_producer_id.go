@@ -67,7 +67,7 @@ func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	case transactional:
 		id, timeout := *req.TransactionalID, req.TransactionTimeoutMillis
-		if timeout <= 0 || int64(timeout) > c.b.cfg.Txns.withDefaults().MaxTimeout.Milliseconds() {
+		if timeout <= 0 || int64(timeout) > c.b.cfg.Txns.WithDefaults().MaxTimeout.Milliseconds() {
 			resp.ErrorCode = kerr.InvalidTransactionTimeout.Code
 			break
 		}

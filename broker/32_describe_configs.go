@@ -88,36 +88,36 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 	wanted := func(name string) bool {
 		return len(rr.ConfigNames) == 0 || slices.Contains(rr.ConfigNames, name)
 	}
-	add := func(k *configKey, value *string, chain []sourcedValue, readOnly bool) {
-		if !wanted(k.name) {
+	add := func(k *Key, value *string, chain []SourcedValue, readOnly bool) {
+		if !wanted(k.Name) {
 			return
 		}
 		e := kmsg.NewDescribeConfigsResponseResourceConfig()
-		e.Name, e.Value, e.ReadOnly = k.name, value, readOnly
-		e.IsSensitive = k.sensitive()
+		e.Name, e.Value, e.ReadOnly = k.Name, value, readOnly
+		e.IsSensitive = k.Sensitive()
 		if e.IsSensitive {
 			e.Value = nil // never the secret, in the synonyms either
 		}
 		e.Source = kmsg.ConfigSourceDefaultConfig
 		if len(chain) > 0 {
-			e.Source = chain[0].source
+			e.Source = chain[0].Source
 		}
 		e.IsDefault = e.Source == kmsg.ConfigSourceDefaultConfig
 		if req.IncludeSynonyms {
 			for _, s := range chain {
 				syn := kmsg.NewDescribeConfigsResponseResourceConfigConfigSynonym()
-				syn.Name, syn.Value, syn.Source = s.name, s.value, s.source
+				syn.Name, syn.Value, syn.Source = s.Name, s.Value, s.Source
 				if e.IsSensitive {
 					syn.Value = nil
 				}
 				e.ConfigSynonyms = append(e.ConfigSynonyms, syn)
 			}
 		}
-		e.ConfigType = k.typ
-		if req.IncludeDocumentation && k.doc != "" {
+		e.ConfigType = k.Type
+		if req.IncludeDocumentation && k.Doc != "" {
 			// A key Kafka does not document (a listener-prefixed or an
 			// undefined one) has none: null, as in Kafka.
-			doc := k.doc
+			doc := k.Doc
 			e.Documentation = &doc
 		}
 		entries = append(entries, e)
@@ -132,8 +132,8 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		if !ok {
 			return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
 		}
-		for i := range topicKeys {
-			k := &topicKeys[i]
+		for i := range TopicKeys {
+			k := &TopicKeys[i]
 			v, chain := b.topicChain(k, overrides)
 			add(k, v, chain, false)
 		}
@@ -142,39 +142,39 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		if code != 0 {
 			return nil, code, msg
 		}
-		for i := range brokerKeys {
-			k := &brokerKeys[i]
-			chain := b.brokerChain(brokerSynonyms(k.name), perBroker)
+		for i := range BrokerKeys {
+			k := &BrokerKeys[i]
+			chain := b.brokerChain(BrokerSynonyms(k.Name), perBroker)
 			// As Kafka: a key's own synonyms start at the key itself
 			// (log.retention.hours does not report log.retention.ms).
-			for len(chain) > 0 && chain[0].name != k.name {
+			for len(chain) > 0 && chain[0].Name != k.Name {
 				chain = chain[1:]
 			}
 			if !perBroker {
 				// The cluster default lists what is set there, alone.
-				chain = slices.DeleteFunc(chain, func(s sourcedValue) bool { return s.source != kmsg.ConfigSourceDynamicDefaultBrokerConfig })
+				chain = slices.DeleteFunc(chain, func(s SourcedValue) bool { return s.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig })
 				if len(chain) == 0 {
 					continue
 				}
 			}
-			if k.undefined && len(chain) == 0 {
+			if k.Undefined && len(chain) == 0 {
 				continue // described only when set, as Kafka
 			}
 			var v *string
 			if len(chain) > 0 {
-				v = chain[0].value
+				v = chain[0].Value
 			}
-			add(k, v, chain, !k.dynamic)
+			add(k, v, chain, !k.Dynamic)
 		}
 		if perBroker {
 			// The listener-prefixed keys the configuration sets.
 			for name := range b.cfgs.static {
-				base := listenerKey(name)
+				base := ListenerKey(name)
 				if base == nil {
 					continue
 				}
-				chain := b.brokerChain(brokerSynonyms(name), true)
-				add(listenerPrefixedDescription(name, base), chain[0].value, chain, true)
+				chain := b.brokerChain(BrokerSynonyms(name), true)
+				add(ListenerPrefixedDescription(name, base), chain[0].Value, chain, true)
 			}
 		}
 	default:

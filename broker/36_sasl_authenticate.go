@@ -57,7 +57,7 @@ func handleSaslAuthenticate(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 	}
 	resp.SASLAuthBytes = out
 	if done {
-		resp.SessionLifetimeMillis = s.l.reauth.Milliseconds()
+		resp.SessionLifetimeMillis = s.l.Reauth.Milliseconds()
 	}
 	return resp, nil
 }

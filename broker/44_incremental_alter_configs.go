@@ -88,7 +88,7 @@ func (b *Broker) incrementalAlterConfigs(rr *kmsg.IncrementalAlterConfigsRequest
 		b.admin.Lock()
 		defer b.admin.Unlock()
 		cur, _ := b.topicConfigs(rr.ResourceName)
-		next, err := applyConfigOps(cur, rr.Configs, topicKeyByName, false)
+		next, err := applyConfigOps(cur, rr.Configs, TopicKeyByName, false)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
@@ -100,7 +100,7 @@ func (b *Broker) incrementalAlterConfigs(rr *kmsg.IncrementalAlterConfigsRequest
 		}
 		b.admin.Lock()
 		defer b.admin.Unlock()
-		next, err := applyConfigOps(b.currentBrokerConfigs(perBroker), rr.Configs, brokerKeyByName, true)
+		next, err := applyConfigOps(b.currentBrokerConfigs(perBroker), rr.Configs, BrokerKeyByName, true)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
@@ -116,7 +116,7 @@ var opNames = [...]string{"SET", "DELETE", "APPEND", "SUBTRACT"}
 // and SUBTRACT start from Kafka's default when the key is not set, and work
 // on a key of type LIST only (the message is the broker's or the
 // controller's, as Kafka words them for each resource).
-func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, keys map[string]*configKey, broker bool) (map[string]string, error) {
+func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, keys map[string]*Key, broker bool) (map[string]string, error) {
 	next := make(map[string]string, len(cur)+len(ops))
 	for k, v := range cur {
 		next[k] = v
@@ -129,19 +129,19 @@ func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsReq
 			delete(next, op.Name)
 		default:
 			k := keys[op.Name]
-			if k == nil || k.typ != kmsg.ConfigTypeList {
+			if k == nil || k.Type != kmsg.ConfigTypeList {
 				if broker {
 					verb := "append"
 					if op.Op == kmsg.IncrementalAlterConfigOpSubtract {
 						verb = "subtract"
 					}
-					return nil, &configError{fmt.Sprintf("Config value %s is not allowed for config key: %s", verb, op.Name)}
+					return nil, &Error{fmt.Sprintf("Config value %s is not allowed for config key: %s", verb, op.Name)}
 				}
-				return nil, &configError{fmt.Sprintf("Can't %s to key %s because its type is not LIST.", opNames[op.Op], op.Name)}
+				return nil, &Error{fmt.Sprintf("Can't %s to key %s because its type is not LIST.", opNames[op.Op], op.Name)}
 			}
 			old, ok := next[op.Name]
-			if !ok && k.def != nil {
-				old = *k.def
+			if !ok && k.Default != nil {
+				old = *k.Default
 			}
 			var list []string
 			for _, e := range strings.Split(old, ",") {

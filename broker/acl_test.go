@@ -239,7 +239,7 @@ func TestAuthorizerClassRefused(t *testing.T) {
 		"super.users": "User:admin;User:broker", "allow.everyone.if.no.acl.found": "true"}); err != nil {
 		t.Fatal(err)
 	}
-	if !c.Authz.enabled() || len(c.Authz.SuperUsers) != 2 || !c.Authz.AllowEveryoneIfNoACL {
+	if !c.Authz.Enabled() || len(c.Authz.SuperUsers) != 2 || !c.Authz.AllowEveryoneIfNoACL {
 		t.Fatalf("applied: %+v", c.Authz)
 	}
 }

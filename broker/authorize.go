@@ -32,10 +32,10 @@ type authzState struct {
 // loads every ACL. The coordinator must be open.
 func (b *Broker) startAuthz() error {
 	cfg := b.cfg.Authz
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return err
 	}
-	if !cfg.enabled() {
+	if !cfg.Enabled() {
 		return nil
 	}
 	var store coordinator.ACLStore
@@ -48,11 +48,7 @@ func (b *Broker) startAuthz() error {
 		}
 		store = f
 	}
-	supers := make([]acl.Principal, len(cfg.SuperUsers))
-	for i, p := range cfg.SuperUsers {
-		supers[i] = aclPrincipal(p)
-	}
-	a := acl.New(supers, cfg.AllowEveryoneIfNoACL)
+	a := acl.New(cfg.SuperUsers, cfg.AllowEveryoneIfNoACL)
 	// Load, then watch: the store delivers every change made since the
 	// load began (ZooKeeper: the notifications of the last 15 minutes),
 	// so none is missed.
@@ -63,7 +59,7 @@ func (b *Broker) startAuthz() error {
 	a.SetAll(all)
 	b.authz = authzState{authz: a, store: store}
 	store.OnACLChange(func(r acl.Resource) { b.reloadACLs(a, store, r) })
-	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", a.Count(), "super_users", len(supers))
+	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", a.Count(), "super_users", len(cfg.SuperUsers))
 	return nil
 }
 
@@ -77,8 +73,6 @@ func (b *Broker) reloadACLs(a *acl.Authorizer, store coordinator.ACLStore, r acl
 	}
 	a.Set(map[acl.Resource][]acl.Entry{r: entries})
 }
-
-func aclPrincipal(p Principal) acl.Principal { return acl.Principal{Type: p.Type, Name: p.Name} }
 
 // aclHost is the client's address as ACL hosts name it, computed once.
 func (c *conn) aclHost() string {
@@ -99,7 +93,7 @@ func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bo
 	if a == nil {
 		return true
 	}
-	return a.Authorize(aclPrincipal(c.principal), c.aclHost(), op, rt, name)
+	return a.Authorize(c.principal, c.aclHost(), op, rt, name)
 }
 
 // readableTopics splits a request's topics into those the principal may
@@ -132,7 +126,7 @@ func (c *conn) authorizedByType(op acl.Operation, rt acl.ResourceType) bool {
 	if a == nil {
 		return true
 	}
-	return a.AuthorizeByResourceType(aclPrincipal(c.principal), c.aclHost(), op, rt)
+	return a.AuthorizeByResourceType(c.principal, c.aclHost(), op, rt)
 }
 
 // topicNameOf is the name a request gives a topic, or the name of the

@@ -3,6 +3,8 @@ package broker
 import (
 	"fmt"
 	"strings"
+
+	"github.com/sluice-io/sluice/security/acl"
 )
 
 // AuthzConfig is the authorizer's configuration, with Kafka's keys.
@@ -14,7 +16,7 @@ type AuthzConfig struct {
 	ClassName string
 	// SuperUsers is super.users: principals ("User:admin") allowed
 	// everything, without ACLs; default none.
-	SuperUsers []Principal
+	SuperUsers []acl.Principal
 	// AllowEveryoneIfNoACL is allow.everyone.if.no.acl.found: a resource
 	// with no ACL at all is open to everyone; default false.
 	AllowEveryoneIfNoACL bool
@@ -28,11 +30,11 @@ var aclAuthorizerClasses = map[string]bool{
 	"org.apache.kafka.metadata.authorizer.StandardAuthorizer": true,
 }
 
-// enabled reports whether an authorizer is configured.
-func (a AuthzConfig) enabled() bool { return a.ClassName != "" }
+// Enabled reports whether an authorizer is configured.
+func (a AuthzConfig) Enabled() bool { return a.ClassName != "" }
 
-// validate refuses an authorizer class sluice does not have.
-func (a AuthzConfig) validate() error {
+// Validate refuses an authorizer class sluice does not have.
+func (a AuthzConfig) Validate() error {
 	if a.ClassName != "" && !aclAuthorizerClasses[a.ClassName] {
 		return fmt.Errorf("broker: config authorizer.class.name=%q: not an authorizer sluice has; use kafka.security.authorizer.AclAuthorizer (or kafka.security.auth.SimpleAclAuthorizer, org.apache.kafka.metadata.authorizer.StandardAuthorizer) or leave it empty", a.ClassName)
 	}
@@ -56,9 +58,9 @@ func (a AuthzConfig) static(m map[string]string) {
 	}
 }
 
-// apply sets the field an authorizer key names; ok is false for other
+// Apply sets the field an authorizer key names; ok is false for other
 // keys.
-func (a *AuthzConfig) apply(k, v string) (ok bool, err error) {
+func (a *AuthzConfig) Apply(k, v string) (ok bool, err error) {
 	switch k {
 	case "authorizer.class.name":
 		a.ClassName = strings.TrimSpace(v)
@@ -69,8 +71,8 @@ func (a *AuthzConfig) apply(k, v string) (ok bool, err error) {
 			if s == "" {
 				continue
 			}
-			p, ok := ParsePrincipal(s)
-			if !ok {
+			p, err := acl.ParsePrincipal(s)
+			if err != nil {
 				return true, fmt.Errorf("broker: config super.users=%q: entry %d, %q, is not Type:name", v, i, s)
 			}
 			a.SuperUsers = append(a.SuperUsers, p)

@@ -52,7 +52,7 @@ type Broker struct {
 	// listeners are the configured listeners, in order; their ln fields
 	// are guarded by mu (listeners.go).
 	listeners []*listener
-	lsetup    listenerSetup
+	lsetup    ListenerSetup
 	// interTLS is the TLS client side of this broker's connections to
 	// others, when the inter-broker listener is SSL or SASL_SSL.
 	interTLS  *tlsconf.Client
@@ -73,7 +73,7 @@ type Broker struct {
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
 	scram      scramCache
-	saslLns    map[string]*saslListener
+	saslLns    map[string]*SASLListener
 	saslClient *saslClient
 	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
 	clientQuotas *quota.Manager
@@ -93,16 +93,16 @@ type Broker struct {
 // yet: call Serve or ListenAndServe.
 func New(cfg Config) (*Broker, error) {
 	raw := cfg
-	cfg = cfg.withDefaults()
+	cfg = cfg.WithDefaults()
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
 	b.verifier.send = b.sendVerification
-	if err := cfg.Network.validate(); err != nil {
+	if err := cfg.Network.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Cluster.validate(); err != nil {
+	if err := cfg.Cluster.Validate(); err != nil {
 		return nil, err
 	}
-	if err := cfg.Authz.validate(); err != nil {
+	if err := cfg.Authz.Validate(); err != nil {
 		return nil, err
 	}
 	pool, err := newRequestPool(cfg.Network.QueuedMaxRequestBytes, cfg.SocketRequestMaxBytes)
@@ -120,11 +120,11 @@ func New(cfg Config) (*Broker, error) {
 	b.mu.topics = map[string]*topicState{}
 	b.mu.byID = map[engine.TopicID]*topicState{}
 	b.mu.conns = map[*conn]struct{}{}
-	if b.lsetup, err = cfg.listenerSetup(); err != nil {
+	if b.lsetup, err = cfg.ListenerSetup(); err != nil {
 		return nil, err
 	}
-	for _, lc := range b.lsetup.listeners {
-		b.listeners = append(b.listeners, &listener{name: lc.Name, protocol: b.lsetup.protocols[lc.Name], addr: lc.Addr})
+	for _, lc := range b.lsetup.Listeners {
+		b.listeners = append(b.listeners, &listener{name: lc.Name, protocol: b.lsetup.Protocols[lc.Name], addr: lc.Addr})
 	}
 	if err := b.setupTLS(); err != nil { // tlsconn.go
 		return nil, err
@@ -137,13 +137,13 @@ func New(cfg Config) (*Broker, error) {
 	}
 	self := b.mu.advertis
 	var coord coordinator.Coordinator
-	if cfg.Cluster.enabled() {
+	if cfg.Cluster.Enabled() {
 		cl, err := openCluster(cfg) // cluster.go
 		if err != nil {
 			return nil, err
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
-		cl.fetchers = newFetchers(b, cfg.Cluster.Fetch.withDefaults(), cl.zk)
+		cl.fetchers = newFetchers(b, cfg.Cluster.Fetch.WithDefaults(), cl.zk)
 		cl.isrSend = interbroker.New(cfg.ID, cl.zk, b.interBroker(interbroker.Options{RequestTimeout: replicaFetchSendTimeout,
 			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"}))
 		if cfg.ControlPlane == nil {
@@ -163,12 +163,12 @@ func New(cfg Config) (*Broker, error) {
 		return nil, err
 	}
 	b.repl.init(cfg.Cluster)
-	b.clientQuotas = quota.NewManager(cfg.ClientQuotas.quotaConfig())
+	b.clientQuotas = quota.NewManager(cfg.ClientQuotas.QuotaConfig())
 	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
 		Log:                    b.logOptions(nil),
 		RetentionCheckInterval: cfg.LogRetentionCheck,
-		Cleaner:                cfg.Cleaner.storeOptions(),
+		Cleaner:                cfg.Cleaner.StoreOptions(),
 		LogOptions: func(topic string) engine.Options {
 			t, _ := coord.Topic(topic)
 			return b.logOptions(t.Configs)
@@ -183,8 +183,8 @@ func New(cfg Config) (*Broker, error) {
 	// partitions of __consumer_offsets do.
 	b.startClusterGroups()
 	coord.OnConfigChange(b.remoteConfigChange)
-	b.loadClientQuotas()                               // after the hook: a change from now on is applied again
-	go b.tickReplicas(cfg.Cluster.replicaLagTimeMax()) // replica.go
+	b.loadClientQuotas()                        // after the hook: a change from now on is applied again
+	go b.tickReplicas(cfg.Cluster.LagTimeMax()) // replica.go
 	if emb, ok := coord.(*coordinator.Embedded); ok {
 		if err := b.startSingleNode(emb); err != nil {
 			store.Close()
@@ -228,7 +228,7 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 				return fmt.Errorf("broker: loading the groups of %s-%d: %w", offsetsTopic, i, err)
 			}
 		}
-		if err := b.migrateOffsetsTopic(ts.meta.Configs, b.cfg.Groups.withDefaults()); err != nil {
+		if err := b.migrateOffsetsTopic(ts.meta.Configs, b.cfg.Groups.WithDefaults()); err != nil {
 			return err
 		}
 	}

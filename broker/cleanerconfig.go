@@ -29,9 +29,9 @@ type CleanerConfig struct {
 	MaxCompactionLag  time.Duration  // log.cleaner.max.compaction.lag.ms; default none
 }
 
-// apply sets the field a log.cleaner.* key names, checking the value as
+// Apply sets the field a log.cleaner.* key names, checking the value as
 // Kafka does (the catalogue's type and range); ok is false for other keys.
-func (c *CleanerConfig) apply(k, v string) (ok bool, err error) {
+func (c *CleanerConfig) Apply(k, v string) (ok bool, err error) {
 	switch k {
 	case "log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
 		"log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.backoff.ms",
@@ -40,11 +40,11 @@ func (c *CleanerConfig) apply(k, v string) (ok bool, err error) {
 	default:
 		return false, nil
 	}
-	cv, err := brokerKeyByName[k].parse(v)
+	cv, err := BrokerKeyByName[k].Parse(v)
 	if err != nil {
 		return true, err
 	}
-	ms := saturatingMs(cv.n)
+	ms := SaturatingMs(cv.n)
 	switch k {
 	case "log.cleaner.enable":
 		c.Enable = &cv.b
@@ -74,8 +74,8 @@ func (c *CleanerConfig) apply(k, v string) (ok bool, err error) {
 	return true, nil
 }
 
-// storeOptions are the engine's cleaner settings.
-func (c *CleanerConfig) storeOptions() engine.CleanerOptions {
+// StoreOptions are the engine's cleaner settings.
+func (c *CleanerConfig) StoreOptions() engine.CleanerOptions {
 	o := engine.CleanerOptions{
 		DedupeBufferBytes: c.DedupeBufferSize,
 		IOBufferBytes:     int(c.IOBufferSize),

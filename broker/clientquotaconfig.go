@@ -31,7 +31,7 @@ type ClientQuotaConfig struct {
 	ControllerWindowSize time.Duration
 }
 
-func (c *ClientQuotaConfig) apply(k, v string) (ok bool, err error) {
+func (c *ClientQuotaConfig) Apply(k, v string) (ok bool, err error) {
 	switch k {
 	case "quota.window.num", "quota.window.size.seconds", "controller.quota.window.num", "controller.quota.window.size.seconds":
 		n, perr := strconv.ParseInt(v, 10, 32)
@@ -69,6 +69,6 @@ func (c ClientQuotaConfig) static(m map[string]string) {
 	}
 }
 
-func (c ClientQuotaConfig) quotaConfig() quota.Config {
+func (c ClientQuotaConfig) QuotaConfig() quota.Config {
 	return quota.Config{Samples: c.WindowNum, Window: c.WindowSize, MutationSamples: c.ControllerWindowNum, MutationWindow: c.ControllerWindowSize}
 }

@@ -29,6 +29,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -227,4 +228,23 @@ func (b *Broker) stopLeading() {
 		}
 	}
 	b.ctl.roles.publish(tab)
+}
+
+// electionLoopOptions are o with the controller driver's election options: the
+// rebalance's settings, and each topic's effective unclean election
+// setting from the broker's layers (the static default, then the dynamic
+// ones, then the topic's override, as DescribeConfigs reports it); and, with
+// metrics, the elections counted (metrics.go).
+func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
+	c := b.cfg.Cluster.Election
+	o.AutoLeaderRebalance = c.AutoLeaderRebalance
+	o.ImbalanceCheckInterval = c.ImbalanceCheckInterval
+	o.ImbalancePercentage = c.ImbalancePercentage
+	o.Unclean = func(topicConfigs map[string]string) bool {
+		return strings.EqualFold(b.topicValue("unclean.leader.election.enable", topicConfigs), "true")
+	}
+	if b.metrics != nil {
+		o.Elected = b.metrics.elected
+	}
+	return o
 }

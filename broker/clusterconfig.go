@@ -47,9 +47,9 @@ type ClusterConfig struct {
 	QuotaWindowSize time.Duration
 }
 
-// quotaWindows are the replication quotas' samples and their length, with
+// QuotaWindows are the replication quotas' samples and their length, with
 // Kafka's defaults.
-func (c ClusterConfig) quotaWindows() (int, time.Duration) {
+func (c ClusterConfig) QuotaWindows() (int, time.Duration) {
 	n, size := c.QuotaWindowNum, c.QuotaWindowSize
 	if n <= 0 {
 		n = 11
@@ -60,40 +60,40 @@ func (c ClusterConfig) quotaWindows() (int, time.Duration) {
 	return n, size
 }
 
-// shutdownConfig is the controlled shutdown's settings with defaults.
-type shutdownConfig struct {
-	enabled    bool
-	maxRetries int
-	backoff    time.Duration
+// ShutdownConfig is the controlled shutdown's settings with defaults.
+type ShutdownConfig struct {
+	Enabled    bool
+	MaxRetries int
+	Backoff    time.Duration
 }
 
-func (c ClusterConfig) shutdown() shutdownConfig {
-	s := shutdownConfig{enabled: true, maxRetries: 3, backoff: 5 * time.Second}
+func (c ClusterConfig) Shutdown() ShutdownConfig {
+	s := ShutdownConfig{Enabled: true, MaxRetries: 3, Backoff: 5 * time.Second}
 	if c.ControlledShutdown != nil {
-		s.enabled = *c.ControlledShutdown
+		s.Enabled = *c.ControlledShutdown
 	}
 	if c.ShutdownRetries != 0 {
-		s.maxRetries = max(c.ShutdownRetries, 0) // -1: no retry
+		s.MaxRetries = max(c.ShutdownRetries, 0) // -1: no retry
 	}
 	if c.ShutdownRetryBackoff > 0 {
-		s.backoff = c.ShutdownRetryBackoff
+		s.Backoff = c.ShutdownRetryBackoff
 	}
 	return s
 }
 
-// replicaLagTimeMax is replica.lag.time.max.ms, with its default.
-func (c ClusterConfig) replicaLagTimeMax() time.Duration {
+// LagTimeMax is replica.lag.time.max.ms, with its default.
+func (c ClusterConfig) LagTimeMax() time.Duration {
 	if c.ReplicaLagTimeMax <= 0 {
 		return 30 * time.Second
 	}
 	return c.ReplicaLagTimeMax
 }
 
-// enabled reports whether the broker runs in ZooKeeper mode.
-func (c ClusterConfig) enabled() bool { return c.ZooKeeper != "" }
+// Enabled reports whether the broker runs in ZooKeeper mode.
+func (c ClusterConfig) Enabled() bool { return c.ZooKeeper != "" }
 
-// apply sets the field a cluster key names; ok is false for other keys.
-func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets the field a cluster key names; ok is false for other keys.
+func (c *ClusterConfig) Apply(k, v string) (ok bool, err error) {
 	ms := func() (time.Duration, error) {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n <= 0 {
@@ -141,24 +141,24 @@ func (c *ClusterConfig) apply(k, v string) (ok bool, err error) {
 			c.QuotaWindowSize = time.Duration(n) * time.Second
 		}
 	default:
-		if ok, err := c.Election.apply(k, v); ok {
+		if ok, err := c.Election.Apply(k, v); ok {
 			return ok, err
 		}
-		return c.Fetch.apply(k, v)
+		return c.Fetch.Apply(k, v)
 	}
 	return true, err
 }
 
-// validate checks what Kafka checks across the cluster keys.
-func (c ClusterConfig) validate() error {
-	if w, lag := c.Fetch.withDefaults().WaitMax, c.replicaLagTimeMax(); w > lag {
+// Validate checks what Kafka checks across the cluster keys.
+func (c ClusterConfig) Validate() error {
+	if w, lag := c.Fetch.WithDefaults().WaitMax, c.LagTimeMax(); w > lag {
 		return fmt.Errorf("broker: config replica.fetch.wait.max.ms (%d) must be at most replica.lag.time.max.ms (%d)", w.Milliseconds(), lag.Milliseconds())
 	}
 	return nil
 }
 
 // static adds the cluster keys the configuration sets to m, by Kafka name
-// (dynconfig.go's staticBrokerConfigs): ZooKeeper, the rack, the ISR lag,
+// (dynconfig.go's StaticBrokerConfigs): ZooKeeper, the rack, the ISR lag,
 // the controlled shutdown and the followers' fetching.
 func (c ClusterConfig) static(m map[string]string) {
 	if c.ZooKeeper != "" {
@@ -167,23 +167,23 @@ func (c ClusterConfig) static(m map[string]string) {
 	if c.Rack != "" {
 		m["broker.rack"] = c.Rack
 	}
-	putNonZero(m, "zookeeper.session.timeout.ms", c.SessionTimeout.Milliseconds())
-	putNonZero(m, "zookeeper.connection.timeout.ms", c.ConnectionTimeout.Milliseconds())
-	putNonZero(m, "replica.lag.time.max.ms", c.ReplicaLagTimeMax.Milliseconds())
+	PutNonZero(m, "zookeeper.session.timeout.ms", c.SessionTimeout.Milliseconds())
+	PutNonZero(m, "zookeeper.connection.timeout.ms", c.ConnectionTimeout.Milliseconds())
+	PutNonZero(m, "replica.lag.time.max.ms", c.ReplicaLagTimeMax.Milliseconds())
 	if c.ControlledShutdown != nil {
 		m["controlled.shutdown.enable"] = strconv.FormatBool(*c.ControlledShutdown)
 	}
 	if c.ShutdownRetries != 0 {
 		m["controlled.shutdown.max.retries"] = strconv.Itoa(max(c.ShutdownRetries, 0)) // -1 is 0 retries
 	}
-	putNonZero(m, "controlled.shutdown.retry.backoff.ms", c.ShutdownRetryBackoff.Milliseconds())
+	PutNonZero(m, "controlled.shutdown.retry.backoff.ms", c.ShutdownRetryBackoff.Milliseconds())
 	f := c.Fetch
-	putNonZero(m, "replica.fetch.max.bytes", int64(f.MaxBytes))
-	putNonZero(m, "replica.fetch.response.max.bytes", int64(f.ResponseMaxBytes))
-	putNonZero(m, "replica.fetch.min.bytes", int64(f.MinBytes))
-	putNonZero(m, "replica.fetch.wait.max.ms", f.WaitMax.Milliseconds())
+	PutNonZero(m, "replica.fetch.max.bytes", int64(f.MaxBytes))
+	PutNonZero(m, "replica.fetch.response.max.bytes", int64(f.ResponseMaxBytes))
+	PutNonZero(m, "replica.fetch.min.bytes", int64(f.MinBytes))
+	PutNonZero(m, "replica.fetch.wait.max.ms", f.WaitMax.Milliseconds())
 	if f.Backoff != 0 {
 		m["replica.fetch.backoff.ms"] = strconv.FormatInt(f.Backoff.Milliseconds(), 10) // 1 ms is what 0 asked for
 	}
-	putNonZero(m, "num.replica.fetchers", int64(f.Fetchers))
+	PutNonZero(m, "num.replica.fetchers", int64(f.Fetchers))
 }

@@ -210,7 +210,7 @@ func (s *metadataSnapshot) topicMetadata(version int16, name string, t *cachedTo
 // clusterCoordinator finds a group's coordinator: the leader of its
 // partition of __consumer_offsets.
 func (b *Broker) clusterCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
-	gc := b.cfg.Groups.withDefaults()
+	gc := b.cfg.Groups.WithDefaults()
 	g := b.existingGroups()
 	return b.internalCoordinator(internalTopic{name: offsetsTopic, partitions: g.Partitions(),
 		replication: gc.OffsetsReplication, replicationKey: "offsets.topic.replication.factor",

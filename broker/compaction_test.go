@@ -298,7 +298,7 @@ func TestCleanerBrokerConfig(t *testing.T) {
 		t.Fatalf("Apply: unknown %v, err %v", unknown, err)
 	}
 	wantStore := engine.CleanerOptions{Disabled: true, Threads: 2, DedupeBufferBytes: 4 << 20, IOBufferBytes: 64 << 10, LoadFactor: 0.75, Backoff: 250 * time.Millisecond}
-	if got := cfg.Cleaner.storeOptions(); got != wantStore {
+	if got := cfg.Cleaner.StoreOptions(); got != wantStore {
 		t.Errorf("store options %+v, want %+v", got, wantStore)
 	}
 	for k, v := range map[string]string{
@@ -311,8 +311,8 @@ func TestCleanerBrokerConfig(t *testing.T) {
 		}
 	}
 	var zero Config
-	if _, err := zero.Apply(map[string]string{"log.cleaner.threads": "0"}); err != nil || !zero.Cleaner.storeOptions().Disabled {
-		t.Errorf("log.cleaner.threads=0: %v, options %+v, want the cleaner off", err, zero.Cleaner.storeOptions())
+	if _, err := zero.Apply(map[string]string{"log.cleaner.threads": "0"}); err != nil || !zero.Cleaner.StoreOptions().Disabled {
+		t.Errorf("log.cleaner.threads=0: %v, options %+v, want the cleaner off", err, zero.Cleaner.StoreOptions())
 	}
 
 	tb := startBroker(t, t.TempDir(), func(c *Config) { c.LogCleanupPolicy, c.Cleaner = cfg.LogCleanupPolicy, cfg.Cleaner })
@@ -348,7 +348,7 @@ func TestCleanerBrokerConfig(t *testing.T) {
 		"log.cleaner.enable": "true", "log.cleaner.threads": "1", "log.cleaner.dedupe.buffer.size": "134217728",
 		"log.cleaner.io.buffer.size": "524288", "log.cleaner.io.buffer.load.factor": "0.9", "log.cleaner.backoff.ms": "15000",
 		"log.cleaner.delete.retention.ms": "86400000", "log.cleaner.min.cleanable.ratio": "0.5", "log.cleanup.policy": "delete",
-		"log.cleaner.min.compaction.lag.ms": "0", "log.cleaner.max.compaction.lag.ms": maxLong,
+		"log.cleaner.min.compaction.lag.ms": "0", "log.cleaner.max.compaction.lag.ms": MaxLong,
 	} {
 		c := bd[k]
 		if c.Value == nil || *c.Value != v || c.Source != kmsg.ConfigSourceDefaultConfig {

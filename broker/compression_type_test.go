@@ -353,8 +353,8 @@ func TestCompressionTypeInvalidBrokerValues(t *testing.T) {
 			t.Errorf("%s=%s: %v, want INVALID_REQUEST saying %q", c.key, c.value, err, c.msg)
 		}
 	}
-	if d := tb.cfgs.dynamic.Load(); len(d.cluster) != 0 {
-		t.Errorf("refused values were kept: %v", d.cluster)
+	if d := tb.cfgs.dynamic.Load(); len(d.Cluster) != 0 {
+		t.Errorf("refused values were kept: %v", d.Cluster)
 	}
 }
 

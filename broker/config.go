@@ -127,8 +127,8 @@ type Config struct {
 	FS engine.FS
 }
 
-// withDefaults fills zero fields with Kafka's defaults.
-func (c Config) withDefaults() Config {
+// WithDefaults fills zero fields with Kafka's defaults.
+func (c Config) WithDefaults() Config {
 	if c.Listen == "" {
 		c.Listen = "localhost:9092"
 	}
@@ -172,8 +172,8 @@ func (c Config) withDefaults() Config {
 	if c.ProducerIDExpiration <= 0 {
 		c.ProducerIDExpiration = engine.DefaultProducerIDExpiration
 	}
-	c.Network = c.Network.withDefaults(c.SocketRequestMaxBytes)
-	c.TLS = c.TLS.withDefaults()
+	c.Network = c.Network.WithDefaults(c.SocketRequestMaxBytes)
+	c.TLS = c.TLS.WithDefaults()
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -290,7 +290,7 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			}
 		case "log.cleanup.policy":
 			var cv configValue
-			if cv, err = brokerKeyByName[k].parse(v); err == nil {
+			if cv, err = BrokerKeyByName[k].Parse(v); err == nil {
 				c.LogCleanupPolicy = &cv.s
 			}
 		case "compression.type", "compression.gzip.level", "compression.lz4.level", "compression.zstd.level":
@@ -302,37 +302,37 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 			c.ProducerIDExpiration = time.Duration(n) * time.Millisecond
 		default:
 			var ok bool
-			if ok, err = c.Cleaner.apply(k, v); ok {
+			if ok, err = c.Cleaner.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.Network.apply(k, v); ok {
+			if ok, err = c.Network.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.SASL.apply(k, v); ok {
+			if ok, err = c.SASL.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.TLS.apply(k, v); ok {
+			if ok, err = c.TLS.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.Cluster.apply(k, v); ok {
+			if ok, err = c.Cluster.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.Observability.apply(k, v); ok {
+			if ok, err = c.Observability.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.Txns.apply(k, v); ok {
+			if ok, err = c.Txns.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.Authz.apply(k, v); ok {
+			if ok, err = c.Authz.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.ClientQuotas.apply(k, v); ok {
+			if ok, err = c.ClientQuotas.Apply(k, v); ok {
 				break
 			}
-			if ok, err = c.Groups.apply(k, v); ok {
+			if ok, err = c.Groups.Apply(k, v); ok {
 				break
 			}
-			if ck := brokerKeyByName[k]; ck != nil && !ck.undefined {
+			if ck := BrokerKeyByName[k]; ck != nil && !ck.Undefined {
 				// A catalogue key no field takes (min.insync.replicas,
 				// log.preallocate, ...): kept as its static value.
 				var s string
@@ -356,7 +356,7 @@ func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
 // applyCompression sets compression.type or one of its levels, validated
 // as Kafka validates the key (and as the default of the topic key).
 func (c *Config) applyCompression(k, v string) error {
-	nv, err := validateBrokerConfig(k, v)
+	nv, err := ValidateBrokerConfig(k, v)
 	if err != nil {
 		return fmt.Errorf("broker: config %s=%q: %w", k, v, err)
 	}

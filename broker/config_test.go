@@ -9,17 +9,17 @@ import (
 // day, reaching every log's options.
 func TestConfigProducerIDExpiration(t *testing.T) {
 	var c Config
-	if got := c.withDefaults().ProducerIDExpiration; got != 24*time.Hour {
+	if got := c.WithDefaults().ProducerIDExpiration; got != 24*time.Hour {
 		t.Errorf("default %v, want 24h", got)
 	}
 	if _, err := c.Apply(map[string]string{"producer.id.expiration.ms": "3600000"}); err != nil {
 		t.Fatal(err)
 	}
-	c = c.withDefaults()
+	c = c.WithDefaults()
 	if c.ProducerIDExpiration != time.Hour {
 		t.Errorf("applied %v, want 1h", c.ProducerIDExpiration)
 	}
-	if got := c.logOptions(map[string]string{"retention.ms": "1000"}).ProducerIDExpiration; got != time.Hour {
+	if got := c.LogOptions(map[string]string{"retention.ms": "1000"}).ProducerIDExpiration; got != time.Hour {
 		t.Errorf("a topic's log options have %v, want 1h", got)
 	}
 	for _, bad := range []string{"0", "-1", "2147483648", "1h"} {

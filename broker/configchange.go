@@ -57,13 +57,13 @@ func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, v
 	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
 		v := configs[k]
-		nv, err := validateTopicConfig(k, &v)
+		nv, err := ValidateTopicConfig(k, &v)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
 		configs[k] = nv
 	}
-	if err := validateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
+	if err := ValidateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
 	if !b.topicExists(name) {
@@ -123,9 +123,9 @@ func (b *Broker) topicExists(name string) bool {
 func (b *Broker) currentBrokerConfigs(perBroker bool) map[string]string {
 	d := b.cfgs.dynamic.Load()
 	if perBroker {
-		return maps.Clone(d.node)
+		return maps.Clone(d.Node)
 	}
-	return maps.Clone(d.cluster)
+	return maps.Clone(d.Cluster)
 }
 
 // setBrokerConfigsLocked validates one dynamic broker layer's complete new
@@ -135,7 +135,7 @@ func (b *Broker) currentBrokerConfigs(perBroker bool) map[string]string {
 func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]string, validateOnly bool) (int16, string) {
 	var readOnly []string
 	for k := range configs {
-		if readOnlyBrokerKey(k) {
+		if ReadOnlyBrokerKey(k) {
 			readOnly = append(readOnly, k)
 		}
 	}
@@ -146,7 +146,7 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 	if !perBroker {
 		var onlyPerBroker []string
 		for k := range configs {
-			if bk := brokerKeyByName[k]; bk != nil && bk.perBroker {
+			if bk := BrokerKeyByName[k]; bk != nil && bk.PerBroker {
 				onlyPerBroker = append(onlyPerBroker, k)
 			}
 		}
@@ -156,7 +156,7 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
-		nv, err := validateBrokerConfig(k, configs[k])
+		nv, err := ValidateBrokerConfig(k, configs[k])
 		if err != nil {
 			return kerr.InvalidRequest.Code, err.Error()
 		}
@@ -169,14 +169,14 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 		configs = nil
 	}
 	cur := b.cfgs.dynamic.Load()
-	next := &dynamicConfigs{node: cur.node, cluster: cur.cluster}
+	next := &DynamicConfigs{Node: cur.Node, Cluster: cur.Cluster}
 	var err error
 	if perBroker {
 		err = b.coord.SetNodeConfigs(b.cfg.ID, configs)
-		next.node = configs
+		next.Node = configs
 	} else {
 		err = b.coord.SetBrokerConfigs(configs)
-		next.cluster = configs
+		next.Cluster = configs
 	}
 	if err != nil {
 		b.log.Error("saving dynamic broker configs", "err", err)

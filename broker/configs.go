@@ -41,38 +41,38 @@ import (
 	"github.com/sluice-io/sluice/wire"
 )
 
-// configKey is one configuration key.
-type configKey struct {
-	name string
-	typ  kmsg.ConfigType
-	def  *string // Kafka's default as DescribeConfigs shows it; nil: none
+// Key is one configuration key.
+type Key struct {
+	Name    string
+	Type    kmsg.ConfigType
+	Default *string // Kafka's default as DescribeConfigs shows it; nil: none
 	// check refuses a parsed value that Kafka refuses (a range, a set of
 	// strings) or that sluice cannot honour; it returns why, or "".
 	check func(v configValue) string
-	doc   string
+	Doc   string
 
-	// synonyms (topic keys) are the broker keys a topic without an override
+	// Synonyms (topic keys) are the broker keys a topic without an override
 	// takes its value from, highest priority first.
-	synonyms []synonym
+	Synonyms []Synonym
 
-	// dynamic (broker keys): the key can change at run time, for the whole
+	// Dynamic (broker keys): the key can change at run time, for the whole
 	// cluster or one broker. topic is the topic key it is the default of,
 	// unit its time unit in ms when that differs (log.retention.hours).
-	dynamic bool
-	topic   string
+	Dynamic bool
+	Topic   string
 	unit    int64
-	// perBroker (dynamic broker keys): the key can change for one broker
+	// PerBroker (dynamic broker keys): the key can change for one broker
 	// only, never as the cluster-wide default (Kafka's PerBrokerConfigs).
-	perBroker bool
-	// undefined (broker keys): KafkaConfig does not define the key (the
+	PerBroker bool
+	// Undefined (broker keys): KafkaConfig does not define the key (the
 	// authorizer reads it), so Kafka describes it only when set, as a key
 	// of unknown type (configs_security.go).
-	undefined bool
+	Undefined bool
 }
 
-// synonym is a broker key that gives a topic key its default.
-type synonym struct {
-	name string
+// Synonym is a broker key that gives a topic key its default.
+type Synonym struct {
+	Name string
 	unit int64 // ms per unit of the broker key; 0: the same value
 }
 
@@ -85,13 +85,13 @@ type configValue struct {
 	list []string // LIST
 }
 
-// configError is a value or key Kafka refuses with INVALID_CONFIG.
-type configError struct{ msg string }
+// Error is a value or key Kafka refuses with INVALID_CONFIG.
+type Error struct{ msg string }
 
-func (e *configError) Error() string { return e.msg }
+func (e *Error) Error() string { return e.msg }
 
 func invalidValue(key, value, reason string) error {
-	return &configError{fmt.Sprintf("Invalid value %s for configuration %s: %s", value, key, reason)}
+	return &Error{fmt.Sprintf("Invalid value %s for configuration %s: %s", value, key, reason)}
 }
 
 func str(s string) *string { return &s }
@@ -99,21 +99,21 @@ func str(s string) *string { return &s }
 // listSplit is Kafka's list separator: a comma with any whitespace around.
 var listSplit = regexp.MustCompile(`\s*,\s*`)
 
-// parse checks v against k's type and rules and returns it normalized.
-func (k *configKey) parse(v string) (configValue, error) {
+// Parse checks v against k's type and rules and returns it normalized.
+func (k *Key) Parse(v string) (configValue, error) {
 	out, why := k.validate(v)
 	if why != "" {
-		return out, invalidValue(k.name, v, why)
+		return out, invalidValue(k.Name, v, why)
 	}
 	return out, nil
 }
 
 // validate is parse with the reason a value is refused, "" if it is not.
-func (k *configKey) validate(v string) (configValue, string) {
+func (k *Key) validate(v string) (configValue, string) {
 	t := strings.TrimSpace(v)
 	out := configValue{s: t}
 	var err error
-	switch k.typ {
+	switch k.Type {
 	case kmsg.ConfigTypeBoolean:
 		switch strings.ToLower(t) {
 		case "true":
@@ -276,7 +276,7 @@ func remoteStorage(v configValue) string {
 	return ""
 }
 
-const maxLong = "9223372036854775807"
+const MaxLong = "9223372036854775807"
 
 // Time units of broker synonyms, in ms.
 const (
@@ -284,313 +284,313 @@ const (
 	unitHours   = 60 * unitMinutes
 )
 
-// topicKeys are Kafka 3.9's topic-level keys, in LogConfig's order.
-var topicKeys = []configKey{
-	{name: "segment.bytes", typ: kmsg.ConfigTypeInt, def: str("1073741824"), check: atLeast(14),
-		synonyms: []synonym{{name: "log.segment.bytes"}},
-		doc:      "Size of a segment file: the active segment rolls before it would grow past it."},
-	{name: "segment.ms", typ: kmsg.ConfigTypeLong, def: str("604800000"), check: atLeast(1),
-		synonyms: []synonym{{name: "log.roll.ms", unit: 1}, {name: "log.roll.hours", unit: unitHours}},
-		doc:      "Age at which the active segment rolls even if not full, so that retention can delete it."},
-	{name: "segment.jitter.ms", typ: kmsg.ConfigTypeLong, def: str("0"), check: atLeast(0),
-		synonyms: []synonym{{name: "log.roll.jitter.ms", unit: 1}, {name: "log.roll.jitter.hours", unit: unitHours}},
-		doc:      "Random jitter subtracted from segment.ms in Kafka; sluice stores it without effect."},
-	{name: "segment.index.bytes", typ: kmsg.ConfigTypeInt, def: str("10485760"), check: atLeast(4),
-		synonyms: []synonym{{name: "log.index.size.max.bytes"}},
-		doc:      "Size of each segment's offset and time index; a full index rolls the segment. A change applies from the next segment."},
-	{name: "flush.messages", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(1),
-		synonyms: []synonym{{name: "log.flush.interval.messages"}},
-		doc:      "Unflushed records after which an append waits for an fsync; 1 makes every append durable before it is acknowledged."},
-	{name: "flush.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(0),
-		synonyms: []synonym{{name: "log.flush.interval.ms", unit: 1}, {name: "log.flush.scheduler.interval.ms", unit: 1}},
-		doc:      "Interval at which the log is fsynced when it holds unflushed records."},
-	{name: "retention.bytes", typ: kmsg.ConfigTypeLong, def: str("-1"),
-		synonyms: []synonym{{name: "log.retention.bytes"}},
-		doc:      "Size a partition may keep: the oldest segments beyond it are deleted. -1: no bound."},
-	{name: "retention.ms", typ: kmsg.ConfigTypeLong, def: str("604800000"), check: atLeast(-1),
-		synonyms: []synonym{{name: "log.retention.ms", unit: 1}, {name: "log.retention.minutes", unit: unitMinutes}, {name: "log.retention.hours", unit: unitHours}},
-		doc:      "Time a segment is kept after its newest record. -1: forever."},
-	{name: "max.message.bytes", typ: kmsg.ConfigTypeInt, def: str("1048588"), check: atLeast(0),
-		synonyms: []synonym{{name: "message.max.bytes"}},
-		doc:      "Largest record batch the topic accepts."},
-	{name: "index.interval.bytes", typ: kmsg.ConfigTypeInt, def: str("4096"), check: atLeast(0),
-		synonyms: []synonym{{name: "log.index.interval.bytes"}},
-		doc:      "Log bytes between two offset index entries."},
-	{name: "delete.retention.ms", typ: kmsg.ConfigTypeLong, def: str("86400000"), check: atLeast(0),
-		synonyms: []synonym{{name: "log.cleaner.delete.retention.ms"}},
-		doc:      "Time a tombstone (a record with a null value) is kept on a compacted topic after the cleaner first meets it."},
-	{name: "min.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str("0"), check: atLeast(0),
-		synonyms: []synonym{{name: "log.cleaner.min.compaction.lag.ms"}},
-		doc:      "Minimum time a record stays uncompacted: segments holding newer records are not cleaned."},
-	{name: "max.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(1),
-		synonyms: []synonym{{name: "log.cleaner.max.compaction.lag.ms"}},
-		doc:      "Maximum time a record stays uncompacted: older dirty data makes the log cleanable whatever its dirty ratio."},
-	{name: "file.delete.delay.ms", typ: kmsg.ConfigTypeLong, def: str("60000"), check: atLeast(0),
-		synonyms: []synonym{{name: "log.segment.delete.delay.ms"}},
-		doc:      "Delay before a deleted segment's files are removed in Kafka; sluice removes them once no reader holds them."},
-	{name: "min.cleanable.dirty.ratio", typ: kmsg.ConfigTypeDouble, def: str("0.5"), check: ratio,
-		synonyms: []synonym{{name: "log.cleaner.min.cleanable.ratio"}},
-		doc:      "Share of a compacted log's cleanable bytes that must be dirty (not yet cleaned) before the cleaner picks it."},
-	{name: "cleanup.policy", typ: kmsg.ConfigTypeList, def: str("delete"), check: cleanupPolicy,
-		synonyms: []synonym{{name: "log.cleanup.policy"}},
-		doc:      "delete: old segments are deleted by retention.ms and retention.bytes; compact: the cleaner keeps the latest record of every key; compact,delete: both; an empty list keeps every segment."},
-	{name: "unclean.leader.election.enable", typ: kmsg.ConfigTypeBoolean, def: str("false"),
-		synonyms: []synonym{{name: "unclean.leader.election.enable"}},
-		doc:      "Whether an out-of-sync replica may become leader (no effect on a single node)."},
-	{name: "min.insync.replicas", typ: kmsg.ConfigTypeInt, def: str("1"), check: atLeast(1),
-		synonyms: []synonym{{name: "min.insync.replicas"}},
-		doc:      "In-sync replicas an acks=all produce needs; above 1 a single node refuses such produces with NOT_ENOUGH_REPLICAS."},
-	{name: "compression.type", typ: kmsg.ConfigTypeString, def: str("producer"), check: compressionType,
-		synonyms: []synonym{{name: "compression.type"}},
-		doc:      "Codec batches are stored in: producer keeps each producer's; uncompressed, gzip, snappy, lz4 or zstd recompresses (or decompresses) a batch in another codec on append."},
-	{name: "compression.gzip.level", typ: kmsg.ConfigTypeInt, def: str("-1"), check: gzipLevel,
-		synonyms: []synonym{{name: "compression.gzip.level"}},
-		doc:      "Level of gzip when compression.type=gzip recompresses a batch: 1-9, or -1 for the codec's default (6)."},
-	{name: "compression.lz4.level", typ: kmsg.ConfigTypeInt, def: str("9"), check: between(1, 17),
-		synonyms: []synonym{{name: "compression.lz4.level"}},
-		doc:      "Level of lz4 when compression.type=lz4 recompresses a batch: 9 is the fast compressor, other levels high compression."},
-	{name: "compression.zstd.level", typ: kmsg.ConfigTypeInt, def: str("3"), check: between(-131072, 22),
-		synonyms: []synonym{{name: "compression.zstd.level"}},
-		doc:      "Level of zstd when compression.type=zstd recompresses a batch."},
-	{name: "preallocate", typ: kmsg.ConfigTypeBoolean, def: str("false"),
-		synonyms: []synonym{{name: "log.preallocate"}},
-		doc:      "Preallocate segment files (sluice always reserves space ahead of appends)."},
-	{name: "message.format.version", typ: kmsg.ConfigTypeString, def: str("3.0-IV1"), check: messageFormatVersion,
-		synonyms: []synonym{{name: "log.message.format.version"}},
-		doc:      "Deprecated record format version; ignored from 3.0 on, as in Kafka."},
-	{name: "message.timestamp.type", typ: kmsg.ConfigTypeString, def: str("CreateTime"), check: oneOf("CreateTime", "LogAppendTime"),
-		synonyms: []synonym{{name: "log.message.timestamp.type"}},
-		doc:      "CreateTime keeps the producer's timestamps; LogAppendTime stamps each batch with the broker's clock."},
-	{name: "message.timestamp.difference.max.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: timestampBound,
-		synonyms: []synonym{{name: "log.message.timestamp.difference.max.ms"}},
-		doc:      "Deprecated bound on a record timestamp's distance from the broker's clock; only the default is supported."},
-	{name: "message.timestamp.before.max.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: timestampBound,
-		synonyms: []synonym{{name: "log.message.timestamp.before.max.ms"}},
-		doc:      "Bound on how far a record timestamp may lag the broker's clock; only the default is supported."},
-	{name: "message.timestamp.after.max.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: timestampBound,
-		synonyms: []synonym{{name: "log.message.timestamp.after.max.ms"}},
-		doc:      "Bound on how far a record timestamp may lead the broker's clock; only the default is supported."},
-	{name: "leader.replication.throttled.replicas", typ: kmsg.ConfigTypeList, def: str(""), check: throttledReplicas,
-		doc: "Replicas (partition:broker, or * for all) whose leader sends to out-of-sync followers no faster than its leader.replication.throttled.rate (no effect on a single node)."},
-	{name: "follower.replication.throttled.replicas", typ: kmsg.ConfigTypeList, def: str(""), check: throttledReplicas,
-		doc: "Replicas (partition:broker, or * for all) that fetch, while out of sync, no faster than their broker's follower.replication.throttled.rate (no effect on a single node)."},
-	{name: "message.downconversion.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
-		synonyms: []synonym{{name: "log.message.downconversion.enable"}},
-		doc:      "Whether old fetch versions get down-converted records (no effect: sluice serves record batch v2 only)."},
-	{name: "remote.storage.enable", typ: kmsg.ConfigTypeBoolean, def: str("false"), check: remoteStorage,
-		doc: "Tiered storage; not available in sluice."},
-	{name: "local.retention.ms", typ: kmsg.ConfigTypeLong, def: str("-2"), check: atLeast(-2),
-		synonyms: []synonym{{name: "log.local.retention.ms"}},
-		doc:      "Local retention with tiered storage (no effect: not available in sluice)."},
-	{name: "local.retention.bytes", typ: kmsg.ConfigTypeLong, def: str("-2"), check: atLeast(-2),
-		synonyms: []synonym{{name: "log.local.retention.bytes"}},
-		doc:      "Local retention with tiered storage (no effect: not available in sluice)."},
-	{name: "remote.log.copy.disable", typ: kmsg.ConfigTypeBoolean, def: str("false"),
-		doc: "Stops copying to tiered storage (no effect: not available in sluice)."},
-	{name: "remote.log.delete.on.disable", typ: kmsg.ConfigTypeBoolean, def: str("false"),
-		doc: "Deletes tiered data when tiering is turned off (no effect: not available in sluice)."},
+// TopicKeys are Kafka 3.9's topic-level keys, in LogConfig's order.
+var TopicKeys = []Key{
+	{Name: "segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("1073741824"), check: atLeast(14),
+		Synonyms: []Synonym{{Name: "log.segment.bytes"}},
+		Doc:      "Size of a segment file: the active segment rolls before it would grow past it."},
+	{Name: "segment.ms", Type: kmsg.ConfigTypeLong, Default: str("604800000"), check: atLeast(1),
+		Synonyms: []Synonym{{Name: "log.roll.ms", unit: 1}, {Name: "log.roll.hours", unit: unitHours}},
+		Doc:      "Age at which the active segment rolls even if not full, so that retention can delete it."},
+	{Name: "segment.jitter.ms", Type: kmsg.ConfigTypeLong, Default: str("0"), check: atLeast(0),
+		Synonyms: []Synonym{{Name: "log.roll.jitter.ms", unit: 1}, {Name: "log.roll.jitter.hours", unit: unitHours}},
+		Doc:      "Random jitter subtracted from segment.ms in Kafka; sluice stores it without effect."},
+	{Name: "segment.index.bytes", Type: kmsg.ConfigTypeInt, Default: str("10485760"), check: atLeast(4),
+		Synonyms: []Synonym{{Name: "log.index.size.max.bytes"}},
+		Doc:      "Size of each segment's offset and time index; a full index rolls the segment. A change applies from the next segment."},
+	{Name: "flush.messages", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(1),
+		Synonyms: []Synonym{{Name: "log.flush.interval.messages"}},
+		Doc:      "Unflushed records after which an append waits for an fsync; 1 makes every append durable before it is acknowledged."},
+	{Name: "flush.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(0),
+		Synonyms: []Synonym{{Name: "log.flush.interval.ms", unit: 1}, {Name: "log.flush.scheduler.interval.ms", unit: 1}},
+		Doc:      "Interval at which the log is fsynced when it holds unflushed records."},
+	{Name: "retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-1"),
+		Synonyms: []Synonym{{Name: "log.retention.bytes"}},
+		Doc:      "Size a partition may keep: the oldest segments beyond it are deleted. -1: no bound."},
+	{Name: "retention.ms", Type: kmsg.ConfigTypeLong, Default: str("604800000"), check: atLeast(-1),
+		Synonyms: []Synonym{{Name: "log.retention.ms", unit: 1}, {Name: "log.retention.minutes", unit: unitMinutes}, {Name: "log.retention.hours", unit: unitHours}},
+		Doc:      "Time a segment is kept after its newest record. -1: forever."},
+	{Name: "max.message.bytes", Type: kmsg.ConfigTypeInt, Default: str("1048588"), check: atLeast(0),
+		Synonyms: []Synonym{{Name: "message.max.bytes"}},
+		Doc:      "Largest record batch the topic accepts."},
+	{Name: "index.interval.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"), check: atLeast(0),
+		Synonyms: []Synonym{{Name: "log.index.interval.bytes"}},
+		Doc:      "Log bytes between two offset index entries."},
+	{Name: "delete.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("86400000"), check: atLeast(0),
+		Synonyms: []Synonym{{Name: "log.cleaner.delete.retention.ms"}},
+		Doc:      "Time a tombstone (a record with a null value) is kept on a compacted topic after the cleaner first meets it."},
+	{Name: "min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str("0"), check: atLeast(0),
+		Synonyms: []Synonym{{Name: "log.cleaner.min.compaction.lag.ms"}},
+		Doc:      "Minimum time a record stays uncompacted: segments holding newer records are not cleaned."},
+	{Name: "max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(1),
+		Synonyms: []Synonym{{Name: "log.cleaner.max.compaction.lag.ms"}},
+		Doc:      "Maximum time a record stays uncompacted: older dirty data makes the log cleanable whatever its dirty ratio."},
+	{Name: "file.delete.delay.ms", Type: kmsg.ConfigTypeLong, Default: str("60000"), check: atLeast(0),
+		Synonyms: []Synonym{{Name: "log.segment.delete.delay.ms"}},
+		Doc:      "Delay before a deleted segment's files are removed in Kafka; sluice removes them once no reader holds them."},
+	{Name: "min.cleanable.dirty.ratio", Type: kmsg.ConfigTypeDouble, Default: str("0.5"), check: ratio,
+		Synonyms: []Synonym{{Name: "log.cleaner.min.cleanable.ratio"}},
+		Doc:      "Share of a compacted log's cleanable bytes that must be dirty (not yet cleaned) before the cleaner picks it."},
+	{Name: "cleanup.policy", Type: kmsg.ConfigTypeList, Default: str("delete"), check: cleanupPolicy,
+		Synonyms: []Synonym{{Name: "log.cleanup.policy"}},
+		Doc:      "delete: old segments are deleted by retention.ms and retention.bytes; compact: the cleaner keeps the latest record of every key; compact,delete: both; an empty list keeps every segment."},
+	{Name: "unclean.leader.election.enable", Type: kmsg.ConfigTypeBoolean, Default: str("false"),
+		Synonyms: []Synonym{{Name: "unclean.leader.election.enable"}},
+		Doc:      "Whether an out-of-sync replica may become leader (no effect on a single node)."},
+	{Name: "min.insync.replicas", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(1),
+		Synonyms: []Synonym{{Name: "min.insync.replicas"}},
+		Doc:      "In-sync replicas an acks=all produce needs; above 1 a single node refuses such produces with NOT_ENOUGH_REPLICAS."},
+	{Name: "compression.type", Type: kmsg.ConfigTypeString, Default: str("producer"), check: compressionType,
+		Synonyms: []Synonym{{Name: "compression.type"}},
+		Doc:      "Codec batches are stored in: producer keeps each producer's; uncompressed, gzip, snappy, lz4 or zstd recompresses (or decompresses) a batch in another codec on append."},
+	{Name: "compression.gzip.level", Type: kmsg.ConfigTypeInt, Default: str("-1"), check: gzipLevel,
+		Synonyms: []Synonym{{Name: "compression.gzip.level"}},
+		Doc:      "Level of gzip when compression.type=gzip recompresses a batch: 1-9, or -1 for the codec's default (6)."},
+	{Name: "compression.lz4.level", Type: kmsg.ConfigTypeInt, Default: str("9"), check: between(1, 17),
+		Synonyms: []Synonym{{Name: "compression.lz4.level"}},
+		Doc:      "Level of lz4 when compression.type=lz4 recompresses a batch: 9 is the fast compressor, other levels high compression."},
+	{Name: "compression.zstd.level", Type: kmsg.ConfigTypeInt, Default: str("3"), check: between(-131072, 22),
+		Synonyms: []Synonym{{Name: "compression.zstd.level"}},
+		Doc:      "Level of zstd when compression.type=zstd recompresses a batch."},
+	{Name: "preallocate", Type: kmsg.ConfigTypeBoolean, Default: str("false"),
+		Synonyms: []Synonym{{Name: "log.preallocate"}},
+		Doc:      "Preallocate segment files (sluice always reserves space ahead of appends)."},
+	{Name: "message.format.version", Type: kmsg.ConfigTypeString, Default: str("3.0-IV1"), check: messageFormatVersion,
+		Synonyms: []Synonym{{Name: "log.message.format.version"}},
+		Doc:      "Deprecated record format version; ignored from 3.0 on, as in Kafka."},
+	{Name: "message.timestamp.type", Type: kmsg.ConfigTypeString, Default: str("CreateTime"), check: oneOf("CreateTime", "LogAppendTime"),
+		Synonyms: []Synonym{{Name: "log.message.timestamp.type"}},
+		Doc:      "CreateTime keeps the producer's timestamps; LogAppendTime stamps each batch with the broker's clock."},
+	{Name: "message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: timestampBound,
+		Synonyms: []Synonym{{Name: "log.message.timestamp.difference.max.ms"}},
+		Doc:      "Deprecated bound on a record timestamp's distance from the broker's clock; only the default is supported."},
+	{Name: "message.timestamp.before.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: timestampBound,
+		Synonyms: []Synonym{{Name: "log.message.timestamp.before.max.ms"}},
+		Doc:      "Bound on how far a record timestamp may lag the broker's clock; only the default is supported."},
+	{Name: "message.timestamp.after.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: timestampBound,
+		Synonyms: []Synonym{{Name: "log.message.timestamp.after.max.ms"}},
+		Doc:      "Bound on how far a record timestamp may lead the broker's clock; only the default is supported."},
+	{Name: "leader.replication.throttled.replicas", Type: kmsg.ConfigTypeList, Default: str(""), check: throttledReplicas,
+		Doc: "Replicas (partition:broker, or * for all) whose leader sends to out-of-sync followers no faster than its leader.replication.throttled.rate (no effect on a single node)."},
+	{Name: "follower.replication.throttled.replicas", Type: kmsg.ConfigTypeList, Default: str(""), check: throttledReplicas,
+		Doc: "Replicas (partition:broker, or * for all) that fetch, while out of sync, no faster than their broker's follower.replication.throttled.rate (no effect on a single node)."},
+	{Name: "message.downconversion.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
+		Synonyms: []Synonym{{Name: "log.message.downconversion.enable"}},
+		Doc:      "Whether old fetch versions get down-converted records (no effect: sluice serves record batch v2 only)."},
+	{Name: "remote.storage.enable", Type: kmsg.ConfigTypeBoolean, Default: str("false"), check: remoteStorage,
+		Doc: "Tiered storage; not available in sluice."},
+	{Name: "local.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("-2"), check: atLeast(-2),
+		Synonyms: []Synonym{{Name: "log.local.retention.ms"}},
+		Doc:      "Local retention with tiered storage (no effect: not available in sluice)."},
+	{Name: "local.retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-2"), check: atLeast(-2),
+		Synonyms: []Synonym{{Name: "log.local.retention.bytes"}},
+		Doc:      "Local retention with tiered storage (no effect: not available in sluice)."},
+	{Name: "remote.log.copy.disable", Type: kmsg.ConfigTypeBoolean, Default: str("false"),
+		Doc: "Stops copying to tiered storage (no effect: not available in sluice)."},
+	{Name: "remote.log.delete.on.disable", Type: kmsg.ConfigTypeBoolean, Default: str("false"),
+		Doc: "Deletes tiered data when tiering is turned off (no effect: not available in sluice)."},
 }
 
-// brokerKeys are the broker keys sluice knows: the ones it reads from its
+// BrokerKeys are the broker keys sluice knows: the ones it reads from its
 // configuration file (read-only, as in Kafka), and the dynamic ones:
 // DynamicLogConfig's (the first synonym of every topic key but
 // message.format.version), producer.id.expiration.ms and the replication
 // throttles' rates; and the listener and security keys (securityKeys).
 // Defaults are sluice's where they differ from Kafka's (broker.id,
 // listeners, log.dirs, the keystore types, the SASL mechanisms).
-var brokerKeys = []configKey{
-	{name: "broker.id", typ: kmsg.ConfigTypeInt, def: str("0"), doc: "This broker's id."},
-	{name: "node.id", typ: kmsg.ConfigTypeInt, def: str("0"), doc: "This broker's id (KRaft's name for broker.id)."},
-	{name: "log.dirs", typ: kmsg.ConfigTypeString, def: str("./sluice-data"), doc: "Data directory (the first one)."},
-	{name: "log.dir", typ: kmsg.ConfigTypeString, def: str("./sluice-data"), doc: "Data directory when log.dirs is not set."},
-	{name: "num.partitions", typ: kmsg.ConfigTypeInt, def: str("1"), doc: "Partitions of auto-created topics and of CreateTopics with -1."},
-	{name: "default.replication.factor", typ: kmsg.ConfigTypeInt, def: str("1"), doc: "Replication factor for CreateTopics with -1."},
-	{name: "auto.create.topics.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"), doc: "Whether Metadata requests create unknown topics."},
-	{name: "socket.request.max.bytes", typ: kmsg.ConfigTypeInt, def: str("104857600"), doc: "Largest request frame; larger ones close the connection."},
+var BrokerKeys = []Key{
+	{Name: "broker.id", Type: kmsg.ConfigTypeInt, Default: str("0"), Doc: "This broker's id."},
+	{Name: "node.id", Type: kmsg.ConfigTypeInt, Default: str("0"), Doc: "This broker's id (KRaft's name for broker.id)."},
+	{Name: "log.dirs", Type: kmsg.ConfigTypeString, Default: str("./sluice-data"), Doc: "Data directory (the first one)."},
+	{Name: "log.dir", Type: kmsg.ConfigTypeString, Default: str("./sluice-data"), Doc: "Data directory when log.dirs is not set."},
+	{Name: "num.partitions", Type: kmsg.ConfigTypeInt, Default: str("1"), Doc: "Partitions of auto-created topics and of CreateTopics with -1."},
+	{Name: "default.replication.factor", Type: kmsg.ConfigTypeInt, Default: str("1"), Doc: "Replication factor for CreateTopics with -1."},
+	{Name: "auto.create.topics.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"), Doc: "Whether Metadata requests create unknown topics."},
+	{Name: "socket.request.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"), Doc: "Largest request frame; larger ones close the connection."},
 	// The network bounds (netconfig.go). Kafka can change the connection
 	// bounds at run time; sluice reads them when it starts.
-	{name: "queued.max.request.bytes", typ: kmsg.ConfigTypeLong, def: str(strconv.FormatInt(defaultRequestPool(wire.DefaultMaxFrame), 10)),
-		doc: "Bytes requests being read or waiting to be handled may hold; requests up to 64 KiB are read in their connection's buffer and hold none. sluice's default is an eighth of the memory available to the process (Kafka's is -1, no bound); 0 or less: no bound."},
-	{name: "socket.request.receive.timeout.ms", typ: kmsg.ConfigTypeLong, def: str("30000"),
-		doc: "sluice's bound on the time a request takes to arrive whole, from its first byte; a request slower than this closes its connection. -1: none."},
-	{name: "max.connections", typ: kmsg.ConfigTypeInt, def: str("2147483647"), check: atLeast(0),
-		doc: "Connections the broker holds at most; while it has this many, it accepts no more."},
-	{name: "max.connections.per.ip", typ: kmsg.ConfigTypeInt, def: str("2147483647"), check: atLeast(0),
-		doc: "Connections one address may hold; more from it are closed at once."},
-	{name: "max.connections.per.ip.overrides", typ: kmsg.ConfigTypeString, def: str(""), check: connectionOverrides,
-		doc: "Per-address bounds overriding max.connections.per.ip: host:count,host:count."},
-	{name: "connections.max.idle.ms", typ: kmsg.ConfigTypeLong, def: str("600000"),
-		doc: "A connection that sends no request for this long after its last response is closed. -1: never."},
-	{name: "log.retention.check.interval.ms", typ: kmsg.ConfigTypeLong, def: str("300000"), doc: "How often retention runs."},
-	{name: "log.roll.hours", typ: kmsg.ConfigTypeInt, def: str("168"), topic: "segment.ms", unit: unitHours, doc: "segment.ms default in hours (log.roll.ms wins)."},
-	{name: "log.roll.jitter.hours", typ: kmsg.ConfigTypeInt, def: str("0"), topic: "segment.jitter.ms", unit: unitHours, doc: "segment.jitter.ms default in hours."},
-	{name: "log.retention.minutes", typ: kmsg.ConfigTypeInt, topic: "retention.ms", unit: unitMinutes, doc: "retention.ms default in minutes (log.retention.ms wins)."},
-	{name: "log.retention.hours", typ: kmsg.ConfigTypeInt, def: str("168"), topic: "retention.ms", unit: unitHours, doc: "retention.ms default in hours (log.retention.ms and .minutes win)."},
-	{name: "log.flush.scheduler.interval.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), topic: "flush.ms", unit: 1, doc: "flush.ms default when log.flush.interval.ms is not set."},
+	{Name: "queued.max.request.bytes", Type: kmsg.ConfigTypeLong, Default: str(strconv.FormatInt(DefaultRequestPool(wire.DefaultMaxFrame), 10)),
+		Doc: "Bytes requests being read or waiting to be handled may hold; requests up to 64 KiB are read in their connection's buffer and hold none. sluice's default is an eighth of the memory available to the process (Kafka's is -1, no bound); 0 or less: no bound."},
+	{Name: "socket.request.receive.timeout.ms", Type: kmsg.ConfigTypeLong, Default: str("30000"),
+		Doc: "sluice's bound on the time a request takes to arrive whole, from its first byte; a request slower than this closes its connection. -1: none."},
+	{Name: "max.connections", Type: kmsg.ConfigTypeInt, Default: str("2147483647"), check: atLeast(0),
+		Doc: "Connections the broker holds at most; while it has this many, it accepts no more."},
+	{Name: "max.connections.per.ip", Type: kmsg.ConfigTypeInt, Default: str("2147483647"), check: atLeast(0),
+		Doc: "Connections one address may hold; more from it are closed at once."},
+	{Name: "max.connections.per.ip.overrides", Type: kmsg.ConfigTypeString, Default: str(""), check: connectionOverrides,
+		Doc: "Per-address bounds overriding max.connections.per.ip: host:count,host:count."},
+	{Name: "connections.max.idle.ms", Type: kmsg.ConfigTypeLong, Default: str("600000"),
+		Doc: "A connection that sends no request for this long after its last response is closed. -1: never."},
+	{Name: "log.retention.check.interval.ms", Type: kmsg.ConfigTypeLong, Default: str("300000"), Doc: "How often retention runs."},
+	{Name: "log.roll.hours", Type: kmsg.ConfigTypeInt, Default: str("168"), Topic: "segment.ms", unit: unitHours, Doc: "segment.ms default in hours (log.roll.ms wins)."},
+	{Name: "log.roll.jitter.hours", Type: kmsg.ConfigTypeInt, Default: str("0"), Topic: "segment.jitter.ms", unit: unitHours, Doc: "segment.jitter.ms default in hours."},
+	{Name: "log.retention.minutes", Type: kmsg.ConfigTypeInt, Topic: "retention.ms", unit: unitMinutes, Doc: "retention.ms default in minutes (log.retention.ms wins)."},
+	{Name: "log.retention.hours", Type: kmsg.ConfigTypeInt, Default: str("168"), Topic: "retention.ms", unit: unitHours, Doc: "retention.ms default in hours (log.retention.ms and .minutes win)."},
+	{Name: "log.flush.scheduler.interval.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Topic: "flush.ms", unit: 1, Doc: "flush.ms default when log.flush.interval.ms is not set."},
 	// The cleaner's settings. Kafka reconfigures threads, buffers and
 	// backoff at run time (LogCleaner.ReconfigurableConfigs); sluice's Store
 	// sizes its cleaner when it opens, so they are read-only here and a
 	// dynamic change is refused as Kafka refuses a read-only key.
-	{name: "log.cleaner.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
-		doc: "Whether the background cleaner compacts logs whose cleanup.policy includes compact."},
-	{name: "log.cleaner.threads", typ: kmsg.ConfigTypeInt, def: str("1"), check: atLeast(0),
-		doc: "Cleaner threads: how many logs are cleaned at once; 0 runs none."},
-	{name: "log.cleaner.dedupe.buffer.size", typ: kmsg.ConfigTypeLong, def: str("134217728"),
-		doc: "Memory of the offset maps (key to latest offset) of all cleaner threads together."},
-	{name: "log.cleaner.io.buffer.size", typ: kmsg.ConfigTypeInt, def: str("524288"), check: atLeast(0),
-		doc: "Read and write buffer memory of all cleaner threads together."},
-	{name: "log.cleaner.io.buffer.load.factor", typ: kmsg.ConfigTypeDouble, def: str("0.9"),
-		doc: "How full an offset map may become before a cleaning pass stops mapping dirty records."},
-	{name: "log.cleaner.backoff.ms", typ: kmsg.ConfigTypeLong, def: str("15000"), check: atLeast(0),
-		doc: "How long an idle cleaner thread waits before looking for a dirty log again."},
-	{name: "log.message.format.version", typ: kmsg.ConfigTypeString, def: str("3.0-IV1"), topic: "message.format.version", doc: "message.format.version default."},
+	{Name: "log.cleaner.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
+		Doc: "Whether the background cleaner compacts logs whose cleanup.policy includes compact."},
+	{Name: "log.cleaner.threads", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(0),
+		Doc: "Cleaner threads: how many logs are cleaned at once; 0 runs none."},
+	{Name: "log.cleaner.dedupe.buffer.size", Type: kmsg.ConfigTypeLong, Default: str("134217728"),
+		Doc: "Memory of the offset maps (key to latest offset) of all cleaner threads together."},
+	{Name: "log.cleaner.io.buffer.size", Type: kmsg.ConfigTypeInt, Default: str("524288"), check: atLeast(0),
+		Doc: "Read and write buffer memory of all cleaner threads together."},
+	{Name: "log.cleaner.io.buffer.load.factor", Type: kmsg.ConfigTypeDouble, Default: str("0.9"),
+		Doc: "How full an offset map may become before a cleaning pass stops mapping dirty records."},
+	{Name: "log.cleaner.backoff.ms", Type: kmsg.ConfigTypeLong, Default: str("15000"), check: atLeast(0),
+		Doc: "How long an idle cleaner thread waits before looking for a dirty log again."},
+	{Name: "log.message.format.version", Type: kmsg.ConfigTypeString, Default: str("3.0-IV1"), Topic: "message.format.version", Doc: "message.format.version default."},
 	// The controller's rebalance (electionconfig.go), read when the broker
 	// starts, as Kafka's.
-	{name: "auto.leader.rebalance.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
-		doc: "Whether the controller moves leadership back to preferred replicas when a broker's leader imbalance is above leader.imbalance.per.broker.percentage."},
-	{name: "leader.imbalance.check.interval.seconds", typ: kmsg.ConfigTypeLong, def: str("300"), check: atLeast(1),
-		doc: "How often the controller checks the leader imbalance."},
-	{name: "leader.imbalance.per.broker.percentage", typ: kmsg.ConfigTypeInt, def: str("10"),
-		doc: "Share of a broker's preferred partitions, in percent, that may be led elsewhere before the controller moves them back."},
+	{Name: "auto.leader.rebalance.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
+		Doc: "Whether the controller moves leadership back to preferred replicas when a broker's leader imbalance is above leader.imbalance.per.broker.percentage."},
+	{Name: "leader.imbalance.check.interval.seconds", Type: kmsg.ConfigTypeLong, Default: str("300"), check: atLeast(1),
+		Doc: "How often the controller checks the leader imbalance."},
+	{Name: "leader.imbalance.per.broker.percentage", Type: kmsg.ConfigTypeInt, Default: str("10"),
+		Doc: "Share of a broker's preferred partitions, in percent, that may be led elsewhere before the controller moves them back."},
 	// The group coordinator's keys (groupconfig.go), read when the broker
 	// starts, as Kafka's.
-	{name: "group.initial.rebalance.delay.ms", typ: kmsg.ConfigTypeInt, def: str("3000"),
-		doc: "How long the first rebalance of an empty group waits for more members to join."},
-	{name: "group.min.session.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("6000"),
-		doc: "Smallest session timeout a member may ask for."},
-	{name: "group.max.session.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("1800000"),
-		doc: "Largest session timeout a member may ask for."},
-	{name: "group.max.size", typ: kmsg.ConfigTypeInt, def: str("2147483647"),
-		doc: "Members a group may have; more are refused GROUP_MAX_SIZE_REACHED."},
-	{name: "offsets.topic.num.partitions", typ: kmsg.ConfigTypeInt, def: str("50"),
-		doc: "Partitions of __consumer_offsets, when it is created."},
-	{name: "offsets.topic.replication.factor", typ: kmsg.ConfigTypeShort, def: str("3"),
-		doc: "Replication factor of __consumer_offsets, when it is created (a single node uses 1)."},
-	{name: "offsets.topic.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("104857600"),
-		doc: "Segment size of __consumer_offsets."},
-	{name: "offsets.retention.minutes", typ: kmsg.ConfigTypeInt, def: str("10080"),
-		doc: "How long the committed offsets of a group without members are kept."},
-	{name: "offsets.retention.check.interval.ms", typ: kmsg.ConfigTypeLong, def: str("600000"),
-		doc: "How often expired offsets are removed."},
-	{name: "offset.metadata.max.bytes", typ: kmsg.ConfigTypeInt, def: str("4096"),
-		doc: "Largest metadata string of a committed offset; longer ones are refused OFFSET_METADATA_TOO_LARGE."},
+	{Name: "group.initial.rebalance.delay.ms", Type: kmsg.ConfigTypeInt, Default: str("3000"),
+		Doc: "How long the first rebalance of an empty group waits for more members to join."},
+	{Name: "group.min.session.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("6000"),
+		Doc: "Smallest session timeout a member may ask for."},
+	{Name: "group.max.session.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("1800000"),
+		Doc: "Largest session timeout a member may ask for."},
+	{Name: "group.max.size", Type: kmsg.ConfigTypeInt, Default: str("2147483647"),
+		Doc: "Members a group may have; more are refused GROUP_MAX_SIZE_REACHED."},
+	{Name: "offsets.topic.num.partitions", Type: kmsg.ConfigTypeInt, Default: str("50"),
+		Doc: "Partitions of __consumer_offsets, when it is created."},
+	{Name: "offsets.topic.replication.factor", Type: kmsg.ConfigTypeShort, Default: str("3"),
+		Doc: "Replication factor of __consumer_offsets, when it is created (a single node uses 1)."},
+	{Name: "offsets.topic.segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"),
+		Doc: "Segment size of __consumer_offsets."},
+	{Name: "offsets.retention.minutes", Type: kmsg.ConfigTypeInt, Default: str("10080"),
+		Doc: "How long the committed offsets of a group without members are kept."},
+	{Name: "offsets.retention.check.interval.ms", Type: kmsg.ConfigTypeLong, Default: str("600000"),
+		Doc: "How often expired offsets are removed."},
+	{Name: "offset.metadata.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"),
+		Doc: "Largest metadata string of a committed offset; longer ones are refused OFFSET_METADATA_TOO_LARGE."},
 	// The transaction coordinator's keys (txnconfig.go), read when the
 	// broker starts. Kafka can change
 	// transaction.partition.verification.enable at run time; sluice reads it
 	// when it starts.
-	{name: "transaction.max.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("900000"),
-		doc: "Largest transaction timeout a producer may ask for; more is refused INVALID_TRANSACTION_TIMEOUT."},
-	{name: "transactional.id.expiration.ms", typ: kmsg.ConfigTypeInt, def: str("604800000"),
-		doc: "How long a transactional id no producer uses is kept."},
-	{name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", typ: kmsg.ConfigTypeInt, def: str("10000"),
-		doc: "How often transactions past their timeout are aborted."},
-	{name: "transaction.remove.expired.transaction.cleanup.interval.ms", typ: kmsg.ConfigTypeInt, def: str("3600000"),
-		doc: "How often expired transactional ids are removed."},
-	{name: "transaction.state.log.num.partitions", typ: kmsg.ConfigTypeInt, def: str("50"),
-		doc: "Partitions of __transaction_state, when it is created."},
-	{name: "transaction.state.log.replication.factor", typ: kmsg.ConfigTypeShort, def: str("3"),
-		doc: "Replication factor of __transaction_state, when it is created (a single node uses 1)."},
-	{name: "transaction.state.log.min.isr", typ: kmsg.ConfigTypeInt, def: str("2"),
-		doc: "min.insync.replicas of __transaction_state (a single node uses 1)."},
-	{name: "transaction.state.log.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("104857600"),
-		doc: "Segment size of __transaction_state."},
-	{name: "transaction.partition.verification.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
-		doc: "Whether a partition leader verifies with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890)."},
+	{Name: "transaction.max.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("900000"),
+		Doc: "Largest transaction timeout a producer may ask for; more is refused INVALID_TRANSACTION_TIMEOUT."},
+	{Name: "transactional.id.expiration.ms", Type: kmsg.ConfigTypeInt, Default: str("604800000"),
+		Doc: "How long a transactional id no producer uses is kept."},
+	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: kmsg.ConfigTypeInt, Default: str("10000"),
+		Doc: "How often transactions past their timeout are aborted."},
+	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Type: kmsg.ConfigTypeInt, Default: str("3600000"),
+		Doc: "How often expired transactional ids are removed."},
+	{Name: "transaction.state.log.num.partitions", Type: kmsg.ConfigTypeInt, Default: str("50"),
+		Doc: "Partitions of __transaction_state, when it is created."},
+	{Name: "transaction.state.log.replication.factor", Type: kmsg.ConfigTypeShort, Default: str("3"),
+		Doc: "Replication factor of __transaction_state, when it is created (a single node uses 1)."},
+	{Name: "transaction.state.log.min.isr", Type: kmsg.ConfigTypeInt, Default: str("2"),
+		Doc: "min.insync.replicas of __transaction_state (a single node uses 1)."},
+	{Name: "transaction.state.log.segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"),
+		Doc: "Segment size of __transaction_state."},
+	{Name: "transaction.partition.verification.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
+		Doc: "Whether a partition leader verifies with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890)."},
 	// The cluster's keys (clusterconfig.go, fetcherconfig.go), read when
 	// the broker starts. Kafka can change num.replica.fetchers at run time;
 	// sluice reads it when it starts.
-	{name: "zookeeper.connect", typ: kmsg.ConfigTypeString,
-		doc: "ZooKeeper of the cluster, host:port[,host:port...][/chroot]; none: a single node."},
-	{name: "zookeeper.session.timeout.ms", typ: kmsg.ConfigTypeInt, def: str("18000"),
-		doc: "A broker silent this long loses its registration, and the controller role if it had it."},
-	{name: "zookeeper.connection.timeout.ms", typ: kmsg.ConfigTypeInt,
-		doc: "How long the broker waits for a ZooKeeper session when it starts (default the session timeout)."},
-	{name: "broker.rack", typ: kmsg.ConfigTypeString,
-		doc: "This broker's rack: new topics spread each partition's replicas over racks."},
-	{name: "replica.lag.time.max.ms", typ: kmsg.ConfigTypeLong, def: str("30000"),
-		doc: "A follower that has not caught up with its leader for this long leaves the ISR."},
-	{name: "controlled.shutdown.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"),
-		doc: "Whether a stopping broker first asks the controller to move its leadership away."},
-	{name: "controlled.shutdown.max.retries", typ: kmsg.ConfigTypeInt, def: str("3"),
-		doc: "How often a stopping broker asks again while it still leads partitions."},
-	{name: "controlled.shutdown.retry.backoff.ms", typ: kmsg.ConfigTypeLong, def: str("5000"),
-		doc: "Pause before a stopping broker asks again."},
-	{name: "num.replica.fetchers", typ: kmsg.ConfigTypeInt, def: str("1"),
-		doc: "Fetchers per source broker, each with its own connection; a partition goes to one by its hash."},
-	{name: "replica.fetch.max.bytes", typ: kmsg.ConfigTypeInt, def: str("1048576"),
-		doc: "Bytes a follower asks per partition; a bigger first batch is still returned whole."},
-	{name: "replica.fetch.response.max.bytes", typ: kmsg.ConfigTypeInt, def: str("10485760"),
-		doc: "Bytes a follower asks per fetch, over all its partitions."},
-	{name: "replica.fetch.min.bytes", typ: kmsg.ConfigTypeInt, def: str("1"),
-		doc: "The leader holds a follower's fetch until this much is there or replica.fetch.wait.max.ms passed."},
-	{name: "replica.fetch.wait.max.ms", typ: kmsg.ConfigTypeInt, def: str("500"),
-		doc: "Longest wait of a follower's fetch; at most replica.lag.time.max.ms."},
-	{name: "replica.fetch.backoff.ms", typ: kmsg.ConfigTypeInt, def: str("1000"),
-		doc: "Pause after a failed fetch, and before a follower fetches records its log refused again."},
+	{Name: "zookeeper.connect", Type: kmsg.ConfigTypeString,
+		Doc: "ZooKeeper of the cluster, host:port[,host:port...][/chroot]; none: a single node."},
+	{Name: "zookeeper.session.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("18000"),
+		Doc: "A broker silent this long loses its registration, and the controller role if it had it."},
+	{Name: "zookeeper.connection.timeout.ms", Type: kmsg.ConfigTypeInt,
+		Doc: "How long the broker waits for a ZooKeeper session when it starts (default the session timeout)."},
+	{Name: "broker.rack", Type: kmsg.ConfigTypeString,
+		Doc: "This broker's rack: new topics spread each partition's replicas over racks."},
+	{Name: "replica.lag.time.max.ms", Type: kmsg.ConfigTypeLong, Default: str("30000"),
+		Doc: "A follower that has not caught up with its leader for this long leaves the ISR."},
+	{Name: "controlled.shutdown.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
+		Doc: "Whether a stopping broker first asks the controller to move its leadership away."},
+	{Name: "controlled.shutdown.max.retries", Type: kmsg.ConfigTypeInt, Default: str("3"),
+		Doc: "How often a stopping broker asks again while it still leads partitions."},
+	{Name: "controlled.shutdown.retry.backoff.ms", Type: kmsg.ConfigTypeLong, Default: str("5000"),
+		Doc: "Pause before a stopping broker asks again."},
+	{Name: "num.replica.fetchers", Type: kmsg.ConfigTypeInt, Default: str("1"),
+		Doc: "Fetchers per source broker, each with its own connection; a partition goes to one by its hash."},
+	{Name: "replica.fetch.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("1048576"),
+		Doc: "Bytes a follower asks per partition; a bigger first batch is still returned whole."},
+	{Name: "replica.fetch.response.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("10485760"),
+		Doc: "Bytes a follower asks per fetch, over all its partitions."},
+	{Name: "replica.fetch.min.bytes", Type: kmsg.ConfigTypeInt, Default: str("1"),
+		Doc: "The leader holds a follower's fetch until this much is there or replica.fetch.wait.max.ms passed."},
+	{Name: "replica.fetch.wait.max.ms", Type: kmsg.ConfigTypeInt, Default: str("500"),
+		Doc: "Longest wait of a follower's fetch; at most replica.lag.time.max.ms."},
+	{Name: "replica.fetch.backoff.ms", Type: kmsg.ConfigTypeInt, Default: str("1000"),
+		Doc: "Pause after a failed fetch, and before a follower fetches records its log refused again."},
 	// sluice's own observability keys (obsconfig.go), read when the broker
 	// starts; Kafka has none of them.
-	{name: "metrics.listen", typ: kmsg.ConfigTypeString,
-		doc: "sluice's: host:port of the HTTP listener serving /metrics, /healthz and /readyz; none: no metrics are kept."},
-	{name: "metrics.pprof.enable", typ: kmsg.ConfigTypeBoolean, def: str("false"),
-		doc: "sluice's: /debug/pprof on the metrics listener."},
-	{name: "log.level", typ: kmsg.ConfigTypeString, def: str("info"),
-		doc: "sluice's: debug, info, warn or error; at debug every request is logged."},
-	{name: "log.format", typ: kmsg.ConfigTypeString, def: str("text"),
-		doc: "sluice's: text or json."},
-	{name: "log.slow.request.ms", typ: kmsg.ConfigTypeLong, def: str("0"),
-		doc: "sluice's: a request that takes longer, from its last byte read to its response written, is logged at info; 0: none."},
+	{Name: "metrics.listen", Type: kmsg.ConfigTypeString,
+		Doc: "sluice's: host:port of the HTTP listener serving /metrics, /healthz and /readyz; none: no metrics are kept."},
+	{Name: "metrics.pprof.enable", Type: kmsg.ConfigTypeBoolean, Default: str("false"),
+		Doc: "sluice's: /debug/pprof on the metrics listener."},
+	{Name: "log.level", Type: kmsg.ConfigTypeString, Default: str("info"),
+		Doc: "sluice's: debug, info, warn or error; at debug every request is logged."},
+	{Name: "log.format", Type: kmsg.ConfigTypeString, Default: str("text"),
+		Doc: "sluice's: text or json."},
+	{Name: "log.slow.request.ms", Type: kmsg.ConfigTypeLong, Default: str("0"),
+		Doc: "sluice's: a request that takes longer, from its last byte read to its response written, is logged at info; 0: none."},
 
-	{name: "log.segment.bytes", typ: kmsg.ConfigTypeInt, def: str("1073741824"), dynamic: true, topic: "segment.bytes"},
-	{name: "log.roll.ms", typ: kmsg.ConfigTypeLong, dynamic: true, topic: "segment.ms", unit: 1},
-	{name: "log.roll.jitter.ms", typ: kmsg.ConfigTypeLong, dynamic: true, topic: "segment.jitter.ms", unit: 1},
-	{name: "log.index.size.max.bytes", typ: kmsg.ConfigTypeInt, def: str("10485760"), dynamic: true, topic: "segment.index.bytes"},
-	{name: "log.flush.interval.messages", typ: kmsg.ConfigTypeLong, def: str(maxLong), dynamic: true, topic: "flush.messages"},
-	{name: "log.flush.interval.ms", typ: kmsg.ConfigTypeLong, dynamic: true, topic: "flush.ms", unit: 1},
-	{name: "log.retention.bytes", typ: kmsg.ConfigTypeLong, def: str("-1"), dynamic: true, topic: "retention.bytes"},
-	{name: "log.retention.ms", typ: kmsg.ConfigTypeLong, dynamic: true, topic: "retention.ms", unit: 1},
-	{name: "message.max.bytes", typ: kmsg.ConfigTypeInt, def: str("1048588"), dynamic: true, topic: "max.message.bytes"},
-	{name: "log.index.interval.bytes", typ: kmsg.ConfigTypeInt, def: str("4096"), dynamic: true, topic: "index.interval.bytes"},
-	{name: "log.cleaner.delete.retention.ms", typ: kmsg.ConfigTypeLong, def: str("86400000"), check: atLeast(0), dynamic: true, topic: "delete.retention.ms"},
-	{name: "log.cleaner.min.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str("0"), check: atLeast(0), dynamic: true, topic: "min.compaction.lag.ms"},
-	{name: "log.cleaner.max.compaction.lag.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(1), dynamic: true, topic: "max.compaction.lag.ms"},
-	{name: "log.segment.delete.delay.ms", typ: kmsg.ConfigTypeLong, def: str("60000"), dynamic: true, topic: "file.delete.delay.ms"},
-	{name: "log.cleaner.min.cleanable.ratio", typ: kmsg.ConfigTypeDouble, def: str("0.5"), check: ratio, dynamic: true, topic: "min.cleanable.dirty.ratio"},
-	{name: "log.cleanup.policy", typ: kmsg.ConfigTypeList, def: str("delete"), check: cleanupPolicy, dynamic: true, topic: "cleanup.policy"},
-	{name: "unclean.leader.election.enable", typ: kmsg.ConfigTypeBoolean, def: str("false"), dynamic: true, topic: "unclean.leader.election.enable"},
-	{name: "min.insync.replicas", typ: kmsg.ConfigTypeInt, def: str("1"), dynamic: true, topic: "min.insync.replicas"},
-	{name: "compression.type", typ: kmsg.ConfigTypeString, def: str("producer"), dynamic: true, topic: "compression.type"},
-	{name: "compression.gzip.level", typ: kmsg.ConfigTypeInt, def: str("-1"), dynamic: true, topic: "compression.gzip.level"},
-	{name: "compression.lz4.level", typ: kmsg.ConfigTypeInt, def: str("9"), dynamic: true, topic: "compression.lz4.level"},
-	{name: "compression.zstd.level", typ: kmsg.ConfigTypeInt, def: str("3"), dynamic: true, topic: "compression.zstd.level"},
-	{name: "log.preallocate", typ: kmsg.ConfigTypeBoolean, def: str("false"), dynamic: true, topic: "preallocate"},
-	{name: "log.message.timestamp.type", typ: kmsg.ConfigTypeString, def: str("CreateTime"), dynamic: true, topic: "message.timestamp.type"},
-	{name: "log.message.timestamp.difference.max.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), dynamic: true, topic: "message.timestamp.difference.max.ms"},
-	{name: "log.message.timestamp.before.max.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), dynamic: true, topic: "message.timestamp.before.max.ms"},
-	{name: "log.message.timestamp.after.max.ms", typ: kmsg.ConfigTypeLong, def: str(maxLong), dynamic: true, topic: "message.timestamp.after.max.ms"},
-	{name: "log.message.downconversion.enable", typ: kmsg.ConfigTypeBoolean, def: str("true"), dynamic: true, topic: "message.downconversion.enable"},
-	{name: "log.local.retention.ms", typ: kmsg.ConfigTypeLong, def: str("-2"), dynamic: true, topic: "local.retention.ms"},
-	{name: "log.local.retention.bytes", typ: kmsg.ConfigTypeLong, def: str("-2"), dynamic: true, topic: "local.retention.bytes"},
-	{name: "producer.id.expiration.ms", typ: kmsg.ConfigTypeInt, def: str("86400000"), dynamic: true, check: atLeast(1),
-		doc: "How long an idle producer's idempotence state is kept."},
+	{Name: "log.segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("1073741824"), Dynamic: true, Topic: "segment.bytes"},
+	{Name: "log.roll.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "segment.ms", unit: 1},
+	{Name: "log.roll.jitter.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "segment.jitter.ms", unit: 1},
+	{Name: "log.index.size.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("10485760"), Dynamic: true, Topic: "segment.index.bytes"},
+	{Name: "log.flush.interval.messages", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Dynamic: true, Topic: "flush.messages"},
+	{Name: "log.flush.interval.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "flush.ms", unit: 1},
+	{Name: "log.retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-1"), Dynamic: true, Topic: "retention.bytes"},
+	{Name: "log.retention.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "retention.ms", unit: 1},
+	{Name: "message.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("1048588"), Dynamic: true, Topic: "max.message.bytes"},
+	{Name: "log.index.interval.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"), Dynamic: true, Topic: "index.interval.bytes"},
+	{Name: "log.cleaner.delete.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("86400000"), check: atLeast(0), Dynamic: true, Topic: "delete.retention.ms"},
+	{Name: "log.cleaner.min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str("0"), check: atLeast(0), Dynamic: true, Topic: "min.compaction.lag.ms"},
+	{Name: "log.cleaner.max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(1), Dynamic: true, Topic: "max.compaction.lag.ms"},
+	{Name: "log.segment.delete.delay.ms", Type: kmsg.ConfigTypeLong, Default: str("60000"), Dynamic: true, Topic: "file.delete.delay.ms"},
+	{Name: "log.cleaner.min.cleanable.ratio", Type: kmsg.ConfigTypeDouble, Default: str("0.5"), check: ratio, Dynamic: true, Topic: "min.cleanable.dirty.ratio"},
+	{Name: "log.cleanup.policy", Type: kmsg.ConfigTypeList, Default: str("delete"), check: cleanupPolicy, Dynamic: true, Topic: "cleanup.policy"},
+	{Name: "unclean.leader.election.enable", Type: kmsg.ConfigTypeBoolean, Default: str("false"), Dynamic: true, Topic: "unclean.leader.election.enable"},
+	{Name: "min.insync.replicas", Type: kmsg.ConfigTypeInt, Default: str("1"), Dynamic: true, Topic: "min.insync.replicas"},
+	{Name: "compression.type", Type: kmsg.ConfigTypeString, Default: str("producer"), Dynamic: true, Topic: "compression.type"},
+	{Name: "compression.gzip.level", Type: kmsg.ConfigTypeInt, Default: str("-1"), Dynamic: true, Topic: "compression.gzip.level"},
+	{Name: "compression.lz4.level", Type: kmsg.ConfigTypeInt, Default: str("9"), Dynamic: true, Topic: "compression.lz4.level"},
+	{Name: "compression.zstd.level", Type: kmsg.ConfigTypeInt, Default: str("3"), Dynamic: true, Topic: "compression.zstd.level"},
+	{Name: "log.preallocate", Type: kmsg.ConfigTypeBoolean, Default: str("false"), Dynamic: true, Topic: "preallocate"},
+	{Name: "log.message.timestamp.type", Type: kmsg.ConfigTypeString, Default: str("CreateTime"), Dynamic: true, Topic: "message.timestamp.type"},
+	{Name: "log.message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Dynamic: true, Topic: "message.timestamp.difference.max.ms"},
+	{Name: "log.message.timestamp.before.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Dynamic: true, Topic: "message.timestamp.before.max.ms"},
+	{Name: "log.message.timestamp.after.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Dynamic: true, Topic: "message.timestamp.after.max.ms"},
+	{Name: "log.message.downconversion.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"), Dynamic: true, Topic: "message.downconversion.enable"},
+	{Name: "log.local.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("-2"), Dynamic: true, Topic: "local.retention.ms"},
+	{Name: "log.local.retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-2"), Dynamic: true, Topic: "local.retention.bytes"},
+	{Name: "producer.id.expiration.ms", Type: kmsg.ConfigTypeInt, Default: str("86400000"), Dynamic: true, check: atLeast(1),
+		Doc: "How long an idle producer's idempotence state is kept."},
 	// The replication throttles (throttle.go): Kafka's dynamic broker
 	// quotas of DynamicConfig.Broker, and the static windows they are
 	// measured over.
-	{name: "leader.replication.throttled.rate", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(0), dynamic: true,
-		doc: "Bytes/s this broker sends, as leader, to followers of the replicas leader.replication.throttled.replicas names; out-of-sync followers of them get no records while the rate is above it."},
-	{name: "follower.replication.throttled.rate", typ: kmsg.ConfigTypeLong, def: str(maxLong), check: atLeast(0), dynamic: true,
-		doc: "Bytes/s this broker fetches, as follower, for the replicas follower.replication.throttled.replicas names; out-of-sync ones are not fetched while the rate is above it."},
-	{name: "quota.window.num", typ: kmsg.ConfigTypeInt, def: str("11"), check: atLeast(1),
-		doc: "Samples client quotas' rates are measured over."},
-	{name: "quota.window.size.seconds", typ: kmsg.ConfigTypeInt, def: str("1"), check: atLeast(1),
-		doc: "Length of each of those samples."},
-	{name: "controller.quota.window.num", typ: kmsg.ConfigTypeInt, def: str("11"), check: atLeast(1),
-		doc: "Samples of controller_mutation_rate: its burst is this times controller.quota.window.size.seconds times the quota."},
-	{name: "controller.quota.window.size.seconds", typ: kmsg.ConfigTypeInt, def: str("1"), check: atLeast(1),
-		doc: "Length of each of those samples."},
-	{name: "replication.quota.window.num", typ: kmsg.ConfigTypeInt, def: str("11"), check: atLeast(1),
-		doc: "Samples the replication throttles' rates are measured over."},
-	{name: "replication.quota.window.size.seconds", typ: kmsg.ConfigTypeInt, def: str("1"), check: atLeast(1),
-		doc: "Length of each of those samples."},
+	{Name: "leader.replication.throttled.rate", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(0), Dynamic: true,
+		Doc: "Bytes/s this broker sends, as leader, to followers of the replicas leader.replication.throttled.replicas names; out-of-sync followers of them get no records while the rate is above it."},
+	{Name: "follower.replication.throttled.rate", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(0), Dynamic: true,
+		Doc: "Bytes/s this broker fetches, as follower, for the replicas follower.replication.throttled.replicas names; out-of-sync ones are not fetched while the rate is above it."},
+	{Name: "quota.window.num", Type: kmsg.ConfigTypeInt, Default: str("11"), check: atLeast(1),
+		Doc: "Samples client quotas' rates are measured over."},
+	{Name: "quota.window.size.seconds", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(1),
+		Doc: "Length of each of those samples."},
+	{Name: "controller.quota.window.num", Type: kmsg.ConfigTypeInt, Default: str("11"), check: atLeast(1),
+		Doc: "Samples of controller_mutation_rate: its burst is this times controller.quota.window.size.seconds times the quota."},
+	{Name: "controller.quota.window.size.seconds", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(1),
+		Doc: "Length of each of those samples."},
+	{Name: "replication.quota.window.num", Type: kmsg.ConfigTypeInt, Default: str("11"), check: atLeast(1),
+		Doc: "Samples the replication throttles' rates are measured over."},
+	{Name: "replication.quota.window.size.seconds", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(1),
+		Doc: "Length of each of those samples."},
 
 	// Kafka's dynamic SASL keys of a broker's listeners
 	// (DynamicListenerConfig.ReconfigurableConfigs) for GSSAPI and
@@ -599,42 +599,42 @@ var brokerKeys = []configKey{
 	// without such a listener keeps them (librdkafka's admin tests set
 	// sasl.kerberos.min.time.before.relogin). The SASL keys sluice acts on
 	// are static (securityKeys, configs_security.go).
-	{name: "sasl.kerberos.service.name", typ: kmsg.ConfigTypeString, dynamic: true, perBroker: true, doc: saslDoc},
-	{name: "sasl.kerberos.kinit.cmd", typ: kmsg.ConfigTypeString, def: str("/usr/bin/kinit"), dynamic: true, perBroker: true, doc: saslDoc},
-	{name: "sasl.kerberos.ticket.renew.window.factor", typ: kmsg.ConfigTypeDouble, def: str("0.8"), dynamic: true, perBroker: true, doc: saslDoc},
-	{name: "sasl.kerberos.ticket.renew.jitter", typ: kmsg.ConfigTypeDouble, def: str("0.05"), dynamic: true, perBroker: true, doc: saslDoc},
-	{name: "sasl.kerberos.min.time.before.relogin", typ: kmsg.ConfigTypeLong, def: str("60000"), dynamic: true, perBroker: true, doc: saslDoc},
-	{name: "sasl.kerberos.principal.to.local.rules", typ: kmsg.ConfigTypeList, def: str("DEFAULT"), dynamic: true, perBroker: true, doc: saslDoc},
-	{name: "sasl.login.refresh.window.factor", typ: kmsg.ConfigTypeDouble, def: str("0.8"), dynamic: true, perBroker: true, check: doubleBetween(0.5, 1.0), doc: saslDoc},
-	{name: "sasl.login.refresh.window.jitter", typ: kmsg.ConfigTypeDouble, def: str("0.05"), dynamic: true, perBroker: true, check: doubleBetween(0, 0.25), doc: saslDoc},
-	{name: "sasl.login.refresh.min.period.seconds", typ: kmsg.ConfigTypeShort, def: str("60"), dynamic: true, perBroker: true, check: between(0, 900), doc: saslDoc},
-	{name: "sasl.login.refresh.buffer.seconds", typ: kmsg.ConfigTypeShort, def: str("300"), dynamic: true, perBroker: true, check: between(0, 3600), doc: saslDoc},
+	{Name: "sasl.kerberos.service.name", Type: kmsg.ConfigTypeString, Dynamic: true, PerBroker: true, Doc: saslDoc},
+	{Name: "sasl.kerberos.kinit.cmd", Type: kmsg.ConfigTypeString, Default: str("/usr/bin/kinit"), Dynamic: true, PerBroker: true, Doc: saslDoc},
+	{Name: "sasl.kerberos.ticket.renew.window.factor", Type: kmsg.ConfigTypeDouble, Default: str("0.8"), Dynamic: true, PerBroker: true, Doc: saslDoc},
+	{Name: "sasl.kerberos.ticket.renew.jitter", Type: kmsg.ConfigTypeDouble, Default: str("0.05"), Dynamic: true, PerBroker: true, Doc: saslDoc},
+	{Name: "sasl.kerberos.min.time.before.relogin", Type: kmsg.ConfigTypeLong, Default: str("60000"), Dynamic: true, PerBroker: true, Doc: saslDoc},
+	{Name: "sasl.kerberos.principal.to.local.rules", Type: kmsg.ConfigTypeList, Default: str("DEFAULT"), Dynamic: true, PerBroker: true, Doc: saslDoc},
+	{Name: "sasl.login.refresh.window.factor", Type: kmsg.ConfigTypeDouble, Default: str("0.8"), Dynamic: true, PerBroker: true, check: doubleBetween(0.5, 1.0), Doc: saslDoc},
+	{Name: "sasl.login.refresh.window.jitter", Type: kmsg.ConfigTypeDouble, Default: str("0.05"), Dynamic: true, PerBroker: true, check: doubleBetween(0, 0.25), Doc: saslDoc},
+	{Name: "sasl.login.refresh.min.period.seconds", Type: kmsg.ConfigTypeShort, Default: str("60"), Dynamic: true, PerBroker: true, check: between(0, 900), Doc: saslDoc},
+	{Name: "sasl.login.refresh.buffer.seconds", Type: kmsg.ConfigTypeShort, Default: str("300"), Dynamic: true, PerBroker: true, check: between(0, 3600), Doc: saslDoc},
 }
 
 const saslDoc = "Kafka's GSSAPI or OAUTHBEARER listener key; stored and described, no effect: sluice serves neither mechanism."
 
 var (
-	topicKeyByName  = map[string]*configKey{}
-	brokerKeyByName = map[string]*configKey{}
+	TopicKeyByName  = map[string]*Key{}
+	BrokerKeyByName = map[string]*Key{}
 )
 
 func init() {
-	brokerKeys = append(brokerKeys, securityKeys...)
-	for i := range topicKeys {
-		topicKeyByName[topicKeys[i].name] = &topicKeys[i]
+	BrokerKeys = append(BrokerKeys, securityKeys...)
+	for i := range TopicKeys {
+		TopicKeyByName[TopicKeys[i].Name] = &TopicKeys[i]
 	}
-	for i := range brokerKeys {
-		k := &brokerKeys[i]
-		if k.topic != "" && k.doc == "" {
-			k.doc = "Default of the topic config " + k.topic + ": " + topicKeyByName[k.topic].doc
+	for i := range BrokerKeys {
+		k := &BrokerKeys[i]
+		if k.Topic != "" && k.Doc == "" {
+			k.Doc = "Default of the topic config " + k.Topic + ": " + TopicKeyByName[k.Topic].Doc
 		}
-		brokerKeyByName[k.name] = k
+		BrokerKeyByName[k.Name] = k
 	}
 }
 
-// brokerSynonyms are the broker keys describing one broker key, in order
+// BrokerSynonyms are the broker keys describing one broker key, in order
 // (DynamicBrokerConfig.brokerConfigSynonyms).
-func brokerSynonyms(name string) []string {
+func BrokerSynonyms(name string) []string {
 	switch name {
 	case "log.roll.ms", "log.roll.hours":
 		return []string{"log.roll.ms", "log.roll.hours"}
@@ -645,16 +645,16 @@ func brokerSynonyms(name string) []string {
 	case "log.retention.ms", "log.retention.minutes", "log.retention.hours":
 		return []string{"log.retention.ms", "log.retention.minutes", "log.retention.hours"}
 	}
-	if base := listenerBase(name); base != "" {
+	if base := ListenerBase(name); base != "" {
 		return []string{name, base} // the listener's key, then the base key
 	}
 	return []string{name}
 }
 
-// topicValueFromBroker converts a broker key's value into the topic key's
+// TopicValueFromBroker converts a broker key's value into the topic key's
 // (hours and minutes to ms; a negative log.retention.* is -1, as Kafka's
 // KafkaConfig reads it). It returns v unchanged for keys without a unit.
-func topicValueFromBroker(broker, v string, unit int64) string {
+func TopicValueFromBroker(broker, v string, unit int64) string {
 	if unit == 0 {
 		return v
 	}
@@ -675,29 +675,29 @@ func topicValueFromBroker(broker, v string, unit int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// validateTopicConfig checks one topic configuration entry as Kafka does
+// ValidateTopicConfig checks one topic configuration entry as Kafka does
 // and returns its normalized value. It refuses values sluice cannot honour
 // yet rather than accepting and ignoring them.
-func validateTopicConfig(key string, value *string) (string, error) {
-	k, ok := topicKeyByName[key]
+func ValidateTopicConfig(key string, value *string) (string, error) {
+	k, ok := TopicKeyByName[key]
 	if !ok {
-		return "", &configError{"Unknown topic config name: " + key}
+		return "", &Error{"Unknown topic config name: " + key}
 	}
 	if value == nil {
-		return "", &configError{"Null value not supported for topic configs: " + key}
+		return "", &Error{"Null value not supported for topic configs: " + key}
 	}
-	v, err := k.parse(*value)
+	v, err := k.Parse(*value)
 	return v.s, err
 }
 
-// validateTopicConfigs checks a topic's complete override set: each entry,
+// ValidateTopicConfigs checks a topic's complete override set: each entry,
 // then the rules between keys over the effective values (Kafka's
 // LogConfig.validateValues: min.compaction.lag.ms <= max.compaction.lag.ms).
 // effective gives a key's value when the set does not override it.
-func validateTopicConfigs(configs map[string]string, effective func(key string) string) error {
+func ValidateTopicConfigs(configs map[string]string, effective func(key string) string) error {
 	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
 		v := configs[k]
-		if _, err := validateTopicConfig(k, &v); err != nil {
+		if _, err := ValidateTopicConfig(k, &v); err != nil {
 			return err
 		}
 	}
@@ -710,38 +710,38 @@ func validateTopicConfigs(configs map[string]string, effective func(key string) 
 		return n
 	}
 	if lo, hi := get("min.compaction.lag.ms"), get("max.compaction.lag.ms"); lo > hi {
-		return &configError{fmt.Sprintf("conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", lo, hi)}
+		return &Error{fmt.Sprintf("conflict topic config setting min.compaction.lag.ms (%d) > max.compaction.lag.ms (%d)", lo, hi)}
 	}
 	return nil
 }
 
-// validateBrokerConfig checks one dynamic broker entry and returns its
+// ValidateBrokerConfig checks one dynamic broker entry and returns its
 // normalized value. A key that is not dynamic is refused as Kafka refuses
 // it; one sluice does not know at all is refused too (Kafka stores unknown
 // broker keys for plugins; sluice has none, so such a key is a mistake).
-func validateBrokerConfig(key, value string) (string, error) {
-	k, ok := brokerKeyByName[key]
+func ValidateBrokerConfig(key, value string) (string, error) {
+	k, ok := BrokerKeyByName[key]
 	switch {
-	case readOnlyBrokerKey(key):
-		return "", &configError{fmt.Sprintf("Cannot update these configs dynamically: [%s]", key)}
+	case ReadOnlyBrokerKey(key):
+		return "", &Error{fmt.Sprintf("Cannot update these configs dynamically: [%s]", key)}
 	case !ok:
-		return "", &configError{fmt.Sprintf("sluice cannot update broker config %s dynamically: it is not a broker config sluice knows", key)}
+		return "", &Error{fmt.Sprintf("sluice cannot update broker config %s dynamically: it is not a broker config sluice knows", key)}
 	}
 	return checkBrokerValue(k, key, value)
 }
 
 // checkBrokerValue parses a value of broker key k, normalized, or says why
 // it is refused.
-func checkBrokerValue(k *configKey, key, value string) (string, error) {
-	v, err := k.parse(value)
-	if err != nil || k.topic == "" {
+func checkBrokerValue(k *Key, key, value string) (string, error) {
+	v, err := k.Parse(value)
+	if err != nil || k.Topic == "" {
 		return v.s, err
 	}
 	// The value becomes the default of a topic key: it must be a valid
 	// value of that key too (log.roll.ms=0 is refused as segment.ms=0 is).
-	tv := topicValueFromBroker(key, v.s, k.unit)
-	if _, why := topicKeyByName[k.topic].validate(tv); why != "" {
-		return "", invalidValue(key, value, "as the default of "+k.topic+": "+why)
+	tv := TopicValueFromBroker(key, v.s, k.unit)
+	if _, why := TopicKeyByName[k.Topic].validate(tv); why != "" {
+		return "", invalidValue(key, value, "as the default of "+k.Topic+": "+why)
 	}
 	return v.s, nil
 }

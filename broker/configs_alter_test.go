@@ -232,7 +232,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 	for _, c := range []kadm.AlterConfig{set("segment.bytes", "14"), set("retention.ms", "-1"), set("cleanup.policy", ""),
 		set("cleanup.policy", "compact"), set("cleanup.policy", "delete, compact"), set("min.cleanable.dirty.ratio", "1"),
 		set("min.cleanable.dirty.ratio", "0"), set("compression.gzip.level", "-1"), set("follower.replication.throttled.replicas", "*"),
-		set("message.timestamp.before.max.ms", maxLong), set("message.format.version", "2.8"),
+		set("message.timestamp.before.max.ms", MaxLong), set("message.format.version", "2.8"),
 		set("compression.type", "gzip"), set("compression.lz4.level", "1"), set("compression.zstd.level", "0")} {
 		if err := alterResult(adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{c}, "errs")); err != nil {
 			t.Errorf("%s=%s: %v", c.Name, *c.Value, err)
@@ -302,7 +302,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 	if err := alterResult(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("sasl.login.refresh.buffer.seconds", "70000")}, 0)); !errors.Is(err, kerr.InvalidRequest) {
 		t.Errorf("sasl.login.refresh.buffer.seconds=70000 (not a SHORT): %v", err)
 	}
-	if d := tb.cfgs.dynamic.Load(); len(d.node) != 0 || len(d.cluster) != 0 {
+	if d := tb.cfgs.dynamic.Load(); len(d.Node) != 0 || len(d.Cluster) != 0 {
 		t.Fatalf("refused broker changes were applied: %+v", d)
 	}
 	// As librdkafka's 0081-admin AlterConfigs sets it on broker 0: accepted,

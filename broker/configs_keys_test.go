@@ -86,7 +86,7 @@ func TestParserKeysDescribed(t *testing.T) {
 	for _, k := range accepted {
 		c, ok := described[k]
 		switch {
-		case !ok && brokerKeyByName[k] != nil && brokerKeyByName[k].undefined:
+		case !ok && BrokerKeyByName[k] != nil && BrokerKeyByName[k].Undefined:
 		case !ok:
 			missing = append(missing, k)
 		case c.ConfigType == kmsg.ConfigTypeUnknown || c.Documentation == nil || *c.Documentation == "":

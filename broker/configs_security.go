@@ -32,84 +32,84 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
-// kafkaProtocolMapDefault is Kafka's default listener.security.protocol.map
+// KafkaProtocolMapDefault is Kafka's default listener.security.protocol.map
 // as it describes it (the order of its hash map).
-const kafkaProtocolMapDefault = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+const KafkaProtocolMapDefault = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 
 // securityKeys are the listener, TLS, SASL, authorizer keys, static in
 // sluice. Kafka's types and defaults, but for sluice's where it differs:
 // listeners (localhost), the keystore and truststore types (sluice reads
 // PEM only) and the SASL mechanisms (sluice serves no GSSAPI).
-var securityKeys = []configKey{
-	{name: "listeners", typ: kmsg.ConfigTypeString, def: str("PLAINTEXT://localhost:9092"),
-		doc: "The listeners the broker accepts on, NAME://host:port, comma separated; an empty host is every interface. Kafka's default is PLAINTEXT://:9092."},
-	{name: "advertised.listeners", typ: kmsg.ConfigTypeString,
-		doc: "The addresses given to clients and other brokers for each listener, NAME://host:port; default the listeners' own (their bound port for port 0)."},
-	{name: "listener.security.protocol.map", typ: kmsg.ConfigTypeString, def: str(kafkaProtocolMapDefault),
-		doc: "Each listener's security protocol, NAME:PROTOCOL, comma separated: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."},
-	{name: "inter.broker.listener.name", typ: kmsg.ConfigTypeString,
-		doc: "The listener brokers use with each other (ZooKeeper mode); exclusive with security.inter.broker.protocol."},
-	{name: "security.inter.broker.protocol", typ: kmsg.ConfigTypeString, def: str(protoPlaintext),
-		doc: "The inter-broker listener named by its security protocol, when inter.broker.listener.name is not set."},
+var securityKeys = []Key{
+	{Name: "listeners", Type: kmsg.ConfigTypeString, Default: str("PLAINTEXT://localhost:9092"),
+		Doc: "The listeners the broker accepts on, NAME://host:port, comma separated; an empty host is every interface. Kafka's default is PLAINTEXT://:9092."},
+	{Name: "advertised.listeners", Type: kmsg.ConfigTypeString,
+		Doc: "The addresses given to clients and other brokers for each listener, NAME://host:port; default the listeners' own (their bound port for port 0)."},
+	{Name: "listener.security.protocol.map", Type: kmsg.ConfigTypeString, Default: str(KafkaProtocolMapDefault),
+		Doc: "Each listener's security protocol, NAME:PROTOCOL, comma separated: PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."},
+	{Name: "inter.broker.listener.name", Type: kmsg.ConfigTypeString,
+		Doc: "The listener brokers use with each other (ZooKeeper mode); exclusive with security.inter.broker.protocol."},
+	{Name: "security.inter.broker.protocol", Type: kmsg.ConfigTypeString, Default: str(ProtoPlaintext),
+		Doc: "The inter-broker listener named by its security protocol, when inter.broker.listener.name is not set."},
 
-	{name: "ssl.keystore.type", typ: kmsg.ConfigTypeString, def: str("PEM"),
-		doc: "Format of the keystore: sluice reads PEM only (Kafka's default, JKS, is refused)."},
-	{name: "ssl.keystore.location", typ: kmsg.ConfigTypeString,
-		doc: "PEM file with the listener's private key and certificate chain; reread when it changes."},
-	{name: "ssl.keystore.password", typ: kmsg.ConfigTypePassword,
-		doc: "Password of a keystore file; refused with PEM, as Kafka refuses it."},
-	{name: "ssl.keystore.key", typ: kmsg.ConfigTypePassword,
-		doc: "The private key in PEM, inline, instead of ssl.keystore.location."},
-	{name: "ssl.keystore.certificate.chain", typ: kmsg.ConfigTypePassword,
-		doc: "The certificate chain in PEM, inline, with ssl.keystore.key."},
-	{name: "ssl.key.password", typ: kmsg.ConfigTypePassword,
-		doc: "Password of an encrypted (PKCS#8) private key."},
-	{name: "ssl.truststore.type", typ: kmsg.ConfigTypeString, def: str("PEM"),
-		doc: "Format of the truststore: sluice reads PEM only (Kafka's default, JKS, is refused)."},
-	{name: "ssl.truststore.location", typ: kmsg.ConfigTypeString,
-		doc: "PEM file of the certificates client certificates are verified against; reread when it changes."},
-	{name: "ssl.truststore.password", typ: kmsg.ConfigTypePassword,
-		doc: "Password of a truststore file; refused with PEM, as Kafka refuses it."},
-	{name: "ssl.truststore.certificates", typ: kmsg.ConfigTypePassword,
-		doc: "The trusted certificates in PEM, inline, instead of ssl.truststore.location."},
-	{name: "ssl.client.auth", typ: kmsg.ConfigTypeString, def: str("none"),
-		doc: "Whether the listener asks for a client certificate: none, requested or required."},
-	{name: "ssl.enabled.protocols", typ: kmsg.ConfigTypeList, def: str("TLSv1.2,TLSv1.3"),
-		doc: "TLS versions the listener accepts."},
-	{name: "ssl.protocol", typ: kmsg.ConfigTypeString, def: str("TLSv1.3"),
-		doc: "The highest TLS version the listener negotiates."},
-	{name: "ssl.cipher.suites", typ: kmsg.ConfigTypeList, def: str(""),
-		doc: "TLS 1.2 cipher suites the listener accepts, by their IANA names; empty: Go's default suites."},
-	{name: "ssl.principal.mapping.rules", typ: kmsg.ConfigTypeString, def: str("DEFAULT"),
-		doc: "Rules turning a client certificate's distinguished name into the principal's name; DEFAULT keeps the whole name."},
-	{name: "ssl.endpoint.identification.algorithm", typ: kmsg.ConfigTypeString, def: str("https"),
-		doc: "https: the broker, as a TLS client of other brokers, checks their certificate names their host; empty: no check."},
-	{name: "ssl.handshake.timeout.ms", typ: kmsg.ConfigTypeLong, def: str("10000"),
-		doc: "sluice's bound on a client's TLS handshake, from the connection; a slower client is closed."},
-	{name: "ssl.reload.check.interval.ms", typ: kmsg.ConfigTypeLong, def: str("10000"),
-		doc: "sluice's: how often, at most, a handshake rereads the keystore and truststore files for a rotated certificate; negative: never."},
+	{Name: "ssl.keystore.type", Type: kmsg.ConfigTypeString, Default: str("PEM"),
+		Doc: "Format of the keystore: sluice reads PEM only (Kafka's default, JKS, is refused)."},
+	{Name: "ssl.keystore.location", Type: kmsg.ConfigTypeString,
+		Doc: "PEM file with the listener's private key and certificate chain; reread when it changes."},
+	{Name: "ssl.keystore.password", Type: kmsg.ConfigTypePassword,
+		Doc: "Password of a keystore file; refused with PEM, as Kafka refuses it."},
+	{Name: "ssl.keystore.key", Type: kmsg.ConfigTypePassword,
+		Doc: "The private key in PEM, inline, instead of ssl.keystore.location."},
+	{Name: "ssl.keystore.certificate.chain", Type: kmsg.ConfigTypePassword,
+		Doc: "The certificate chain in PEM, inline, with ssl.keystore.key."},
+	{Name: "ssl.key.password", Type: kmsg.ConfigTypePassword,
+		Doc: "Password of an encrypted (PKCS#8) private key."},
+	{Name: "ssl.truststore.type", Type: kmsg.ConfigTypeString, Default: str("PEM"),
+		Doc: "Format of the truststore: sluice reads PEM only (Kafka's default, JKS, is refused)."},
+	{Name: "ssl.truststore.location", Type: kmsg.ConfigTypeString,
+		Doc: "PEM file of the certificates client certificates are verified against; reread when it changes."},
+	{Name: "ssl.truststore.password", Type: kmsg.ConfigTypePassword,
+		Doc: "Password of a truststore file; refused with PEM, as Kafka refuses it."},
+	{Name: "ssl.truststore.certificates", Type: kmsg.ConfigTypePassword,
+		Doc: "The trusted certificates in PEM, inline, instead of ssl.truststore.location."},
+	{Name: "ssl.client.auth", Type: kmsg.ConfigTypeString, Default: str("none"),
+		Doc: "Whether the listener asks for a client certificate: none, requested or required."},
+	{Name: "ssl.enabled.protocols", Type: kmsg.ConfigTypeList, Default: str("TLSv1.2,TLSv1.3"),
+		Doc: "TLS versions the listener accepts."},
+	{Name: "ssl.protocol", Type: kmsg.ConfigTypeString, Default: str("TLSv1.3"),
+		Doc: "The highest TLS version the listener negotiates."},
+	{Name: "ssl.cipher.suites", Type: kmsg.ConfigTypeList, Default: str(""),
+		Doc: "TLS 1.2 cipher suites the listener accepts, by their IANA names; empty: Go's default suites."},
+	{Name: "ssl.principal.mapping.rules", Type: kmsg.ConfigTypeString, Default: str("DEFAULT"),
+		Doc: "Rules turning a client certificate's distinguished name into the principal's name; DEFAULT keeps the whole name."},
+	{Name: "ssl.endpoint.identification.algorithm", Type: kmsg.ConfigTypeString, Default: str("https"),
+		Doc: "https: the broker, as a TLS client of other brokers, checks their certificate names their host; empty: no check."},
+	{Name: "ssl.handshake.timeout.ms", Type: kmsg.ConfigTypeLong, Default: str("10000"),
+		Doc: "sluice's bound on a client's TLS handshake, from the connection; a slower client is closed."},
+	{Name: "ssl.reload.check.interval.ms", Type: kmsg.ConfigTypeLong, Default: str("10000"),
+		Doc: "sluice's: how often, at most, a handshake rereads the keystore and truststore files for a rotated certificate; negative: never."},
 
-	{name: "sasl.enabled.mechanisms", typ: kmsg.ConfigTypeList, def: str(mechSCRAM512 + "," + mechSCRAM256),
-		doc: "SASL mechanisms a SASL listener serves: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. By default SCRAM-SHA-512 and SCRAM-SHA-256, and PLAIN on a listener with a PlainLoginModule JAAS entry (Kafka's default, GSSAPI, is not served)."},
-	{name: "sasl.mechanism.inter.broker.protocol", typ: kmsg.ConfigTypeString, def: str(mechSCRAM512),
-		doc: "The SASL mechanism brokers use with each other (Kafka's default is GSSAPI)."},
-	{name: "sasl.jaas.config", typ: kmsg.ConfigTypePassword,
-		doc: "JAAS entries of the SASL listeners: PlainLoginModule's users, the broker's own username and password."},
-	{name: "connections.max.reauth.ms", typ: kmsg.ConfigTypeLong, def: str("0"),
-		doc: "Lifetime of an authenticated SASL session: the client must re-authenticate on the connection before it ends or lose it. 0: sessions do not expire."},
-	{name: "sasl.server.max.receive.size", typ: kmsg.ConfigTypeInt, def: str("524288"),
-		doc: "Largest request a SASL listener reads before the client is authenticated."},
+	{Name: "sasl.enabled.mechanisms", Type: kmsg.ConfigTypeList, Default: str(mechSCRAM512 + "," + mechSCRAM256),
+		Doc: "SASL mechanisms a SASL listener serves: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. By default SCRAM-SHA-512 and SCRAM-SHA-256, and PLAIN on a listener with a PlainLoginModule JAAS entry (Kafka's default, GSSAPI, is not served)."},
+	{Name: "sasl.mechanism.inter.broker.protocol", Type: kmsg.ConfigTypeString, Default: str(mechSCRAM512),
+		Doc: "The SASL mechanism brokers use with each other (Kafka's default is GSSAPI)."},
+	{Name: "sasl.jaas.config", Type: kmsg.ConfigTypePassword,
+		Doc: "JAAS entries of the SASL listeners: PlainLoginModule's users, the broker's own username and password."},
+	{Name: "connections.max.reauth.ms", Type: kmsg.ConfigTypeLong, Default: str("0"),
+		Doc: "Lifetime of an authenticated SASL session: the client must re-authenticate on the connection before it ends or lose it. 0: sessions do not expire."},
+	{Name: "sasl.server.max.receive.size", Type: kmsg.ConfigTypeInt, Default: str("524288"),
+		Doc: "Largest request a SASL listener reads before the client is authenticated."},
 
-	{name: "authorizer.class.name", typ: kmsg.ConfigTypeString, def: str(""),
-		doc: "The authorizer: kafka.security.authorizer.AclAuthorizer (or its former and KRaft names) checks ACLs; empty allows everything."},
-	{name: "super.users", typ: kmsg.ConfigTypeUnknown, undefined: true},
-	{name: "allow.everyone.if.no.acl.found", typ: kmsg.ConfigTypeUnknown, undefined: true},
+	{Name: "authorizer.class.name", Type: kmsg.ConfigTypeString, Default: str(""),
+		Doc: "The authorizer: kafka.security.authorizer.AclAuthorizer (or its former and KRaft names) checks ACLs; empty allows everything."},
+	{Name: "super.users", Type: kmsg.ConfigTypeUnknown, Undefined: true},
+	{Name: "allow.everyone.if.no.acl.found", Type: kmsg.ConfigTypeUnknown, Undefined: true},
 }
 
-// sensitive is Kafka's maybeSensitive: a password, or a key whose type is
+// Sensitive is Kafka's maybeSensitive: a password, or a key whose type is
 // not known.
-func (k *configKey) sensitive() bool {
-	return k.typ == kmsg.ConfigTypePassword || k.typ == kmsg.ConfigTypeUnknown
+func (k *Key) Sensitive() bool {
+	return k.Type == kmsg.ConfigTypePassword || k.Type == kmsg.ConfigTypeUnknown
 }
 
 // Kafka's mechanism configs (ListenerMechanismConfigs) sluice takes: with
@@ -117,10 +117,10 @@ func (k *configKey) sensitive() bool {
 // listener.name.<l>.<mechanism>.<key>.
 var listenerMechanismKeys = []string{"sasl.jaas.config", "connections.max.reauth.ms"}
 
-// listenerBase is the key a listener-prefixed key overrides:
+// ListenerBase is the key a listener-prefixed key overrides:
 // listener.name.<l>.<key> gives <key>, listener.name.<l>.<mech>.sasl.jaas.config
 // gives sasl.jaas.config; "" if name has no listener prefix.
-func listenerBase(name string) string {
+func ListenerBase(name string) string {
 	rest, ok := strings.CutPrefix(name, "listener.name.")
 	if !ok {
 		return ""
@@ -137,37 +137,37 @@ func listenerBase(name string) string {
 	return base
 }
 
-// listenerKey is the catalogue key a listener-prefixed key overrides, or
+// ListenerKey is the catalogue key a listener-prefixed key overrides, or
 // nil.
-func listenerKey(name string) *configKey {
-	if base := listenerBase(name); base != "" {
-		return brokerKeyByName[base]
+func ListenerKey(name string) *Key {
+	if base := ListenerBase(name); base != "" {
+		return BrokerKeyByName[base]
 	}
 	return nil
 }
 
-// readOnlyBrokerKey: sluice knows the key and cannot change it at run time.
-func readOnlyBrokerKey(name string) bool {
-	if k := brokerKeyByName[name]; k != nil {
-		return !k.dynamic
+// ReadOnlyBrokerKey: sluice knows the key and cannot change it at run time.
+func ReadOnlyBrokerKey(name string) bool {
+	if k := BrokerKeyByName[name]; k != nil {
+		return !k.Dynamic
 	}
-	return listenerKey(name) != nil
+	return ListenerKey(name) != nil
 }
 
-// sensitiveBrokerKey: the key's value must not be shown, in a response or
+// SensitiveBrokerKey: the key's value must not be shown, in a response or
 // a log line (a listener-prefixed key by its base key; an unknown key, as
 // Kafka, to be safe).
-func sensitiveBrokerKey(name string) bool {
-	k := brokerKeyByName[name]
+func SensitiveBrokerKey(name string) bool {
+	k := BrokerKeyByName[name]
 	if k == nil {
-		k = listenerKey(name)
+		k = ListenerKey(name)
 	}
-	return k == nil || k.sensitive()
+	return k == nil || k.Sensitive()
 }
 
-// listenerPrefixedDescription is the catalogue entry DescribeConfigs
+// ListenerPrefixedDescription is the catalogue entry DescribeConfigs
 // describes a set listener-prefixed key with: the base key's type, no
 // documentation (Kafka's documentationOf knows no such name), read-only.
-func listenerPrefixedDescription(name string, base *configKey) *configKey {
-	return &configKey{name: name, typ: base.typ}
+func ListenerPrefixedDescription(name string, base *Key) *Key {
+	return &Key{Name: name, Type: base.Type}
 }

@@ -156,8 +156,8 @@ func wantDescribed(t *testing.T, got map[string]kmsg.DescribeConfigsResponseReso
 // whatever its configuration (all but Kafka's undefined ones).
 func definedBrokerKeys() int {
 	n := 0
-	for _, k := range brokerKeys {
-		if !k.undefined {
+	for _, k := range BrokerKeys {
+		if !k.Undefined {
 			n++
 		}
 	}
@@ -211,7 +211,7 @@ func TestDescribeSecurityConfigs(t *testing.T) {
 		"listeners="+ls+"/STATIC_BROKER_CONFIG", "listeners=PLAINTEXT://localhost:9092/DEFAULT_CONFIG")
 	pm := "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL"
 	wantDescribed(t, got, "listener.security.protocol.map", pm, srcStatic, str, false,
-		"listener.security.protocol.map="+pm+"/STATIC_BROKER_CONFIG", "listener.security.protocol.map="+kafkaProtocolMapDefault+"/DEFAULT_CONFIG")
+		"listener.security.protocol.map="+pm+"/STATIC_BROKER_CONFIG", "listener.security.protocol.map="+KafkaProtocolMapDefault+"/DEFAULT_CONFIG")
 	wantDescribed(t, got, "inter.broker.listener.name", "PLAINTEXT", srcStatic, str, false, "inter.broker.listener.name=PLAINTEXT/STATIC_BROKER_CONFIG")
 	wantDescribed(t, got, "security.inter.broker.protocol", "PLAINTEXT", srcDefault, str, false, "security.inter.broker.protocol=PLAINTEXT/DEFAULT_CONFIG")
 	wantDescribed(t, got, "advertised.listeners", "null", srcDefault, str, false)
@@ -285,7 +285,7 @@ func TestDescribeSecurityConfigs(t *testing.T) {
 	// Documentation (v3+): Kafka documents its keys, not listener-prefixed
 	// or undefined ones.
 	for name, c := range got {
-		undocumented := listenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found"
+		undocumented := ListenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found"
 		if (c.Documentation == nil) != undocumented {
 			t.Errorf("%s: documentation %v", name, c.Documentation)
 		}
@@ -325,7 +325,7 @@ func TestDescribeSecurityConfigDefaults(t *testing.T) {
 		t.Errorf("%d configs described, want %d", len(got), definedBrokerKeys())
 	}
 	for name := range got {
-		if listenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found" {
+		if ListenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found" {
 			t.Errorf("%s is described, not set", name)
 		}
 	}
@@ -336,8 +336,8 @@ func TestDescribeSecurityConfigDefaults(t *testing.T) {
 	ls := "PLAINTEXT://" + tb.cfg.Listen
 	wantDescribed(t, got, "listeners", ls, srcStatic, str, false,
 		"listeners="+ls+"/STATIC_BROKER_CONFIG", "listeners=PLAINTEXT://localhost:9092/DEFAULT_CONFIG")
-	wantDescribed(t, got, "listener.security.protocol.map", kafkaProtocolMapDefault, srcDefault, str, false,
-		"listener.security.protocol.map="+kafkaProtocolMapDefault+"/DEFAULT_CONFIG")
+	wantDescribed(t, got, "listener.security.protocol.map", KafkaProtocolMapDefault, srcDefault, str, false,
+		"listener.security.protocol.map="+KafkaProtocolMapDefault+"/DEFAULT_CONFIG")
 	wantDescribed(t, got, "inter.broker.listener.name", "null", srcDefault, str, false)
 	wantDescribed(t, got, "security.inter.broker.protocol", "PLAINTEXT", srcDefault, str, false, "security.inter.broker.protocol=PLAINTEXT/DEFAULT_CONFIG")
 	for _, k := range []string{"ssl.keystore.password", "ssl.key.password", "ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.password", "ssl.truststore.certificates", "sasl.jaas.config"} {
@@ -395,10 +395,10 @@ func TestAlterSecurityConfigsRefused(t *testing.T) {
 			}
 		}
 	}
-	if d := tb.cfgs.dynamic.Load(); len(d.node) != 0 || len(d.cluster) != 0 {
+	if d := tb.cfgs.dynamic.Load(); len(d.Node) != 0 || len(d.Cluster) != 0 {
 		t.Fatalf("refused changes were stored: %+v", d)
 	}
-	if _, err := validateBrokerConfig("listener.name.ssl.ssl.client.auth", "required"); err == nil || !strings.Contains(err.Error(), "Cannot update these configs dynamically") {
+	if _, err := ValidateBrokerConfig("listener.name.ssl.ssl.client.auth", "required"); err == nil || !strings.Contains(err.Error(), "Cannot update these configs dynamically") {
 		t.Errorf("a persisted listener-prefixed key: %v", err)
 	}
 }
@@ -415,7 +415,7 @@ func TestListenerBase(t *testing.T) {
 		{"listener.name.ssl", ""},
 		{"ssl.client.auth", ""},
 	} {
-		if got := listenerBase(c.name); got != c.base {
+		if got := ListenerBase(c.name); got != c.base {
 			t.Errorf("listenerBase(%s) = %q, want %q", c.name, got, c.base)
 		}
 	}
@@ -424,8 +424,8 @@ func TestListenerBase(t *testing.T) {
 		"super.users": true, "no.such.key": true,
 		"ssl.client.auth": false, "listener.name.ssl.ssl.client.auth": false, "log.retention.ms": false,
 	} {
-		if got := sensitiveBrokerKey(name); got != want {
-			t.Errorf("sensitiveBrokerKey(%s) = %v, want %v", name, got, want)
+		if got := SensitiveBrokerKey(name); got != want {
+			t.Errorf("SensitiveBrokerKey(%s) = %v, want %v", name, got, want)
 		}
 	}
 }

@@ -100,46 +100,46 @@ var invalidTopicConfigs = []struct{ key, value string }{
 // (DynamicLogConfig.ReconfigurableConfigs).
 func TestConfigCatalogue(t *testing.T) {
 	first := map[string]string{}
-	for _, k := range topicKeys {
-		for i, s := range k.synonyms {
-			bk := brokerKeyByName[s.name]
+	for _, k := range TopicKeys {
+		for i, s := range k.Synonyms {
+			bk := BrokerKeyByName[s.Name]
 			if bk == nil {
-				t.Errorf("%s: synonym %s is not a broker key", k.name, s.name)
+				t.Errorf("%s: synonym %s is not a broker key", k.Name, s.Name)
 				continue
 			}
-			if bk.topic != k.name {
-				t.Errorf("%s: synonym %s feeds %q", k.name, s.name, bk.topic)
+			if bk.Topic != k.Name {
+				t.Errorf("%s: synonym %s feeds %q", k.Name, s.Name, bk.Topic)
 			}
-			if i == 0 && k.name != "message.format.version" {
-				first[s.name] = k.name
+			if i == 0 && k.Name != "message.format.version" {
+				first[s.Name] = k.Name
 			}
 		}
-		if k.def == nil {
-			t.Errorf("%s has no default", k.name)
-		} else if _, err := k.parse(*k.def); err != nil && k.name != "remote.storage.enable" {
-			t.Errorf("%s: its default does not validate: %v", k.name, err)
+		if k.Default == nil {
+			t.Errorf("%s has no default", k.Name)
+		} else if _, err := k.Parse(*k.Default); err != nil && k.Name != "remote.storage.enable" {
+			t.Errorf("%s: its default does not validate: %v", k.Name, err)
 		}
 	}
-	for _, k := range brokerKeys {
-		if k.dynamic && k.topic != "" && first[k.name] != k.topic {
-			t.Errorf("dynamic %s is not the first synonym of %s", k.name, k.topic)
+	for _, k := range BrokerKeys {
+		if k.Dynamic && k.Topic != "" && first[k.Name] != k.Topic {
+			t.Errorf("dynamic %s is not the first synonym of %s", k.Name, k.Topic)
 		}
-		if k.def != nil {
-			if _, err := k.parse(*k.def); err != nil {
-				t.Errorf("%s: its default does not validate: %v", k.name, err)
+		if k.Default != nil {
+			if _, err := k.Parse(*k.Default); err != nil {
+				t.Errorf("%s: its default does not validate: %v", k.Name, err)
 			}
 		}
 		// Kafka documents what it defines; an undefined key has no type,
 		// default or documentation, and sluice cannot change it.
-		if k.undefined != (k.doc == "") {
-			t.Errorf("%s: undefined %v, documentation %q", k.name, k.undefined, k.doc)
+		if k.Undefined != (k.Doc == "") {
+			t.Errorf("%s: undefined %v, documentation %q", k.Name, k.Undefined, k.Doc)
 		}
-		if k.undefined && (k.def != nil || k.typ != kmsg.ConfigTypeUnknown || k.dynamic) {
-			t.Errorf("undefined %s has a default, a type or is dynamic", k.name)
+		if k.Undefined && (k.Default != nil || k.Type != kmsg.ConfigTypeUnknown || k.Dynamic) {
+			t.Errorf("undefined %s has a default, a type or is dynamic", k.Name)
 		}
 	}
 	for name := range first {
-		if k := brokerKeyByName[name]; k == nil || !k.dynamic {
+		if k := BrokerKeyByName[name]; k == nil || !k.Dynamic {
 			t.Errorf("%s is a first synonym but not dynamic", name)
 		}
 	}
@@ -153,8 +153,8 @@ func TestDescribeTopicConfigs(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := describedTopic(t, adm, "described")
-	if len(got) != len(topicKeys) {
-		t.Errorf("%d configs described, want every topic key (%d)", len(got), len(topicKeys))
+	if len(got) != len(TopicKeys) {
+		t.Errorf("%d configs described, want every topic key (%d)", len(got), len(TopicKeys))
 	}
 	wantConfig(t, "override", got["retention.ms"], retention1h, srcTopic,
 		"retention.ms="+retention1h+"/DYNAMIC_TOPIC_CONFIG", "log.retention.hours=168/DEFAULT_CONFIG")
@@ -163,7 +163,7 @@ func TestDescribeTopicConfigs(t *testing.T) {
 	wantConfig(t, "default from log.roll.hours", got["segment.ms"], "604800000", srcDefault, "log.roll.hours=168/DEFAULT_CONFIG")
 	wantConfig(t, "default", got["cleanup.policy"], "delete", srcDefault, "log.cleanup.policy=delete/DEFAULT_CONFIG")
 	wantConfig(t, "no synonyms", got["remote.storage.enable"], "false", srcDefault)
-	wantConfig(t, "flush.ms", got["flush.ms"], maxLong, srcDefault, "log.flush.scheduler.interval.ms="+maxLong+"/DEFAULT_CONFIG")
+	wantConfig(t, "flush.ms", got["flush.ms"], MaxLong, srcDefault, "log.flush.scheduler.interval.ms="+MaxLong+"/DEFAULT_CONFIG")
 	for k, c := range got {
 		if c.Sensitive {
 			t.Errorf("%s is sensitive", k)
@@ -173,7 +173,7 @@ func TestDescribeTopicConfigs(t *testing.T) {
 	// CreateTopics v5+ reports the same view of a new topic.
 	rc := dialRaw(t, tb.addr)
 	cresp := rc.roundTrip(createReq(true, createTopicReq("described-2", 1, 1, "retention.ms", retention1h)), 7).(*kmsg.CreateTopicsResponse)
-	if st := cresp.Topics[0]; st.ErrorCode != 0 || len(st.Configs) != len(topicKeys) {
+	if st := cresp.Topics[0]; st.ErrorCode != 0 || len(st.Configs) != len(TopicKeys) {
 		t.Fatalf("CreateTopics v7: %v, %d configs", kerr.ErrorForCode(st.ErrorCode), len(st.Configs))
 	}
 	for _, c := range cresp.Topics[0].Configs {
@@ -256,7 +256,7 @@ func TestCreateTopicsValidatesConfigs(t *testing.T) {
 		t.Fatal("the valid topic was not created")
 	}
 	for _, kv := range [][2]string{{"segment.bytes", "14"}, {"retention.ms", "-1"}, {"cleanup.policy", ""}, {"min.cleanable.dirty.ratio", "0"},
-		{"compression.gzip.level", "-1"}, {"follower.replication.throttled.replicas", "*"}, {"message.timestamp.before.max.ms", maxLong},
+		{"compression.gzip.level", "-1"}, {"follower.replication.throttled.replicas", "*"}, {"message.timestamp.before.max.ms", MaxLong},
 		{"message.format.version", "2.8"}, {"segment.ms", "1"}, {"flush.messages", "1"}, {"max.message.bytes", "0"},
 		{"compression.type", "uncompressed"}, {"compression.type", "zstd"}, {"compression.gzip.level", "9"},
 		{"compression.lz4.level", "17"}, {"compression.zstd.level", "-131072"}, {"compression.zstd.level", "22"}} {

@@ -36,7 +36,7 @@ type connQuotas struct {
 // newConnQuotas resolves the overrides' host names, as Kafka does when it
 // reads its configuration.
 func newConnQuotas(n NetworkConfig) (*connQuotas, error) {
-	q := &connQuotas{max: maxInt32, perIP: maxInt32, override: map[netip.Addr]int{}}
+	q := &connQuotas{max: MaxInt32, perIP: MaxInt32, override: map[netip.Addr]int{}}
 	if n.MaxConnections != nil {
 		q.max = int(*n.MaxConnections)
 	}

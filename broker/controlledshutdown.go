@@ -30,8 +30,8 @@ import (
 // away; it returns once the controller has, or the retries are spent.
 func (b *Broker) controlledShutdown() {
 	cl := b.cluster
-	cfg := b.cfg.Cluster.shutdown()
-	if cl == nil || !cfg.enabled || !cl.shutdownAsked.CompareAndSwap(false, true) {
+	cfg := b.cfg.Cluster.Shutdown()
+	if cl == nil || !cfg.Enabled || !cl.shutdownAsked.CompareAndSwap(false, true) {
 		return
 	}
 	start := time.Now()
@@ -45,12 +45,12 @@ func (b *Broker) controlledShutdown() {
 		if err == nil {
 			err = fmt.Errorf("%d partitions still led here", len(remaining))
 		}
-		if attempt >= cfg.maxRetries {
+		if attempt >= cfg.MaxRetries {
 			b.log.Warn("controlled shutdown failed; stopping anyway", "attempts", attempt+1, "err", err)
 			return
 		}
-		b.log.Info("controlled shutdown incomplete; retrying", "attempt", attempt+1, "err", err, "backoff", cfg.backoff)
-		b.awaitNewController(asked, cfg.backoff)
+		b.log.Info("controlled shutdown incomplete; retrying", "attempt", attempt+1, "err", err, "backoff", cfg.Backoff)
+		b.awaitNewController(asked, cfg.Backoff)
 	}
 }
 

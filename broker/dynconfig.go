@@ -33,22 +33,22 @@ import (
 // configState is the broker's configuration beyond Config.
 type configState struct {
 	static  map[string]string // STATIC_BROKER_CONFIG: the keys Config sets; read-only after New
-	dynamic atomic.Pointer[dynamicConfigs]
+	dynamic atomic.Pointer[DynamicConfigs]
 }
 
-// dynamicConfigs are the two dynamic broker layers. Immutable: a change
+// DynamicConfigs are the two dynamic broker layers. Immutable: a change
 // stores a new value.
-type dynamicConfigs struct {
-	node    map[string]string // DYNAMIC_BROKER_CONFIG, resource "<id>"
-	cluster map[string]string // DYNAMIC_DEFAULT_BROKER_CONFIG, resource ""
+type DynamicConfigs struct {
+	Node    map[string]string // DYNAMIC_BROKER_CONFIG, resource "<id>"
+	Cluster map[string]string // DYNAMIC_DEFAULT_BROKER_CONFIG, resource ""
 }
 
-// sourcedValue is one layer's value of a key: an entry of DescribeConfigs'
+// SourcedValue is one layer's value of a key: an entry of DescribeConfigs'
 // synonyms.
-type sourcedValue struct {
-	name   string
-	value  *string
-	source kmsg.ConfigSource
+type SourcedValue struct {
+	Name   string
+	Value  *string
+	Source kmsg.ConfigSource
 }
 
 // loadConfigs fills the static layer from the configuration as given
@@ -56,7 +56,7 @@ type sourcedValue struct {
 // entries that no longer validate are dropped with a warning, as Kafka
 // does.
 func (b *Broker) loadConfigs(raw Config) {
-	b.cfgs.static = staticBrokerConfigs(raw)
+	b.cfgs.static = StaticBrokerConfigs(raw)
 	b.loadDynamicConfigs()
 	b.applyReplicationRates()
 }
@@ -65,8 +65,8 @@ func (b *Broker) loadConfigs(raw Config) {
 func (b *Broker) loadDynamicConfigs() {
 	valid := func(layer string, m map[string]string) map[string]string {
 		for k, v := range m {
-			if _, err := validateBrokerConfig(k, v); err != nil {
-				if sensitiveBrokerKey(k) {
+			if _, err := ValidateBrokerConfig(k, v); err != nil {
+				if SensitiveBrokerKey(k) {
 					v = "[hidden]" // as Kafka logs a secret
 				}
 				b.log.Warn("ignoring invalid dynamic broker config", "layer", layer, "key", k, "value", v, "err", err)
@@ -75,27 +75,27 @@ func (b *Broker) loadDynamicConfigs() {
 		}
 		return m
 	}
-	b.cfgs.dynamic.Store(&dynamicConfigs{
-		node:    valid("broker "+strconv.Itoa(int(b.cfg.ID)), b.coord.NodeConfigs(b.cfg.ID)),
-		cluster: valid("cluster default", b.coord.BrokerConfigs()),
+	b.cfgs.dynamic.Store(&DynamicConfigs{
+		Node:    valid("broker "+strconv.Itoa(int(b.cfg.ID)), b.coord.NodeConfigs(b.cfg.ID)),
+		Cluster: valid("cluster default", b.coord.BrokerConfigs()),
 	})
 }
 
-// putNonZero sets m[k] to n unless n is 0 (a field not set): the static
+// PutNonZero sets m[k] to n unless n is 0 (a field not set): the static
 // values of the sub-configs' keys.
-func putNonZero(m map[string]string, k string, n int64) {
+func PutNonZero(m map[string]string, k string, n int64) {
 	if n != 0 {
 		m[k] = strconv.FormatInt(n, 10)
 	}
 }
 
-// staticBrokerConfigs are the broker keys the configuration sets (fields
+// StaticBrokerConfigs are the broker keys the configuration sets (fields
 // that are not zero), by Kafka name. A duration is given as its .ms key.
 // Secrets are among them: DescribeConfigs never shows a sensitive key's
 // value (configs_security.go).
-func staticBrokerConfigs(c Config) map[string]string {
+func StaticBrokerConfigs(c Config) map[string]string {
 	m := map[string]string{}
-	num := func(k string, n int64) { putNonZero(m, k, n) }
+	num := func(k string, n int64) { PutNonZero(m, k, n) }
 	ms := func(k string, d time.Duration) {
 		if d != 0 {
 			m[k] = strconv.FormatInt(d.Milliseconds(), 10)
@@ -161,24 +161,24 @@ func staticBrokerConfigs(c Config) map[string]string {
 // one setting, highest priority first), in precedence order: what
 // DescribeConfigs lists as synonyms; the first is the effective value.
 // perBroker includes this broker's own dynamic layer.
-func (b *Broker) brokerChain(names []string, perBroker bool) []sourcedValue {
+func (b *Broker) brokerChain(names []string, perBroker bool) []SourcedValue {
 	d := b.cfgs.dynamic.Load()
-	var out []sourcedValue
+	var out []SourcedValue
 	layer := func(m map[string]string, src kmsg.ConfigSource) {
 		for _, n := range names {
 			if v, ok := m[n]; ok {
-				out = append(out, sourcedValue{n, &v, src})
+				out = append(out, SourcedValue{n, &v, src})
 			}
 		}
 	}
 	if perBroker {
-		layer(d.node, kmsg.ConfigSourceDynamicBrokerConfig)
+		layer(d.Node, kmsg.ConfigSourceDynamicBrokerConfig)
 	}
-	layer(d.cluster, kmsg.ConfigSourceDynamicDefaultBrokerConfig)
+	layer(d.Cluster, kmsg.ConfigSourceDynamicDefaultBrokerConfig)
 	layer(b.cfgs.static, kmsg.ConfigSourceStaticBrokerConfig)
 	for _, n := range names {
-		if k := brokerKeyByName[n]; k != nil && k.def != nil {
-			out = append(out, sourcedValue{n, k.def, kmsg.ConfigSourceDefaultConfig})
+		if k := BrokerKeyByName[n]; k != nil && k.Default != nil {
+			out = append(out, SourcedValue{n, k.Default, kmsg.ConfigSourceDefaultConfig})
 		}
 	}
 	return out
@@ -187,30 +187,30 @@ func (b *Broker) brokerChain(names []string, perBroker bool) []sourcedValue {
 // topicChain is topic key k's chain for a topic with overrides, and its
 // effective value: the override, else the first broker synonym's value in
 // the topic key's unit, else Kafka's default.
-func (b *Broker) topicChain(k *configKey, overrides map[string]string) (*string, []sourcedValue) {
-	var chain []sourcedValue
-	if v, ok := overrides[k.name]; ok {
-		chain = append(chain, sourcedValue{k.name, &v, kmsg.ConfigSourceDynamicTopicConfig})
+func (b *Broker) topicChain(k *Key, overrides map[string]string) (*string, []SourcedValue) {
+	var chain []SourcedValue
+	if v, ok := overrides[k.Name]; ok {
+		chain = append(chain, SourcedValue{k.Name, &v, kmsg.ConfigSourceDynamicTopicConfig})
 	}
-	names := make([]string, len(k.synonyms))
-	for i, s := range k.synonyms {
-		names[i] = s.name
+	names := make([]string, len(k.Synonyms))
+	for i, s := range k.Synonyms {
+		names[i] = s.Name
 	}
 	chain = append(chain, b.brokerChain(names, true)...)
 	if len(chain) == 0 {
-		return k.def, nil
+		return k.Default, nil
 	}
 	first := chain[0]
-	if first.source == kmsg.ConfigSourceDynamicTopicConfig {
-		return first.value, chain
+	if first.Source == kmsg.ConfigSourceDynamicTopicConfig {
+		return first.Value, chain
 	}
-	v := topicValueFromBroker(first.name, *first.value, synonymUnit(k, first.name))
+	v := TopicValueFromBroker(first.Name, *first.Value, SynonymUnit(k, first.Name))
 	return &v, chain
 }
 
-func synonymUnit(k *configKey, broker string) int64 {
-	for _, s := range k.synonyms {
-		if s.name == broker {
+func SynonymUnit(k *Key, broker string) int64 {
+	for _, s := range k.Synonyms {
+		if s.Name == broker {
 			return s.unit
 		}
 	}
@@ -219,37 +219,37 @@ func synonymUnit(k *configKey, broker string) int64 {
 
 // topicValue is the effective value of a topic key ("" when it has none).
 func (b *Broker) topicValue(key string, overrides map[string]string) string {
-	v, _ := b.topicChain(topicKeyByName[key], overrides)
+	v, _ := b.topicChain(TopicKeyByName[key], overrides)
 	if v == nil {
 		return ""
 	}
 	return *v
 }
 
-// withDynamicDefaults is a topic's overrides plus, for every topic key it
+// WithDynamicDefaults is a topic's overrides plus, for every topic key it
 // does not override, the value a dynamic broker config gives it, or else
 // one of static, the configuration's keys no field of Config takes
 // (Config.StaticKeys): with Config's fields and defaults this is the
 // topic's whole effective configuration, which Config.logOptions turns
 // into engine options.
-func (d *dynamicConfigs) withDynamicDefaults(overrides, static map[string]string) map[string]string {
-	if len(d.node) == 0 && len(d.cluster) == 0 && len(static) == 0 {
+func (d *DynamicConfigs) WithDynamicDefaults(overrides, static map[string]string) map[string]string {
+	if len(d.Node) == 0 && len(d.Cluster) == 0 && len(static) == 0 {
 		return overrides
 	}
 	out := maps.Clone(overrides)
 	if out == nil {
 		out = map[string]string{}
 	}
-	for i := range topicKeys {
-		k := &topicKeys[i]
-		if _, ok := out[k.name]; ok {
+	for i := range TopicKeys {
+		k := &TopicKeys[i]
+		if _, ok := out[k.Name]; ok {
 			continue
 		}
 	layers:
-		for _, m := range []map[string]string{d.node, d.cluster, static} {
-			for _, s := range k.synonyms {
-				if v, ok := m[s.name]; ok {
-					out[k.name] = topicValueFromBroker(s.name, v, s.unit)
+		for _, m := range []map[string]string{d.Node, d.Cluster, static} {
+			for _, s := range k.Synonyms {
+				if v, ok := m[s.Name]; ok {
+					out[k.Name] = TopicValueFromBroker(s.Name, v, s.unit)
 					break layers
 				}
 			}
@@ -258,12 +258,12 @@ func (d *dynamicConfigs) withDynamicDefaults(overrides, static map[string]string
 	return out
 }
 
-// brokerValue is the value of a broker key from the dynamic layers.
-func (d *dynamicConfigs) brokerValue(key string) (string, bool) {
-	if v, ok := d.node[key]; ok {
+// BrokerValue is the value of a broker key from the dynamic layers.
+func (d *DynamicConfigs) BrokerValue(key string) (string, bool) {
+	if v, ok := d.Node[key]; ok {
 		return v, true
 	}
-	v, ok := d.cluster[key]
+	v, ok := d.Cluster[key]
 	return v, ok
 }
 
@@ -272,8 +272,8 @@ func (d *dynamicConfigs) brokerValue(key string) (string, bool) {
 // with metrics, the flushes timed.
 func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 	d := b.cfgs.dynamic.Load()
-	o := b.cfg.logOptions(d.withDynamicDefaults(topicConfigs, b.cfg.StaticKeys))
-	if v, ok := d.brokerValue("producer.id.expiration.ms"); ok {
+	o := b.cfg.LogOptions(d.WithDynamicDefaults(topicConfigs, b.cfg.StaticKeys))
+	if v, ok := d.BrokerValue("producer.id.expiration.ms"); ok {
 		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
 			o.ProducerIDExpiration = time.Duration(n) * time.Millisecond
 		}
@@ -326,9 +326,9 @@ func (b *Broker) brokerResource(name string) (perBroker bool, code int16, msg st
 	return true, 0, ""
 }
 
-// saturatingMs converts ms to a Duration, saturating instead of
+// SaturatingMs converts ms to a Duration, saturating instead of
 // overflowing (Kafka's "never" is Long.MAX_VALUE ms).
-func saturatingMs(n int64) time.Duration {
+func SaturatingMs(n int64) time.Duration {
 	if n > math.MaxInt64/int64(time.Millisecond) {
 		return math.MaxInt64
 	}

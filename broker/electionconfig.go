@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/sluice-io/sluice/coordinator/zk"
 )
 
 // ElectionConfig is how this broker's controller elects leaders, when it
@@ -32,8 +30,8 @@ type ElectionConfig struct {
 	ImbalancePercentage *int
 }
 
-// apply sets the field an election key names; ok is false for other keys.
-func (c *ElectionConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets the field an election key names; ok is false for other keys.
+func (c *ElectionConfig) Apply(k, v string) (ok bool, err error) {
 	boolean := func() (*bool, error) {
 		switch strings.ToLower(strings.TrimSpace(v)) {
 		case "true":
@@ -83,23 +81,4 @@ func (c ElectionConfig) static(m map[string]string) {
 	if c.ImbalancePercentage != nil {
 		m["leader.imbalance.per.broker.percentage"] = strconv.Itoa(*c.ImbalancePercentage)
 	}
-}
-
-// electionLoopOptions are o with the controller driver's election options: the
-// rebalance's settings, and each topic's effective unclean election
-// setting from the broker's layers (the static default, then the dynamic
-// ones, then the topic's override, as DescribeConfigs reports it); and, with
-// metrics, the elections counted (metrics.go).
-func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
-	c := b.cfg.Cluster.Election
-	o.AutoLeaderRebalance = c.AutoLeaderRebalance
-	o.ImbalanceCheckInterval = c.ImbalanceCheckInterval
-	o.ImbalancePercentage = c.ImbalancePercentage
-	o.Unclean = func(topicConfigs map[string]string) bool {
-		return strings.EqualFold(b.topicValue("unclean.leader.election.enable", topicConfigs), "true")
-	}
-	if b.metrics != nil {
-		o.Elected = b.metrics.elected
-	}
-	return o
 }

@@ -31,8 +31,8 @@ type FetcherConfig struct {
 	Fetchers int
 }
 
-// withDefaults fills the zero fields with Kafka's defaults.
-func (c FetcherConfig) withDefaults() FetcherConfig {
+// WithDefaults fills the zero fields with Kafka's defaults.
+func (c FetcherConfig) WithDefaults() FetcherConfig {
 	if c.MaxBytes <= 0 {
 		c.MaxBytes = 1 << 20
 	}
@@ -54,8 +54,8 @@ func (c FetcherConfig) withDefaults() FetcherConfig {
 	return c
 }
 
-// apply sets the field a fetcher key names; ok is false for other keys.
-func (c *FetcherConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets the field a fetcher key names; ok is false for other keys.
+func (c *FetcherConfig) Apply(k, v string) (ok bool, err error) {
 	atLeast := func(low int64) (int64, error) {
 		n, err := strconv.ParseInt(v, 10, 32)
 		if err != nil || n < low {

@@ -18,10 +18,10 @@ func TestFetcherConfigKeys(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := FetcherConfig{MaxBytes: 2048, ResponseMaxBytes: 4096, MinBytes: 10, WaitMax: 250 * time.Millisecond, Backoff: 20 * time.Millisecond, Fetchers: 4}
-	if got := c.Cluster.Fetch.withDefaults(); got != want {
+	if got := c.Cluster.Fetch.WithDefaults(); got != want {
 		t.Fatalf("applied %+v, want %+v", got, want)
 	}
-	def := FetcherConfig{}.withDefaults()
+	def := FetcherConfig{}.WithDefaults()
 	if kafka := (FetcherConfig{MaxBytes: 1 << 20, ResponseMaxBytes: 10 << 20, MinBytes: 1, WaitMax: 500 * time.Millisecond, Backoff: time.Second, Fetchers: 1}); def != kafka {
 		t.Fatalf("defaults %+v, want Kafka's %+v", def, kafka)
 	}

@@ -22,7 +22,7 @@ type GroupConfig struct {
 	OffsetMetadataMax     int            // offset.metadata.max.bytes; default 4096
 }
 
-func (g GroupConfig) withDefaults() GroupConfig {
+func (g GroupConfig) WithDefaults() GroupConfig {
 	if g.OffsetsPartitions <= 0 {
 		g.OffsetsPartitions = 50
 	}
@@ -35,8 +35,8 @@ func (g GroupConfig) withDefaults() GroupConfig {
 	return g
 }
 
-// apply sets the field a group key names; ok is false for other keys.
-func (g *GroupConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets the field a group key names; ok is false for other keys.
+func (g *GroupConfig) Apply(k, v string) (ok bool, err error) {
 	n, perr := strconv.ParseInt(v, 10, 64)
 	if perr != nil {
 		switch k {
@@ -80,18 +80,18 @@ func (g *GroupConfig) apply(k, v string) (ok bool, err error) {
 }
 
 // static adds the group keys the configuration sets to m, by Kafka name
-// (dynconfig.go's staticBrokerConfigs).
+// (dynconfig.go's StaticBrokerConfigs).
 func (g GroupConfig) static(m map[string]string) {
 	if g.InitialRebalanceDelay != nil {
 		m["group.initial.rebalance.delay.ms"] = strconv.FormatInt(g.InitialRebalanceDelay.Milliseconds(), 10)
 	}
-	putNonZero(m, "group.min.session.timeout.ms", g.MinSessionTimeout.Milliseconds())
-	putNonZero(m, "group.max.session.timeout.ms", g.MaxSessionTimeout.Milliseconds())
-	putNonZero(m, "group.max.size", int64(g.MaxSize))
-	putNonZero(m, "offsets.topic.num.partitions", int64(g.OffsetsPartitions))
-	putNonZero(m, "offsets.topic.segment.bytes", g.OffsetsSegmentBytes)
-	putNonZero(m, "offsets.topic.replication.factor", int64(g.OffsetsReplication))
-	putNonZero(m, "offsets.retention.minutes", int64(g.OffsetsRetention/time.Minute))
-	putNonZero(m, "offsets.retention.check.interval.ms", g.OffsetsRetentionCheck.Milliseconds())
-	putNonZero(m, "offset.metadata.max.bytes", int64(g.OffsetMetadataMax))
+	PutNonZero(m, "group.min.session.timeout.ms", g.MinSessionTimeout.Milliseconds())
+	PutNonZero(m, "group.max.session.timeout.ms", g.MaxSessionTimeout.Milliseconds())
+	PutNonZero(m, "group.max.size", int64(g.MaxSize))
+	PutNonZero(m, "offsets.topic.num.partitions", int64(g.OffsetsPartitions))
+	PutNonZero(m, "offsets.topic.segment.bytes", g.OffsetsSegmentBytes)
+	PutNonZero(m, "offsets.topic.replication.factor", int64(g.OffsetsReplication))
+	PutNonZero(m, "offsets.retention.minutes", int64(g.OffsetsRetention/time.Minute))
+	PutNonZero(m, "offsets.retention.check.interval.ms", g.OffsetsRetentionCheck.Milliseconds())
+	PutNonZero(m, "offset.metadata.max.bytes", int64(g.OffsetMetadataMax))
 }

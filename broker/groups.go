@@ -85,7 +85,7 @@ func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
 func (b *Broker) startClusterGroups() {
 	b.groups.mu.Lock()
 	defer b.groups.mu.Unlock()
-	n := b.cfg.Groups.withDefaults().OffsetsPartitions
+	n := b.cfg.Groups.WithDefaults().OffsetsPartitions
 	if t, ok := b.coord.Topic(offsetsTopic); ok && t.Partitions > 0 {
 		n = t.Partitions // the single node's, as it was created
 	}
@@ -95,7 +95,7 @@ func (b *Broker) startClusterGroups() {
 // groupConfig is the group coordinator's configuration over partitions
 // partitions of __consumer_offsets.
 func (b *Broker) groupConfig(partitions int32) group.Config {
-	gc := b.cfg.Groups.withDefaults()
+	gc := b.cfg.Groups.WithDefaults()
 	cfg := group.Config{
 		Partitions:            partitions,
 		MinSessionTimeout:     gc.MinSessionTimeout,

@@ -43,13 +43,13 @@ type ListenerConfig struct {
 
 // Security protocols.
 const (
-	protoPlaintext     = "PLAINTEXT"
-	protoSSL           = "SSL"
-	protoSASLPlaintext = "SASL_PLAINTEXT"
-	protoSASLSSL       = "SASL_SSL"
+	ProtoPlaintext     = "PLAINTEXT"
+	ProtoSSL           = "SSL"
+	ProtoSASLPlaintext = "SASL_PLAINTEXT"
+	ProtoSASLSSL       = "SASL_SSL"
 )
 
-var securityProtocolNames = []string{protoPlaintext, protoSSL, protoSASLPlaintext, protoSASLSSL}
+var securityProtocolNames = []string{ProtoPlaintext, ProtoSSL, ProtoSASLPlaintext, ProtoSASLSSL}
 
 // defaultListenerProtocols is Kafka's default listener.security.protocol.map.
 func defaultListenerProtocols() map[string]string {
@@ -125,13 +125,13 @@ func (c Config) staticListeners(m map[string]string) {
 	case len(c.Listeners) > 0:
 		m["listeners"] = formatListeners(c.Listeners)
 	case c.Listen != "":
-		m["listeners"] = protoPlaintext + "://" + c.Listen
+		m["listeners"] = ProtoPlaintext + "://" + c.Listen
 	}
 	switch {
 	case len(c.AdvertisedListeners) > 0:
 		m["advertised.listeners"] = formatListeners(c.AdvertisedListeners)
 	case c.Advertise != "":
-		first := protoPlaintext
+		first := ProtoPlaintext
 		if len(c.Listeners) > 0 {
 			first = c.Listeners[0].Name
 		}
@@ -175,76 +175,76 @@ func (c *Config) applyListenerKey(k, v string) (ok bool, err error) {
 	return true, err
 }
 
-// listenerSetup is the checked listener configuration: the listeners in
+// ListenerSetup is the checked listener configuration: the listeners in
 // order with their protocols, what each advertises, and the inter-broker
 // listener's name.
-type listenerSetup struct {
-	listeners  []ListenerConfig
-	protocols  map[string]string
-	advertised map[string]string // by name: host:port (the port may be 0: bound at Serve)
-	// explicit: the advertised address was configured; others advertise
+type ListenerSetup struct {
+	Listeners  []ListenerConfig
+	Protocols  map[string]string
+	Advertised map[string]string // by name: host:port (the port may be 0: bound at Serve)
+	// Explicit: the advertised address was configured; others advertise
 	// the address the listener is bound to.
-	explicit  map[string]bool
-	interName string
+	Explicit  map[string]bool
+	InterName string
 }
 
-// listenerSetup checks the listener keys together, as Kafka does at
+// ListenerSetup checks the listener keys together, as Kafka does at
 // start: every listener has a protocol, advertised listeners are
 // listeners, inter.broker.listener.name and security.inter.broker.protocol
 // are not both set, and, in ZooKeeper mode, the inter-broker listener is
 // advertised.
-func (c Config) listenerSetup() (listenerSetup, error) {
-	s := listenerSetup{listeners: c.Listeners, protocols: c.ListenerProtocols, advertised: map[string]string{}, explicit: map[string]bool{}}
-	if len(s.listeners) == 0 {
+func (c Config) ListenerSetup() (ListenerSetup, error) {
+	s := ListenerSetup{Listeners: c.Listeners, Protocols: c.ListenerProtocols, Advertised: map[string]string{}, Explicit: map[string]bool{}}
+	if len(s.Listeners) == 0 {
 		addr := c.Listen
 		if addr == "" {
 			addr = "localhost:9092"
 		}
-		s.listeners = []ListenerConfig{{Name: protoPlaintext, Addr: addr}}
+		s.Listeners = []ListenerConfig{{Name: ProtoPlaintext, Addr: addr}}
 	}
-	if s.protocols == nil {
-		s.protocols = defaultListenerProtocols()
+	if s.Protocols == nil {
+		s.Protocols = defaultListenerProtocols()
 	}
-	for _, l := range s.listeners {
-		if _, ok := s.protocols[l.Name]; !ok {
+	for _, l := range s.Listeners {
+		if _, ok := s.Protocols[l.Name]; !ok {
 			return s, fmt.Errorf("broker: listener %s has no security protocol: name it in listener.security.protocol.map", l.Name)
 		}
-		s.advertised[l.Name] = l.Addr
+		s.Advertised[l.Name] = l.Addr
 	}
 	switch {
 	case len(c.AdvertisedListeners) > 0:
 		for _, a := range c.AdvertisedListeners {
-			if _, ok := s.advertised[a.Name]; !ok {
-				return s, fmt.Errorf("broker: advertised listener %s is not one of listeners (%s)", a.Name, formatListeners(s.listeners))
+			if _, ok := s.Advertised[a.Name]; !ok {
+				return s, fmt.Errorf("broker: advertised listener %s is not one of listeners (%s)", a.Name, formatListeners(s.Listeners))
 			}
 		}
 		advertised := map[string]string{}
 		for _, a := range c.AdvertisedListeners {
 			advertised[a.Name] = a.Addr
-			s.explicit[a.Name] = true
+			s.Explicit[a.Name] = true
 		}
-		s.advertised = advertised
+		s.Advertised = advertised
 	case c.Advertise != "":
 		// The one-address shorthand (--advertise) is the first listener's.
-		s.advertised[s.listeners[0].Name] = c.Advertise
-		s.explicit[s.listeners[0].Name] = true
+		s.Advertised[s.Listeners[0].Name] = c.Advertise
+		s.Explicit[s.Listeners[0].Name] = true
 	}
 	switch {
 	case c.InterBrokerListener != "" && c.InterBrokerProtocol != "":
 		return s, fmt.Errorf("broker: only one of inter.broker.listener.name and security.inter.broker.protocol may be set")
 	case c.InterBrokerListener != "":
-		s.interName = c.InterBrokerListener
+		s.InterName = c.InterBrokerListener
 	case c.InterBrokerProtocol != "":
-		s.interName = c.InterBrokerProtocol
+		s.InterName = c.InterBrokerProtocol
 	default:
-		s.interName = protoPlaintext
-		if len(s.listeners) == 1 && c.Cluster.enabled() {
+		s.InterName = ProtoPlaintext
+		if len(s.Listeners) == 1 && c.Cluster.Enabled() {
 			// One listener of any name: brokers talk over it.
-			s.interName = s.listeners[0].Name
+			s.InterName = s.Listeners[0].Name
 		}
 	}
-	if _, ok := s.advertised[s.interName]; !ok && c.Cluster.enabled() {
-		return s, fmt.Errorf("broker: the inter-broker listener %s is not an advertised listener", s.interName)
+	if _, ok := s.Advertised[s.InterName]; !ok && c.Cluster.Enabled() {
+		return s, fmt.Errorf("broker: the inter-broker listener %s is not an advertised listener", s.InterName)
 	}
 	return s, nil
 }
@@ -292,11 +292,11 @@ func (b *Broker) ListenerAddr(name string) net.Addr {
 func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
 	var out []advertisedEndpoint
 	for _, l := range b.listeners {
-		addr, ok := b.lsetup.advertised[l.name]
+		addr, ok := b.lsetup.Advertised[l.name]
 		if !ok {
 			continue
 		}
-		if !b.lsetup.explicit[l.name] && l.ln != nil {
+		if !b.lsetup.Explicit[l.name] && l.ln != nil {
 			// The configured host (a certificate names it, not the
 			// address it resolved to), the bound port.
 			host, _, _ := net.SplitHostPort(addr)
@@ -355,7 +355,7 @@ func (b *Broker) refreshSelfLocked() error {
 	b.mu.endpoints = eps
 	self := eps[0]
 	for _, e := range eps {
-		if e.listener == b.lsetup.interName {
+		if e.listener == b.lsetup.InterName {
 			self = e
 		}
 	}
@@ -382,7 +382,7 @@ func (b *Broker) registeredEndpoints() []zk.Endpoint {
 // interBroker completes the options of a connection this broker opens to
 // another: the inter-broker listener's endpoint.
 func (b *Broker) interBroker(o interbroker.Options) interbroker.Options {
-	o.Listener = b.lsetup.interName
+	o.Listener = b.lsetup.InterName
 	if b.saslClient != nil {
 		o.Handshake = b.saslClient.handshake // saslclient.go
 	}

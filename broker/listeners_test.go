@@ -32,15 +32,15 @@ func TestListenerConfig(t *testing.T) {
 		t.Fatalf("listeners: %v", c.Listeners)
 	}
 	c.Cluster.ZooKeeper = "localhost:2181"
-	s, err := c.listenerSetup()
+	s, err := c.ListenerSetup()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.interName != "INTERNAL" || s.protocols["INTERNAL"] != protoSASLPlaintext || s.advertised["INTERNAL"] != "b1.internal:9094" {
+	if s.InterName != "INTERNAL" || s.Protocols["INTERNAL"] != ProtoSASLPlaintext || s.Advertised["INTERNAL"] != "b1.internal:9094" {
 		t.Fatalf("setup: %+v", s)
 	}
-	if _, ok := s.advertised["SASL_SSL"]; ok {
-		t.Fatalf("SASL_SSL is advertised though advertised.listeners leaves it out: %v", s.advertised)
+	if _, ok := s.Advertised["SASL_SSL"]; ok {
+		t.Fatalf("SASL_SSL is advertised though advertised.listeners leaves it out: %v", s.Advertised)
 	}
 
 	refused := []struct {
@@ -61,7 +61,7 @@ func TestListenerConfig(t *testing.T) {
 		c := Config{Cluster: ClusterConfig{ZooKeeper: "localhost:2181"}}
 		_, err := c.Apply(r.props)
 		if err == nil {
-			_, err = c.listenerSetup()
+			_, err = c.ListenerSetup()
 		}
 		if err == nil || !strings.Contains(err.Error(), r.why) {
 			t.Errorf("%v: %v, want an error saying %q", r.props, err, r.why)
@@ -75,7 +75,7 @@ func TestListenerConfig(t *testing.T) {
 func TestTwoListeners(t *testing.T) {
 	tb := startBroker(t, t.TempDir(), func(c *Config) {
 		c.Listeners = []ListenerConfig{{"PLAINTEXT", "127.0.0.1:0"}, {"EXTERNAL", "127.0.0.1:0"}}
-		c.ListenerProtocols = map[string]string{"PLAINTEXT": protoPlaintext, "EXTERNAL": protoPlaintext}
+		c.ListenerProtocols = map[string]string{"PLAINTEXT": ProtoPlaintext, "EXTERNAL": ProtoPlaintext}
 	})
 	for _, name := range []string{"PLAINTEXT", "EXTERNAL"} {
 		addr := tb.listenerAddr(t, name)
@@ -121,7 +121,7 @@ func TestClusterInterBrokerListener(t *testing.T) {
 			internal[cfg.ID] = freeLoopbackAddr(t)
 		}
 		cfg.Listeners = []ListenerConfig{{"CLIENT", cfg.Listen}, {"INTERNAL", internal[cfg.ID]}}
-		cfg.ListenerProtocols = map[string]string{"CLIENT": protoPlaintext, "INTERNAL": protoPlaintext}
+		cfg.ListenerProtocols = map[string]string{"CLIENT": ProtoPlaintext, "INTERNAL": ProtoPlaintext}
 		cfg.InterBrokerListener = "INTERNAL"
 	})
 	zc := c.broker(0).cluster.zk

@@ -12,12 +12,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// availableMemory is the memory this process may use: the least of the
+// AvailableMemory is the memory this process may use: the least of the
 // machine's physical memory, the limit of its cgroup and every ancestor
 // cgroup (v2 memory.max, or v1 memory.limit_in_bytes), and GOMEMLIMIT when
 // it is set. It is what the default of queued.max.request.bytes is a
 // fraction of.
-func availableMemory() int64 {
+func AvailableMemory() int64 {
 	limit := int64(math.MaxInt64)
 	var si unix.Sysinfo_t
 	if unix.Sysinfo(&si) == nil && si.Totalram > 0 {

@@ -155,14 +155,14 @@ func TestControllerMutationQuotaCreatePartitions(t *testing.T) {
 func TestControllerQuotaWindowKeys(t *testing.T) {
 	var c ClientQuotaConfig
 	for k, v := range map[string]string{"controller.quota.window.num": "4", "controller.quota.window.size.seconds": "3"} {
-		if ok, err := c.apply(k, v); !ok || err != nil {
+		if ok, err := c.Apply(k, v); !ok || err != nil {
 			t.Fatalf("apply %s=%s: %v %v", k, v, ok, err)
 		}
 	}
-	if q := c.quotaConfig(); q.MutationSamples != 4 || q.MutationWindow != 3*time.Second {
+	if q := c.QuotaConfig(); q.MutationSamples != 4 || q.MutationWindow != 3*time.Second {
 		t.Fatalf("quota config %+v, want 4 samples of 3 s", q)
 	}
-	if ok, err := c.apply("controller.quota.window.num", "0"); !ok || err == nil {
+	if ok, err := c.Apply("controller.quota.window.num", "0"); !ok || err == nil {
 		t.Fatalf("controller.quota.window.num=0: %v %v, want an error", ok, err)
 	}
 }

@@ -58,10 +58,10 @@ const (
 	defaultConnectionsMaxIdle    = 10 * time.Minute
 )
 
-// withDefaults fills zero fields; maxRequest is socket.request.max.bytes.
-func (n NetworkConfig) withDefaults(maxRequest int32) NetworkConfig {
+// WithDefaults fills zero fields; maxRequest is socket.request.max.bytes.
+func (n NetworkConfig) WithDefaults(maxRequest int32) NetworkConfig {
 	if n.QueuedMaxRequestBytes == 0 {
-		n.QueuedMaxRequestBytes = defaultRequestPool(maxRequest)
+		n.QueuedMaxRequestBytes = DefaultRequestPool(maxRequest)
 	}
 	if n.RequestReceiveTimeout == 0 {
 		n.RequestReceiveTimeout = defaultRequestReceiveTimeout
@@ -72,15 +72,15 @@ func (n NetworkConfig) withDefaults(maxRequest int32) NetworkConfig {
 	return n
 }
 
-// apply sets the field a network key names; ok is false for other keys.
-func (n *NetworkConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets the field a network key names; ok is false for other keys.
+func (n *NetworkConfig) Apply(k, v string) (ok bool, err error) {
 	switch k {
 	case "queued.max.request.bytes", "socket.request.receive.timeout.ms", "max.connections",
 		"max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms":
 	default:
 		return false, nil
 	}
-	cv, err := brokerKeyByName[k].parse(v)
+	cv, err := BrokerKeyByName[k].Parse(v)
 	if err != nil {
 		return true, err
 	}
@@ -112,11 +112,11 @@ func msOrNever(n int64) time.Duration {
 	if n < 0 {
 		return -1
 	}
-	return max(saturatingMs(n), time.Millisecond)
+	return max(SaturatingMs(n), time.Millisecond)
 }
 
-// validate checks the rules between keys that Kafka checks at start.
-func (n NetworkConfig) validate() error {
+// Validate checks the rules between keys that Kafka checks at start.
+func (n NetworkConfig) Validate() error {
 	if n.MaxConnectionsPerIP != nil && *n.MaxConnectionsPerIP == 0 && len(n.MaxConnectionsPerIPOverrides) == 0 {
 		return fmt.Errorf("broker: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set")
 	}
@@ -179,5 +179,5 @@ func connectionOverrides(v configValue) string {
 	return why
 }
 
-// maxInt32 is Kafka's Int.MaxValue default of the connection bounds.
-const maxInt32 = math.MaxInt32
+// MaxInt32 is Kafka's Int.MaxValue default of the connection bounds.
+const MaxInt32 = math.MaxInt32

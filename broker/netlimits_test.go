@@ -216,14 +216,14 @@ func TestNetworkConfigKeys(t *testing.T) {
 	if err != nil || len(unknown) != 0 {
 		t.Fatalf("Apply: %v, unknown %v", err, unknown)
 	}
-	n := c.withDefaults().Network
+	n := c.WithDefaults().Network
 	if n.QueuedMaxRequestBytes != 256<<20 || n.RequestReceiveTimeout != 5*time.Second || *n.MaxConnections != 1000 ||
 		*n.MaxConnectionsPerIP != 10 || n.ConnectionsMaxIdle >= 0 ||
 		n.MaxConnectionsPerIPOverrides["localhost"] != 20 || n.MaxConnectionsPerIPOverrides["10.0.0.1"] != 5 || n.MaxConnectionsPerIPOverrides["::1"] != 7 {
 		t.Errorf("applied %+v", n)
 	}
 	var d Config
-	if dn := d.withDefaults().Network; dn.QueuedMaxRequestBytes != defaultRequestPool(100<<20) ||
+	if dn := d.WithDefaults().Network; dn.QueuedMaxRequestBytes != DefaultRequestPool(100<<20) ||
 		dn.RequestReceiveTimeout != 30*time.Second || dn.ConnectionsMaxIdle != 10*time.Minute {
 		t.Errorf("defaults %+v", dn)
 	}

@@ -32,8 +32,8 @@ type ObservabilityConfig struct {
 	SlowRequest time.Duration
 }
 
-// apply sets the field named by k; ok is false for a key not its own.
-func (c *ObservabilityConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets the field named by k; ok is false for a key not its own.
+func (c *ObservabilityConfig) Apply(k, v string) (ok bool, err error) {
 	switch k {
 	case "metrics.listen":
 		c.MetricsListen = v
@@ -80,7 +80,7 @@ func ParseLogLevel(s string) (slog.Level, error) {
 }
 
 // static adds the observability keys the configuration sets to m
-// (dynconfig.go's staticBrokerConfigs).
+// (dynconfig.go's StaticBrokerConfigs).
 func (c ObservabilityConfig) static(m map[string]string) {
 	if c.MetricsListen != "" {
 		m["metrics.listen"] = c.MetricsListen

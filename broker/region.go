@@ -37,11 +37,11 @@ type region struct {
 	next     *region // requestPool.mu.cached, least recently used first
 }
 
-// pageSize is the unit of region accounting.
-var pageSize = int64(unix.Getpagesize())
+// PageSize is the unit of region accounting.
+var PageSize = int64(unix.Getpagesize())
 
-// pageUp rounds n up to a multiple of the page size.
-func pageUp(n int64) int64 { return (n + pageSize - 1) / pageSize * pageSize }
+// PageUp rounds n up to a multiple of the page size.
+func PageUp(n int64) int64 { return (n + PageSize - 1) / PageSize * PageSize }
 
 // mapRegion reserves a region of size bytes (a multiple of the page size).
 func mapRegion(size int64) (*region, error) {

@@ -97,7 +97,7 @@ func now() int64 { return time.Now().UnixMilli() }
 // initReplica gives p its core, offline until LeaderAndIsr.
 func (b *Broker) initReplica(p *partition, minInsync int32) {
 	p.rep.mu.r = replication.New(replication.Config{Self: b.cfg.ID, MinInsyncReplicas: int(minInsync),
-		ReplicaLagTimeMaxMs: b.cfg.Cluster.replicaLagTimeMax().Milliseconds()})
+		ReplicaLagTimeMaxMs: b.cfg.Cluster.LagTimeMax().Milliseconds()})
 	p.rep.log = b.log
 	if b.cluster != nil {
 		p.rep.fetchers, p.rep.b = b.cluster.fetchers, b

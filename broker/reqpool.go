@@ -67,7 +67,7 @@ import (
 )
 
 const (
-	smallRequest = 1 << 20  // requests up to this draw on the small area
+	SmallRequest = 1 << 20  // requests up to this draw on the small area
 	growMin      = 64 << 10 // the least claim a request waits for
 )
 
@@ -114,27 +114,27 @@ type requestPool struct {
 	}
 }
 
-// unboundedPool is the limit standing for queued.max.request.bytes <= 0
+// UnboundedPool is the limit standing for queued.max.request.bytes <= 0
 // (Kafka's default, -1: no bound); it leaves room for sums.
-const unboundedPool = math.MaxInt64 / 4
+const UnboundedPool = math.MaxInt64 / 4
 
-// minRequestPool is the least queued.max.request.bytes a broker accepting
+// MinRequestPool is the least queued.max.request.bytes a broker accepting
 // requests of maxRequest bytes needs: the big area, which is P less the
 // eighth kept for small requests, must hold one such request.
-func minRequestPool(maxRequest int32) int64 {
-	lane := pageUp(int64(maxRequest))
-	p := max(lane*8/7-8, 8*pageUp(min(smallRequest, int64(maxRequest))))
+func MinRequestPool(maxRequest int32) int64 {
+	lane := PageUp(int64(maxRequest))
+	p := max(lane*8/7-8, 8*PageUp(min(SmallRequest, int64(maxRequest))))
 	for p-p/8 < lane { // a few steps from just below it
 		p++
 	}
 	return p
 }
 
-// defaultRequestPool is sluice's default queued.max.request.bytes: an
-// eighth of the memory available to the process (availableMemory), and at
-// least minRequestPool, rounded up to MiB.
-func defaultRequestPool(maxRequest int32) int64 {
-	p := max(availableMemory()/8, minRequestPool(maxRequest))
+// DefaultRequestPool is sluice's default queued.max.request.bytes: an
+// eighth of the memory available to the process (AvailableMemory), and at
+// least MinRequestPool, rounded up to MiB.
+func DefaultRequestPool(maxRequest int32) int64 {
+	p := max(AvailableMemory()/8, MinRequestPool(maxRequest))
 	return (p + 1<<20 - 1) >> 20 << 20
 }
 
@@ -142,14 +142,14 @@ func defaultRequestPool(maxRequest int32) int64 {
 // is limit (<= 0: no bound) and whose largest request is maxRequest.
 func newRequestPool(limit int64, maxRequest int32) (*requestPool, error) {
 	if limit <= 0 {
-		limit = unboundedPool
+		limit = UnboundedPool
 	}
-	if need := minRequestPool(maxRequest); limit < need {
+	if need := MinRequestPool(maxRequest); limit < need {
 		return nil, fmt.Errorf("broker: queued.max.request.bytes=%d is too small for socket.request.max.bytes=%d: an eighth of it is kept for requests up to 1 MiB and the rest must hold the largest request; it must be at least %d", limit, maxRequest, need)
 	}
-	p := &requestPool{limit: limit, maxRequest: pageUp(int64(maxRequest))}
+	p := &requestPool{limit: limit, maxRequest: PageUp(int64(maxRequest))}
 	small := limit / 8
-	p.small.lane = pageUp(min(smallRequest, int64(maxRequest)))
+	p.small.lane = PageUp(min(SmallRequest, int64(maxRequest)))
 	p.small.shared = small - p.small.lane
 	p.big.lane = p.maxRequest
 	p.big.shared = limit - small - p.big.lane
@@ -199,9 +199,9 @@ func (p *requestPool) close() {
 func (p *requestPool) begin(r *region, n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r.need = pageUp(n)
+	r.need = PageUp(n)
 	r.area = &p.big
-	if n <= smallRequest {
+	if n <= SmallRequest {
 		r.area = &p.small
 	}
 }

@@ -46,7 +46,7 @@ const (
 
 // saslConn is the SASL state of a connection on a SASL listener.
 type saslConn struct {
-	l       *saslListener
+	l       *SASLListener
 	phase   saslPhase
 	mech    string       // the mechanism of the handshake (and of the session, once authenticated)
 	server  saslExchange // the exchange in progress
@@ -65,8 +65,8 @@ type saslExchange interface {
 
 // newExchange starts the exchange of mechanism on c.
 func (c *conn) newExchange(mechanism string) saslExchange {
-	if mechanism == mechPlain {
-		return &plainExchange{users: c.sasl.l.plainUsers}
+	if mechanism == MechPlain {
+		return &plainExchange{users: c.sasl.l.PlainUsers}
 	}
 	m, _ := scram.ByName(mechanism)
 	return scramExchange{scram.NewServer(m, func(user string) (scram.Credential, bool) { return c.b.scramCredential(m, user) })}
@@ -110,20 +110,20 @@ func (e *plainExchange) user() string { return e.name }
 // inter-broker listener is one, the broker's own client for it (needed in
 // ZooKeeper mode only: the single node talks to no other broker).
 func (b *Broker) setupSASL() error {
-	b.saslLns = map[string]*saslListener{}
+	b.saslLns = map[string]*SASLListener{}
 	for _, l := range b.listeners {
-		if l.protocol != protoSASLPlaintext && l.protocol != protoSASLSSL {
+		if l.protocol != ProtoSASLPlaintext && l.protocol != ProtoSASLSSL {
 			continue
 		}
-		sl, err := b.cfg.SASL.resolve(l.name)
+		sl, err := b.cfg.SASL.Resolve(l.name)
 		if err != nil {
 			return err
 		}
 		b.saslLns[l.name] = sl
-		if l.name != b.lsetup.interName || !b.cfg.Cluster.enabled() {
+		if l.name != b.lsetup.InterName || !b.cfg.Cluster.Enabled() {
 			continue
 		}
-		mech, user, password, err := b.cfg.SASL.interBrokerIdentity(sl)
+		mech, user, password, err := b.cfg.SASL.InterBrokerIdentity(sl)
 		if err != nil {
 			return err
 		}
@@ -150,15 +150,15 @@ func (c *conn) saslGate(key int16) error {
 		if key == wire.ApiVersionsKey || key == saslHandshakeKey || key == saslAuthenticateKey {
 			return nil // SaslAuthenticate is answered ILLEGAL_SASL_STATE, then closed
 		}
-		return fmt.Errorf("broker: %s before SASL authentication on listener %s", kmsg.NameForKey(key), s.l.name)
+		return fmt.Errorf("broker: %s before SASL authentication on listener %s", kmsg.NameForKey(key), s.l.Name)
 	case awaitAuthenticate:
 		if key == saslAuthenticateKey || key == saslHandshakeKey {
 			return nil
 		}
-		return fmt.Errorf("broker: %s during SASL authentication on listener %s", kmsg.NameForKey(key), s.l.name)
+		return fmt.Errorf("broker: %s during SASL authentication on listener %s", kmsg.NameForKey(key), s.l.Name)
 	}
 	if !s.expires.IsZero() && key != saslHandshakeKey && !time.Now().Before(s.expires) {
-		return fmt.Errorf("broker: %s after the SASL session of %s expired (connections.max.reauth.ms %d)", kmsg.NameForKey(key), c.principal, s.l.reauth.Milliseconds())
+		return fmt.Errorf("broker: %s after the SASL session of %s expired (connections.max.reauth.ms %d)", kmsg.NameForKey(key), c.principal, s.l.Reauth.Milliseconds())
 	}
 	return nil
 }
@@ -170,8 +170,8 @@ const (
 
 // saslMaxReceive bounds a request's size before authentication.
 func (c *conn) maxRequestBytes() int32 {
-	if c.sasl != nil && c.sasl.phase != authenticated && c.sasl.l.maxReceive < c.b.cfg.SocketRequestMaxBytes {
-		return c.sasl.l.maxReceive
+	if c.sasl != nil && c.sasl.phase != authenticated && c.sasl.l.MaxReceive < c.b.cfg.SocketRequestMaxBytes {
+		return c.sasl.l.MaxReceive
 	}
 	return c.b.cfg.SocketRequestMaxBytes
 }
@@ -190,14 +190,14 @@ func (c *conn) saslStep(token []byte) (resp []byte, done, failed bool) {
 			c.principal = p
 			s.phase, s.reauth, s.server = authenticated, false, nil
 			s.expires = time.Time{}
-			if s.l.reauth > 0 {
-				s.expires = time.Now().Add(s.l.reauth)
+			if s.l.Reauth > 0 {
+				s.expires = time.Now().Add(s.l.Reauth)
 			}
-			c.b.log.Debug("SASL authenticated", "remote", c.nc.RemoteAddr().String(), "listener", s.l.name, "mechanism", s.mech, "principal", p.String())
+			c.b.log.Debug("SASL authenticated", "remote", c.nc.RemoteAddr().String(), "listener", s.l.Name, "mechanism", s.mech, "principal", p.String())
 		}
 	}
 	if err != nil {
-		c.b.log.Info("failed authentication", "remote", c.nc.RemoteAddr().String(), "listener", s.l.name, "mechanism", s.mech, "err", err)
+		c.b.log.Info("failed authentication", "remote", c.nc.RemoteAddr().String(), "listener", s.l.Name, "mechanism", s.mech, "err", err)
 		return nil, false, true
 	}
 	return resp, done, false
@@ -227,7 +227,7 @@ func (c *conn) saslRawToken(frame []byte) error {
 // saslRefuse answers resp, logs why with the client's address and closes
 // the connection.
 func (c *conn) saslRefuse(h wire.Header, resp kmsg.Response, why string) (kmsg.Response, error) {
-	c.b.log.Info("refusing SASL", "remote", c.nc.RemoteAddr().String(), "listener", c.sasl.l.name, "why", why)
+	c.b.log.Info("refusing SASL", "remote", c.nc.RemoteAddr().String(), "listener", c.sasl.l.Name, "why", why)
 	if err := c.write(h.CorrelationID, resp); err != nil {
 		return nil, err
 	}

@@ -72,7 +72,7 @@ func (sc *saslClient) handshake(_ context.Context, conn net.Conn) error {
 		}
 		return ar.SASLAuthBytes, nil
 	}
-	if sc.mechanism == mechPlain {
+	if sc.mechanism == MechPlain {
 		_, err := authenticate(plain.Message(sc.user, sc.password))
 		return err
 	}

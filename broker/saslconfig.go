@@ -55,16 +55,16 @@ type SASLConfig struct {
 
 // The served mechanisms.
 const (
-	mechPlain     = "PLAIN"
+	MechPlain     = "PLAIN"
 	mechSCRAM256  = "SCRAM-SHA-256"
 	mechSCRAM512  = "SCRAM-SHA-512"
 	defaultMaxRcv = 524288
 )
 
-var servedMechanisms = []string{mechPlain, mechSCRAM256, mechSCRAM512}
+var servedMechanisms = []string{MechPlain, mechSCRAM256, mechSCRAM512}
 
-// apply sets a SASL key; ok is false for other keys.
-func (s *SASLConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets a SASL key; ok is false for other keys.
+func (s *SASLConfig) Apply(k, v string) (ok bool, err error) {
 	if rest, found := strings.CutPrefix(k, "listener.name."); found {
 		name, key, found := strings.Cut(rest, ".")
 		if !found || name == "" || !isListenerSASLKey(key) {
@@ -164,13 +164,13 @@ func splitList(v string) []string {
 	return out
 }
 
-// saslListener is what a SASL listener serves, resolved at start.
-type saslListener struct {
-	name       string   // the listener's name, upper case
-	mechanisms []string // enabled, in config order
-	plainUsers map[string]string
-	reauth     time.Duration // 0: sessions do not expire
-	maxReceive int32
+// SASLListener is what a SASL listener serves, resolved at start.
+type SASLListener struct {
+	Name       string   // the listener's name, upper case
+	Mechanisms []string // enabled, in config order
+	PlainUsers map[string]string
+	Reauth     time.Duration // 0: sessions do not expire
+	MaxReceive int32
 }
 
 // listenerKey is a listener's own value of a key.
@@ -211,27 +211,27 @@ func (s SASLConfig) jaasFor(listener, mechanism, module string) (e jaas.Entry, k
 
 // moduleFor is the JAAS login module of a mechanism.
 func moduleFor(mechanism string) string {
-	if mechanism == mechPlain {
+	if mechanism == MechPlain {
 		return jaas.PlainLoginModule
 	}
 	return jaas.ScramLoginModule
 }
 
-// resolve works out what SASL listener name serves.
-func (s SASLConfig) resolve(name string) (*saslListener, error) {
-	sl := &saslListener{name: name, reauth: s.ConnectionsMaxReauth, maxReceive: s.ServerMaxReceiveSize}
-	if sl.maxReceive <= 0 {
-		sl.maxReceive = defaultMaxRcv
+// Resolve works out what SASL listener name serves.
+func (s SASLConfig) Resolve(name string) (*SASLListener, error) {
+	sl := &SASLListener{Name: name, Reauth: s.ConnectionsMaxReauth, MaxReceive: s.ServerMaxReceiveSize}
+	if sl.MaxReceive <= 0 {
+		sl.MaxReceive = defaultMaxRcv
 	}
 	if v, ok := s.listenerKey(name, "sasl.server.max.receive.size"); ok {
 		n, _ := strconv.ParseInt(v, 10, 32)
-		sl.maxReceive = int32(n)
+		sl.MaxReceive = int32(n)
 	}
 	if v, ok := s.listenerKey(name, "connections.max.reauth.ms"); ok {
 		n, _ := strconv.ParseInt(v, 10, 64)
-		sl.reauth = time.Duration(n) * time.Millisecond
+		sl.Reauth = time.Duration(n) * time.Millisecond
 	}
-	plainEntry, _, hasPlain, err := s.jaasFor(name, mechPlain, jaas.PlainLoginModule)
+	plainEntry, _, hasPlain, err := s.jaasFor(name, MechPlain, jaas.PlainLoginModule)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func (s SASLConfig) resolve(name string) (*saslListener, error) {
 	if mechs == nil {
 		mechs = []string{mechSCRAM512, mechSCRAM256}
 		if hasPlain {
-			mechs = append(mechs, mechPlain)
+			mechs = append(mechs, MechPlain)
 		}
 	}
 	if len(mechs) == 0 {
@@ -256,15 +256,15 @@ func (s SASLConfig) resolve(name string) (*saslListener, error) {
 		case !slices.Contains(servedMechanisms, m):
 			return nil, fmt.Errorf("broker: config %s: unknown SASL mechanism %q (sluice serves %s)", key, m, strings.Join(servedMechanisms, ", "))
 		}
-		if !slices.Contains(sl.mechanisms, m) {
-			sl.mechanisms = append(sl.mechanisms, m)
+		if !slices.Contains(sl.Mechanisms, m) {
+			sl.Mechanisms = append(sl.Mechanisms, m)
 		}
 	}
-	if slices.Contains(sl.mechanisms, mechPlain) {
+	if slices.Contains(sl.Mechanisms, MechPlain) {
 		if !hasPlain {
 			return nil, fmt.Errorf("broker: listener %s enables PLAIN but has no %s entry (listener.name.%s.plain.sasl.jaas.config)", name, jaas.PlainLoginModule, strings.ToLower(name))
 		}
-		sl.plainUsers = plainEntry.Users()
+		sl.PlainUsers = plainEntry.Users()
 	}
 	return sl, nil
 }
@@ -278,20 +278,20 @@ func (s SASLConfig) interBrokerMechanism() string {
 	return s.InterBrokerMechanism
 }
 
-// interBrokerIdentity finds the broker's own user for the inter-broker
+// InterBrokerIdentity finds the broker's own user for the inter-broker
 // listener, whose resolved settings are sl: the mechanism must be enabled
 // there and its JAAS entry must carry username and password.
-func (s SASLConfig) interBrokerIdentity(sl *saslListener) (mechanism, user, password string, err error) {
+func (s SASLConfig) InterBrokerIdentity(sl *SASLListener) (mechanism, user, password string, err error) {
 	mechanism = s.interBrokerMechanism()
-	if !slices.Contains(sl.mechanisms, mechanism) {
-		return "", "", "", fmt.Errorf("broker: config sasl.mechanism.inter.broker.protocol=%s is not among listener %s's sasl.enabled.mechanisms (%s)", mechanism, sl.name, strings.Join(sl.mechanisms, ","))
+	if !slices.Contains(sl.Mechanisms, mechanism) {
+		return "", "", "", fmt.Errorf("broker: config sasl.mechanism.inter.broker.protocol=%s is not among listener %s's sasl.enabled.mechanisms (%s)", mechanism, sl.Name, strings.Join(sl.Mechanisms, ","))
 	}
-	e, key, ok, err := s.jaasFor(sl.name, mechanism, moduleFor(mechanism))
+	e, key, ok, err := s.jaasFor(sl.Name, mechanism, moduleFor(mechanism))
 	if err != nil {
 		return "", "", "", err
 	}
 	if !ok {
-		return "", "", "", fmt.Errorf("broker: inter-broker listener %s: no %s JAAS entry for %s (listener.name.%s.%s.sasl.jaas.config)", sl.name, moduleFor(mechanism), mechanism, strings.ToLower(sl.name), strings.ToLower(mechanism))
+		return "", "", "", fmt.Errorf("broker: inter-broker listener %s: no %s JAAS entry for %s (listener.name.%s.%s.sasl.jaas.config)", sl.Name, moduleFor(mechanism), mechanism, strings.ToLower(sl.Name), strings.ToLower(mechanism))
 	}
 	user, password = e.Options["username"], e.Options["password"]
 	if user == "" || password == "" {

@@ -186,7 +186,7 @@ type replicationQuotas struct {
 }
 
 func (r *replicationQuotas) init(c ClusterConfig) {
-	n, size := c.quotaWindows()
+	n, size := c.QuotaWindows()
 	r.leader.init(n, size)
 	r.follower.init(n, size)
 }
@@ -201,7 +201,7 @@ func (b *Broker) applyReplicationRates() {
 	d := b.cfgs.dynamic.Load()
 	for i, q := range [2]*replicationQuota{&b.repl.leader, &b.repl.follower} {
 		rate := int64(math.MaxInt64)
-		v, ok := d.brokerValue(throttleRateKeys[i])
+		v, ok := d.BrokerValue(throttleRateKeys[i])
 		if !ok {
 			v, ok = b.cfg.StaticKeys[throttleRateKeys[i]]
 		}

@@ -35,8 +35,8 @@ type TLSConfig struct {
 
 const defaultTLSHandshakeTimeout = 10 * time.Second
 
-// apply sets k if it is a TLS key; ok false leaves it to other parsers.
-func (t *TLSConfig) apply(k, v string) (ok bool, err error) {
+// Apply sets k if it is a TLS key; ok false leaves it to other parsers.
+func (t *TLSConfig) Apply(k, v string) (ok bool, err error) {
 	ms := func() (time.Duration, error) {
 		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
 		if err != nil {
@@ -72,16 +72,16 @@ func (t TLSConfig) static(m map[string]string) {
 	}
 }
 
-func (t TLSConfig) withDefaults() TLSConfig {
+func (t TLSConfig) WithDefaults() TLSConfig {
 	if t.HandshakeTimeout <= 0 {
 		t.HandshakeTimeout = defaultTLSHandshakeTimeout
 	}
 	return t
 }
 
-// server builds listener's TLS side; changed files that do not load are
+// Server builds listener's TLS side; changed files that do not load are
 // logged.
-func (t TLSConfig) server(listener string, log *slog.Logger) (*tlsconf.Server, error) {
+func (t TLSConfig) Server(listener string, log *slog.Logger) (*tlsconf.Server, error) {
 	srv, err := tlsconf.NewServer(tlsconf.ParseSettings(t.Props, listener), tlsconf.Options{
 		ReloadInterval: t.ReloadInterval,
 		OnReloadError: func(err error) {
@@ -94,10 +94,10 @@ func (t TLSConfig) server(listener string, log *slog.Logger) (*tlsconf.Server, e
 	return srv, nil
 }
 
-// client is the TLS client side of the broker's own connections to
-// listener on other brokers: the listener's keystore as the client
+// Client is the TLS Client side of the broker's own connections to
+// listener on other brokers: the listener's keystore as the Client
 // certificate, its truststore as the roots, reread as the listener's are.
-func (t TLSConfig) client(listener string, log *slog.Logger) (*tlsconf.Client, error) {
+func (t TLSConfig) Client(listener string, log *slog.Logger) (*tlsconf.Client, error) {
 	cl, err := tlsconf.NewClient(tlsconf.ParseSettings(t.Props, listener), tlsconf.Options{
 		ReloadInterval: t.ReloadInterval,
 		OnReloadError: func(err error) {

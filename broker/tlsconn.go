@@ -40,7 +40,7 @@ type tlsSide struct {
 }
 
 func newTLSSide(cfg TLSConfig, listener, protocol string, log *slog.Logger) (*tlsSide, error) {
-	srv, err := cfg.server(listener, log)
+	srv, err := cfg.Server(listener, log)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +52,7 @@ func newTLSSide(cfg TLSConfig, listener, protocol string, log *slog.Logger) (*tl
 // when the inter-broker listener is SSL or SASL_SSL.
 func (b *Broker) setupTLS() error {
 	for _, l := range b.listeners {
-		if l.protocol != protoSSL && l.protocol != protoSASLSSL {
+		if l.protocol != ProtoSSL && l.protocol != ProtoSASLSSL {
 			continue
 		}
 		side, err := newTLSSide(b.cfg.TLS, l.name, l.protocol, b.log)
@@ -62,8 +62,8 @@ func (b *Broker) setupTLS() error {
 		l.tls = side
 		l.accept = func(nc net.Conn) (net.Conn, error) { return b.handshakeTLS(side, nc) }
 	}
-	if p := b.lsetup.protocols[b.lsetup.interName]; p == protoSSL || p == protoSASLSSL {
-		cfg, err := b.cfg.TLS.client(b.lsetup.interName, b.log)
+	if p := b.lsetup.Protocols[b.lsetup.InterName]; p == ProtoSSL || p == ProtoSASLSSL {
+		cfg, err := b.cfg.TLS.Client(b.lsetup.InterName, b.log)
 		if err != nil {
 			return err
 		}

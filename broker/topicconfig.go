@@ -7,9 +7,9 @@ import (
 	"github.com/sluice-io/sluice/engine"
 )
 
-// logOptions is the engine configuration of a topic: the broker defaults,
+// LogOptions is the engine configuration of a topic: the broker defaults,
 // overridden by the topic's configs.
-func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
+func (c *Config) LogOptions(topicConfigs map[string]string) engine.Options {
 	o := engine.Options{
 		SegmentBytes:       c.LogSegmentBytes,
 		SegmentAge:         c.LogRoll,
@@ -25,7 +25,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		Compaction:         c.Cleaner.compactionOptions(c.LogCleanupPolicy),
 	}
 	o.ProducerIDExpiration = c.ProducerIDExpiration // a broker setting only, as in Kafka
-	o.TxnVerification = c.Txns.verifyPartitions()
+	o.TxnVerification = c.Txns.VerifyPartitions()
 	n := func(k string) (int64, bool) {
 		v, ok := topicConfigs[k]
 		if !ok {
@@ -38,7 +38,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		o.SegmentBytes = v
 	}
 	if v, ok := n("segment.ms"); ok {
-		o.SegmentAge = saturatingMs(v)
+		o.SegmentAge = SaturatingMs(v)
 	}
 	if v, ok := n("segment.index.bytes"); ok {
 		o.SegmentIndexBytes = int(v)
@@ -58,7 +58,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		case v == 0:
 			o.Retention = 1 // every segment with data expires at once
 		default:
-			o.Retention = saturatingMs(v)
+			o.Retention = SaturatingMs(v)
 		}
 	}
 	if v, ok := n("retention.bytes"); ok {
@@ -88,16 +88,16 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		}
 	}
 	if v, ok := n("min.compaction.lag.ms"); ok {
-		o.Compaction.MinCompactionLag = saturatingMs(v)
+		o.Compaction.MinCompactionLag = SaturatingMs(v)
 	}
 	if v, ok := n("max.compaction.lag.ms"); ok {
-		o.Compaction.MaxCompactionLag = saturatingMs(v)
+		o.Compaction.MaxCompactionLag = SaturatingMs(v)
 		if v == math.MaxInt64 {
 			o.Compaction.MaxCompactionLag = 0 // Kafka's default: no bound
 		}
 	}
 	if v, ok := n("delete.retention.ms"); ok {
-		o.Compaction.DeleteRetention = engineDeleteRetention(saturatingMs(v))
+		o.Compaction.DeleteRetention = engineDeleteRetention(SaturatingMs(v))
 	}
 	o.Recompression = c.recompression(topicConfigs)
 	if topicConfigs["message.timestamp.type"] == "LogAppendTime" {
@@ -107,7 +107,7 @@ func (c *Config) logOptions(topicConfigs map[string]string) engine.Options {
 		o.FlushMessages = v
 	}
 	if v, ok := n("flush.ms"); ok {
-		o.FlushInterval = saturatingMs(v)
+		o.FlushInterval = SaturatingMs(v)
 		if o.FlushInterval == math.MaxInt64 {
 			o.FlushInterval = 0 // Kafka's default, Long.MAX_VALUE: never
 		}

@@ -27,12 +27,12 @@ type TxnConfig struct {
 	PartitionVerification *bool
 }
 
-// verifyPartitions reports transaction.partition.verification.enable.
-func (t TxnConfig) verifyPartitions() bool {
+// VerifyPartitions reports transaction.partition.verification.enable.
+func (t TxnConfig) VerifyPartitions() bool {
 	return t.PartitionVerification == nil || *t.PartitionVerification
 }
 
-func (t TxnConfig) withDefaults() TxnConfig {
+func (t TxnConfig) WithDefaults() TxnConfig {
 	if t.MaxTimeout <= 0 {
 		t.MaxTimeout = 15 * time.Minute
 	}
@@ -73,11 +73,11 @@ var txnKeys = map[string]bool{
 	"transaction.partition.verification.enable":                   true,
 }
 
-// apply sets the field a transaction key names; ok is false for other
+// Apply sets the field a transaction key names; ok is false for other
 // keys. Every value but the boolean's must be a positive integer, as
 // Kafka's validators (atLeast(1)) require; the boolean is true or false in
 // any case, as Kafka's ConfigDef reads it.
-func (t *TxnConfig) apply(k, v string) (ok bool, err error) {
+func (t *TxnConfig) Apply(k, v string) (ok bool, err error) {
 	if !txnKeys[k] {
 		return false, nil
 	}
@@ -119,16 +119,16 @@ func (t *TxnConfig) apply(k, v string) (ok bool, err error) {
 }
 
 // static adds the transaction keys the configuration sets to m, by Kafka
-// name (dynconfig.go's staticBrokerConfigs).
+// name (dynconfig.go's StaticBrokerConfigs).
 func (t TxnConfig) static(m map[string]string) {
-	putNonZero(m, "transaction.max.timeout.ms", t.MaxTimeout.Milliseconds())
-	putNonZero(m, "transactional.id.expiration.ms", t.IDExpiration.Milliseconds())
-	putNonZero(m, "transaction.abort.timed.out.transaction.cleanup.interval.ms", t.AbortCheck.Milliseconds())
-	putNonZero(m, "transaction.remove.expired.transaction.cleanup.interval.ms", t.ExpireCheck.Milliseconds())
-	putNonZero(m, "transaction.state.log.num.partitions", int64(t.StatePartitions))
-	putNonZero(m, "transaction.state.log.replication.factor", int64(t.StateReplication))
-	putNonZero(m, "transaction.state.log.min.isr", int64(t.StateMinISR))
-	putNonZero(m, "transaction.state.log.segment.bytes", t.StateSegmentBytes)
+	PutNonZero(m, "transaction.max.timeout.ms", t.MaxTimeout.Milliseconds())
+	PutNonZero(m, "transactional.id.expiration.ms", t.IDExpiration.Milliseconds())
+	PutNonZero(m, "transaction.abort.timed.out.transaction.cleanup.interval.ms", t.AbortCheck.Milliseconds())
+	PutNonZero(m, "transaction.remove.expired.transaction.cleanup.interval.ms", t.ExpireCheck.Milliseconds())
+	PutNonZero(m, "transaction.state.log.num.partitions", int64(t.StatePartitions))
+	PutNonZero(m, "transaction.state.log.replication.factor", int64(t.StateReplication))
+	PutNonZero(m, "transaction.state.log.min.isr", int64(t.StateMinISR))
+	PutNonZero(m, "transaction.state.log.segment.bytes", t.StateSegmentBytes)
 	if t.PartitionVerification != nil {
 		m["transaction.partition.verification.enable"] = strconv.FormatBool(*t.PartitionVerification)
 	}

@@ -122,13 +122,13 @@ func (b *Broker) txnPartitions() int32 {
 	if t := b.ctl.cache.load().topics[txnStateTopic]; t != nil && t.count > 0 {
 		return t.count
 	}
-	return b.cfg.Txns.withDefaults().StatePartitions
+	return b.cfg.Txns.WithDefaults().StatePartitions
 }
 
 // txnCoordinator finds a transactional id's coordinator for
 // FindCoordinator, creating __transaction_state first if needed.
 func (b *Broker) txnCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
-	tc := b.cfg.Txns.withDefaults()
+	tc := b.cfg.Txns.WithDefaults()
 	return b.internalCoordinator(internalTopic{name: txnStateTopic, partitions: b.txnPartitions(),
 		replication: tc.StateReplication, replicationKey: "transaction.state.log.replication.factor",
 		configs: txnTopicConfigs(tc, b.cluster == nil), what: "transactional id"}, key, listener,
@@ -341,7 +341,7 @@ type txnLoop struct {
 func (d *txnDriver) run() {
 	defer close(d.done)
 	b := d.b
-	tc := b.cfg.Txns.withDefaults()
+	tc := b.cfg.Txns.WithDefaults()
 	opts := txn.Options{
 		MaxTimeoutMs:      int32(min(tc.MaxTimeout.Milliseconds(), 1<<31-1)),
 		ExpirationMs:      tc.IDExpiration.Milliseconds(),

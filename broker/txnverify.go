@@ -306,7 +306,7 @@ func (b *Broker) verifySender() *interbroker.Client {
 // append, which refuses them.
 func (c *conn) verifyProduce(req *kmsg.ProduceRequest) map[engine.Partition]txnVerdict {
 	b := c.b
-	if req.TransactionID == nil || !b.cfg.Txns.verifyPartitions() {
+	if req.TransactionID == nil || !b.cfg.Txns.VerifyPartitions() {
 		return nil
 	}
 	var verdicts map[engine.Partition]txnVerdict
@@ -393,7 +393,7 @@ func (b *Broker) awaitVerification(t kmsg.AddPartitionsToTxnRequestTransaction, 
 // codes are verifyAnswers', untranslated (the group coordinator maps them
 // as TxnOffsetCommit answers them).
 func (b *Broker) verifyOffsets(p *partition, transactionalID string, producerID int64, producerEpoch int16) (engine.VerificationGuard, int16) {
-	if !b.cfg.Txns.verifyPartitions() {
+	if !b.cfg.Txns.VerifyPartitions() {
 		return 0, 0
 	}
 	guard := p.log.StartTxnVerification(producerID, -1, producerEpoch)

@@ -142,15 +142,15 @@ func TestTxnVerifyDisabled(t *testing.T) {
 // TestTxnVerifyConfig: the key parses as Kafka's booleans do.
 func TestTxnVerifyConfig(t *testing.T) {
 	var c TxnConfig
-	if !c.verifyPartitions() {
+	if !c.VerifyPartitions() {
 		t.Fatal("default off")
 	}
 	for v, want := range map[string]bool{"false": false, "TRUE": true, "False": false} {
-		if ok, err := c.apply("transaction.partition.verification.enable", v); !ok || err != nil || c.verifyPartitions() != want {
-			t.Errorf("%q: ok %v err %v, on %v", v, ok, err, c.verifyPartitions())
+		if ok, err := c.Apply("transaction.partition.verification.enable", v); !ok || err != nil || c.VerifyPartitions() != want {
+			t.Errorf("%q: ok %v err %v, on %v", v, ok, err, c.VerifyPartitions())
 		}
 	}
-	if _, err := c.apply("transaction.partition.verification.enable", "yes"); err == nil {
+	if _, err := c.Apply("transaction.partition.verification.enable", "yes"); err == nil {
 		t.Error("yes accepted")
 	}
 }
