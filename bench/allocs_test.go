@@ -24,7 +24,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -147,7 +147,7 @@ func sluiceWithTopics(b *testing.B, partitions int32, topics map[string]map[stri
 
 // sluiceWithTopicsCfg is sluiceWithTopics with the broker's configuration
 // adjusted by mod.
-func sluiceWithTopicsCfg(b *testing.B, partitions int32, topics map[string]map[string]string, mod func(*broker.Config)) *rawConn {
+func sluiceWithTopicsCfg(b *testing.B, partitions int32, topics map[string]map[string]string, mod func(*config.Config)) *rawConn {
 	addr, stop, err := startSluiceCfg(b, mod)
 	if err != nil {
 		b.Fatal(err)

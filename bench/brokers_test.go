@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 )
 
 // A target is a broker the benchmarks run against, started in-process on
@@ -49,7 +50,7 @@ func labeled(name string, fn func()) {
 func startSluice(tb testing.TB) (string, func(), error) { return startSluiceCfg(tb, nil) }
 
 // startSluiceCfg is startSluice with the configuration adjusted by mod.
-func startSluiceCfg(tb testing.TB, mod func(*broker.Config)) (string, func(), error) {
+func startSluiceCfg(tb testing.TB, mod func(*config.Config)) (string, func(), error) {
 	dir, err := os.MkdirTemp(tb.TempDir(), "sluice")
 	if err != nil {
 		return "", nil, err
@@ -82,7 +83,7 @@ type inProcess struct {
 // serveSluice starts a sluice broker on a free loopback port with its data
 // in dir, its goroutines labeled broker=label; mod, if set, adjusts the
 // configuration (the default otherwise, logs discarded).
-func serveSluice(label, dir string, mod func(*broker.Config)) (*inProcess, error) {
+func serveSluice(label, dir string, mod func(*config.Config)) (*inProcess, error) {
 	s := &inProcess{done: make(chan error, 1)}
 	var err error
 	labeled(label, func() {
@@ -90,7 +91,7 @@ func serveSluice(label, dir string, mod func(*broker.Config)) (*inProcess, error
 		if ln, err = net.Listen("tcp", "127.0.0.1:0"); err != nil {
 			return
 		}
-		cfg := broker.Config{DataDir: dir, Listen: ln.Addr().String(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		cfg := config.Config{DataDir: dir, Listen: ln.Addr().String(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		if mod != nil {
 			mod(&cfg)
 		}

@@ -19,7 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 )
 
@@ -37,7 +37,7 @@ type cluster struct {
 	live []*inProcess
 	ctl  []*kgo.Client
 	// mod adjusts every broker's configuration (startClusterWith).
-	mod func(*broker.Config)
+	mod func(*config.Config)
 }
 
 // startCluster starts n brokers and waits until every one is registered
@@ -49,7 +49,7 @@ func startCluster(tb testing.TB, n int) *cluster {
 
 // startClusterWith is startCluster with mod adjusting every broker's
 // configuration.
-func startClusterWith(tb testing.TB, n int, mod func(*broker.Config)) *cluster {
+func startClusterWith(tb testing.TB, n int, mod func(*config.Config)) *cluster {
 	tb.Helper()
 	zs := packageZ.Server(tb)
 	c := &cluster{tb: tb, zk: zs, connect: zs.Addr + zktest.Chroot(), live: make([]*inProcess, n), ctl: make([]*kgo.Client, n), mod: mod}
@@ -75,7 +75,7 @@ func startClusterWith(tb testing.TB, n int, mod func(*broker.Config)) *cluster {
 // start starts (or restarts, on its data directory) broker id.
 func (c *cluster) start(id int32) {
 	c.tb.Helper()
-	s, err := serveSluice(fmt.Sprintf("sluice-%d", id), c.dirs[id], func(cfg *broker.Config) {
+	s, err := serveSluice(fmt.Sprintf("sluice-%d", id), c.dirs[id], func(cfg *config.Config) {
 		cfg.ID = id
 		cfg.Cluster.ZooKeeper = c.connect
 		if c.mod != nil {

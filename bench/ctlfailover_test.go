@@ -7,9 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/sluice-io/sluice/broker"
 )
 
 var ctlFailoverPartitions = flag.Int("sluice.ctl-failover-partitions", 10000, "partitions of BenchmarkControllerFailover's topic")
@@ -26,7 +25,7 @@ var ctlFailoverPartitions = flag.Int("sluice.ctl-failover-partitions", 10000, "p
 func BenchmarkControllerFailover(b *testing.B) {
 	off := false
 	n := *ctlFailoverPartitions
-	c := startClusterWith(b, 3, func(cfg *broker.Config) { cfg.Cluster.ControlledShutdown = &off })
+	c := startClusterWith(b, 3, func(cfg *config.Config) { cfg.Cluster.ControlledShutdown = &off })
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 	// In topics of at most 2,000 partitions: a CreateTopics hosting more

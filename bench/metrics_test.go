@@ -23,18 +23,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 )
 
 // withMetrics turns metrics on at a free loopback port, returned.
-func withMetrics(b *testing.B) (func(*broker.Config), string) {
+func withMetrics(b *testing.B) (func(*config.Config), string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	addr := ln.Addr().String()
 	ln.Close()
-	return func(c *broker.Config) { c.Observability.MetricsListen = addr }, addr
+	return func(c *config.Config) { c.Observability.MetricsListen = addr }, addr
 }
 
 // scrapeEvery reads addr's /metrics every period until b ends.
@@ -69,7 +69,7 @@ func BenchmarkProduceMetrics(b *testing.B) {
 	}
 	// The fetch path's allocations, as BrokerAllocs' fetch/partition=1MiB.
 	for _, on := range []bool{false, true} {
-		var mod func(*broker.Config)
+		var mod func(*config.Config)
 		if on {
 			mod, _ = withMetrics(b)
 		}
@@ -124,7 +124,7 @@ func benchProduceMetrics(b *testing.B, perBatch int) {
 	})
 	for _, on := range []bool{false, true} {
 		name := "allocs/" + size + "/metrics=off"
-		var mod func(*broker.Config)
+		var mod func(*config.Config)
 		if on {
 			name = "allocs/" + size + "/metrics=on"
 			mod, _ = withMetrics(b)

@@ -52,11 +52,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/sluice-io/sluice/broker"
 )
 
 var (
@@ -136,7 +135,7 @@ func benchMove(b *testing.B, throttle int64) {
 // and removes the cluster. The steady producer's latencies go to before
 // and during.
 func moveOnce(b *testing.B, ctx context.Context, throttle int64, before, during *Histogram) moveResult {
-	c := startClusterWith(b, 3, func(cfg *broker.Config) { cfg.Cluster.Fetch.MaxBytes = int32(*flagMoveFetchMax) })
+	c := startClusterWith(b, 3, func(cfg *config.Config) { cfg.Cluster.Fetch.MaxBytes = int32(*flagMoveFetchMax) })
 	defer c.close()
 	placement := make([][]int32, movePartitions)
 	target := make([][]int32, movePartitions)

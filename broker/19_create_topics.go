@@ -31,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/security/acl"
@@ -165,21 +166,21 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	}
 	configs := map[string]string{}
 	for _, cfg := range rt.Configs {
-		v, err := ValidateTopicConfig(cfg.Name, cfg.Value)
+		v, err := config.ValidateTopicConfig(cfg.Name, cfg.Value)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
 		configs[cfg.Name] = v
 	}
-	if err := ValidateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
+	if err := config.ValidateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
 	st.NumPartitions, st.ReplicationFactor = partitions, rf
 	if req.Version >= 5 {
-		for i := range TopicKeys {
-			k := &TopicKeys[i]
+		for i := range config.TopicKeys {
+			k := &config.TopicKeys[i]
 			rc := kmsg.NewCreateTopicsResponseTopicConfig()
-			var chain []SourcedValue
+			var chain []config.SourcedValue
 			rc.Name = k.Name
 			rc.Value, chain = b.topicChain(k, configs)
 			rc.Source = int8(kmsg.ConfigSourceDefaultConfig)

@@ -3,7 +3,7 @@ package broker
 // DescribeConfigs (key 32), versions 0-4.
 //
 // Behavior:
-//   - Topic resources (type 2) list every topic key (configs.go) with its
+//   - Topic resources (type 2) list every topic key (config/keys.go) with its
 //     effective value and source: the topic's override
 //     (DYNAMIC_TOPIC_CONFIG), else the first broker synonym set in this
 //     broker's dynamic config, the cluster-wide dynamic default, the
@@ -16,7 +16,7 @@ package broker
 //     key sluice knows, each read-only unless sluice can change it at run
 //     time, and the listener-prefixed keys its configuration sets; the
 //     authorizer's super.users and allow.everyone.if.no.acl.found only when
-//     set (configs_security.go). A name that is not an integer, or another
+//     set (config/keys_security.go). A name that is not an integer, or another
 //     broker's id, gets INVALID_REQUEST, as Kafka.
 //   - A sensitive key (Kafka's PASSWORD type, or a type Kafka does not
 //     know) is described with IsSensitive and a null value, its synonyms'
@@ -48,6 +48,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -88,7 +89,7 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 	wanted := func(name string) bool {
 		return len(rr.ConfigNames) == 0 || slices.Contains(rr.ConfigNames, name)
 	}
-	add := func(k *Key, value *string, chain []SourcedValue, readOnly bool) {
+	add := func(k *config.Key, value *string, chain []config.SourcedValue, readOnly bool) {
 		if !wanted(k.Name) {
 			return
 		}
@@ -132,8 +133,8 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		if !ok {
 			return nil, kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", name)
 		}
-		for i := range TopicKeys {
-			k := &TopicKeys[i]
+		for i := range config.TopicKeys {
+			k := &config.TopicKeys[i]
 			v, chain := b.topicChain(k, overrides)
 			add(k, v, chain, false)
 		}
@@ -142,9 +143,9 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		if code != 0 {
 			return nil, code, msg
 		}
-		for i := range BrokerKeys {
-			k := &BrokerKeys[i]
-			chain := b.brokerChain(BrokerSynonyms(k.Name), perBroker)
+		for i := range config.BrokerKeys {
+			k := &config.BrokerKeys[i]
+			chain := b.brokerChain(config.BrokerSynonyms(k.Name), perBroker)
 			// As Kafka: a key's own synonyms start at the key itself
 			// (log.retention.hours does not report log.retention.ms).
 			for len(chain) > 0 && chain[0].Name != k.Name {
@@ -152,7 +153,7 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 			}
 			if !perBroker {
 				// The cluster default lists what is set there, alone.
-				chain = slices.DeleteFunc(chain, func(s SourcedValue) bool { return s.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig })
+				chain = slices.DeleteFunc(chain, func(s config.SourcedValue) bool { return s.Source != kmsg.ConfigSourceDynamicDefaultBrokerConfig })
 				if len(chain) == 0 {
 					continue
 				}
@@ -169,12 +170,12 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		if perBroker {
 			// The listener-prefixed keys the configuration sets.
 			for name := range b.cfgs.static {
-				base := ListenerKey(name)
+				base := config.ListenerKey(name)
 				if base == nil {
 					continue
 				}
-				chain := b.brokerChain(BrokerSynonyms(name), true)
-				add(ListenerPrefixedDescription(name, base), chain[0].Value, chain, true)
+				chain := b.brokerChain(config.BrokerSynonyms(name), true)
+				add(config.ListenerPrefixedDescription(name, base), chain[0].Value, chain, true)
 			}
 		}
 	default:

@@ -6,7 +6,7 @@ package broker
 //   - Each resource's configs replace its whole dynamic set, as in Kafka:
 //     keys not given are removed (the value falls back to the next layer).
 //   - Topic resources (type 2): the new overrides are validated as Kafka's
-//     controller does (configs.go; INVALID_CONFIG naming key and value),
+//     controller does (config/keys.go; INVALID_CONFIG naming key and value),
 //     applied to the topic's open logs at once and persisted. An empty name
 //     is INVALID_REQUEST, a bad one INVALID_TOPIC_EXCEPTION, an unknown
 //     topic UNKNOWN_TOPIC_OR_PARTITION (checked after the configs, as

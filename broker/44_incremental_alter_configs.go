@@ -32,6 +32,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -88,7 +89,7 @@ func (b *Broker) incrementalAlterConfigs(rr *kmsg.IncrementalAlterConfigsRequest
 		b.admin.Lock()
 		defer b.admin.Unlock()
 		cur, _ := b.topicConfigs(rr.ResourceName)
-		next, err := applyConfigOps(cur, rr.Configs, TopicKeyByName, false)
+		next, err := applyConfigOps(cur, rr.Configs, config.TopicKeyByName, false)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
@@ -100,7 +101,7 @@ func (b *Broker) incrementalAlterConfigs(rr *kmsg.IncrementalAlterConfigsRequest
 		}
 		b.admin.Lock()
 		defer b.admin.Unlock()
-		next, err := applyConfigOps(b.currentBrokerConfigs(perBroker), rr.Configs, BrokerKeyByName, true)
+		next, err := applyConfigOps(b.currentBrokerConfigs(perBroker), rr.Configs, config.BrokerKeyByName, true)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
@@ -116,7 +117,7 @@ var opNames = [...]string{"SET", "DELETE", "APPEND", "SUBTRACT"}
 // and SUBTRACT start from Kafka's default when the key is not set, and work
 // on a key of type LIST only (the message is the broker's or the
 // controller's, as Kafka words them for each resource).
-func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, keys map[string]*Key, broker bool) (map[string]string, error) {
+func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsRequestResourceConfig, keys map[string]*config.Key, broker bool) (map[string]string, error) {
 	next := make(map[string]string, len(cur)+len(ops))
 	for k, v := range cur {
 		next[k] = v
@@ -135,9 +136,9 @@ func applyConfigOps(cur map[string]string, ops []kmsg.IncrementalAlterConfigsReq
 					if op.Op == kmsg.IncrementalAlterConfigOpSubtract {
 						verb = "subtract"
 					}
-					return nil, &Error{fmt.Sprintf("Config value %s is not allowed for config key: %s", verb, op.Name)}
+					return nil, &config.Error{Msg: fmt.Sprintf("Config value %s is not allowed for config key: %s", verb, op.Name)}
 				}
-				return nil, &Error{fmt.Sprintf("Can't %s to key %s because its type is not LIST.", opNames[op.Op], op.Name)}
+				return nil, &config.Error{Msg: fmt.Sprintf("Can't %s to key %s because its type is not LIST.", opNames[op.Op], op.Name)}
 			}
 			old, ok := next[op.Name]
 			if !ok && k.Default != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/acl"
 )
 
@@ -45,8 +46,8 @@ func createACLs(t *testing.T, cl *kgo.Client, specs ...aclSpec) {
 	}
 }
 
-func authzOn(super bool) func(*Config) {
-	return func(c *Config) {
+func authzOn(super bool) func(*config.Config) {
+	return func(c *config.Config) {
 		c.Authz.ClassName = "kafka.security.authorizer.AclAuthorizer"
 		if super {
 			c.Authz.SuperUsers = []Principal{Anonymous}
@@ -230,11 +231,11 @@ func TestACLAPIsWithoutAuthorizer(t *testing.T) {
 }
 
 func TestAuthorizerClassRefused(t *testing.T) {
-	_, err := New(Config{DataDir: t.TempDir(), Authz: AuthzConfig{ClassName: "com.example.MyAuthorizer"}})
+	_, err := New(config.Config{DataDir: t.TempDir(), Authz: config.AuthzConfig{ClassName: "com.example.MyAuthorizer"}})
 	if err == nil || !strings.Contains(err.Error(), "com.example.MyAuthorizer") {
 		t.Fatalf("New with an unknown authorizer: %v", err)
 	}
-	var c Config
+	var c config.Config
 	if _, err := c.Apply(map[string]string{"authorizer.class.name": "kafka.security.auth.SimpleAclAuthorizer",
 		"super.users": "User:admin;User:broker", "allow.everyone.if.no.acl.found": "true"}); err != nil {
 		t.Fatal(err)
@@ -425,7 +426,7 @@ func TestACLsRequestChecks(t *testing.T) {
 // resource without ACLs is open to everyone (topics are created, written),
 // and one ACL on a resource closes it to every other principal.
 func TestACLsAllowEveryoneIfNoACL(t *testing.T) {
-	tb := serveBroker(t, t.TempDir(), func(c *Config) {
+	tb := serveBroker(t, t.TempDir(), func(c *config.Config) {
 		authzOn(false)(c)
 		c.Authz.AllowEveryoneIfNoACL = true
 	})

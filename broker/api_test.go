@@ -14,6 +14,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -276,7 +277,7 @@ func TestMetadata(t *testing.T) {
 
 func TestMetadataAutoCreateConfig(t *testing.T) {
 	off := false
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.AutoCreateTopics = &off })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.AutoCreateTopics = &off })
 	rc := dialRaw(t, tb.addr)
 	resp := rc.roundTrip(metadataReq(true, "nope"), 12).(*kmsg.MetadataResponse)
 	wantCode(t, "auto.create.topics.enable=false", resp.Topics[0].ErrorCode, kerr.UnknownTopicOrPartition)
@@ -284,7 +285,7 @@ func TestMetadataAutoCreateConfig(t *testing.T) {
 		t.Error("topic created with auto.create.topics.enable=false")
 	}
 
-	tb4 := startBroker(t, t.TempDir(), func(c *Config) { c.NumPartitions = 4 })
+	tb4 := startBroker(t, t.TempDir(), func(c *config.Config) { c.NumPartitions = 4 })
 	rc4 := dialRaw(t, tb4.addr)
 	resp = rc4.roundTrip(metadataReq(true, "four"), 12).(*kmsg.MetadataResponse)
 	if mt := resp.Topics[0]; mt.ErrorCode != 0 || len(mt.Partitions) != 4 {
@@ -312,7 +313,7 @@ func createTopicReq(name string, partitions int32, rf int16, configs ...string) 
 }
 
 func TestCreateTopics(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.NumPartitions = 3 })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.NumPartitions = 3 })
 	rc := dialRaw(t, tb.addr)
 	create := func(v int16, validateOnly bool, rt kmsg.CreateTopicsRequestTopic) kmsg.CreateTopicsResponseTopic {
 		t.Helper()
@@ -523,7 +524,7 @@ func valuesIn(t testing.TB, b []byte) (offsets []int64, values []string) {
 }
 
 func TestProduce(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.MessageMaxBytes = 2000 })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.MessageMaxBytes = 2000 })
 	tb.createTopic(t, "p", 1)
 
 	t.Run("each version", func(t *testing.T) {

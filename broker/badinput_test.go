@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -36,7 +37,7 @@ func sized(b []byte) []byte {
 // produces and consumes, and no acknowledged record is lost.
 func TestBadInput(t *testing.T) {
 	const maxRequest = 64 << 10
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		c.SocketRequestMaxBytes = maxRequest
 		c.MessageMaxBytes = 16 << 10
 	})

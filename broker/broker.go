@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/quota"
@@ -25,7 +26,7 @@ import (
 
 // Broker is a single sluice broker.
 type Broker struct {
-	cfg   Config
+	cfg   config.Config
 	log   *slog.Logger
 	store *engine.Store
 	coord coordinator.Coordinator
@@ -52,7 +53,7 @@ type Broker struct {
 	// listeners are the configured listeners, in order; their ln fields
 	// are guarded by mu (listeners.go).
 	listeners []*listener
-	lsetup    ListenerSetup
+	lsetup    config.ListenerSetup
 	// interTLS is the TLS client side of this broker's connections to
 	// others, when the inter-broker listener is SSL or SASL_SSL.
 	interTLS  *tlsconf.Client
@@ -73,7 +74,7 @@ type Broker struct {
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
 	scram      scramCache
-	saslLns    map[string]*SASLListener
+	saslLns    map[string]*config.SASLListener
 	saslClient *saslClient
 	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
 	clientQuotas *quota.Manager
@@ -91,7 +92,7 @@ type Broker struct {
 
 // New opens the broker's data directory and metadata. It does not listen
 // yet: call Serve or ListenAndServe.
-func New(cfg Config) (*Broker, error) {
+func New(cfg config.Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.WithDefaults()
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}

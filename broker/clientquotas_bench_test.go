@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -17,8 +18,8 @@ import (
 func BenchmarkProducerQuotaWindows(b *testing.B) {
 	for _, windows := range []int{11, 2} {
 		b.Run(map[int]string{11: "windows-11", 2: "windows-2"}[windows], func(b *testing.B) {
-			tb := startBroker(b, b.TempDir(), func(c *Config) {
-				c.ClientQuotas = ClientQuotaConfig{WindowNum: windows, WindowSize: time.Second}
+			tb := startBroker(b, b.TempDir(), func(c *config.Config) {
+				c.ClientQuotas = config.ClientQuotaConfig{WindowNum: windows, WindowSize: time.Second}
 			})
 			tb.createTopic(b, "quota-bench", 1)
 			const rate = 1 << 20

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -51,8 +52,8 @@ func userEntity(u string) kadm.ClientQuotaEntity {
 // swing lasts tens of seconds, so the test measures with
 // quota.window.num=2, which settles within 2 s.
 func TestProducerByteRateQuota(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.ClientQuotas = ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.ClientQuotas = config.ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
 	})
 	tb.createTopic(t, "quota-p", 1)
 	const rate = 1 << 20
@@ -119,8 +120,8 @@ func incompressible(n int) []byte {
 // of 64 KiB: a throttled fetch is answered empty, so fetches large against
 // the quota waste their round trips and read below it (as with Kafka).
 func TestConsumerByteRateQuota(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.ClientQuotas = ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.ClientQuotas = config.ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
 	})
 	tb.createTopic(t, "quota-c", 1)
 	const (
@@ -166,8 +167,8 @@ func TestConsumerByteRateQuota(t *testing.T) {
 // A raw Produce over the quota is answered at once with Kafka's throttle
 // time, and the connection reads nothing more until it has passed.
 func TestQuotaThrottleTimeAndMute(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.ClientQuotas = ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.ClientQuotas = config.ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
 	})
 	tb.createTopic(t, "quota-raw", 1)
 	const bound = 10000
@@ -202,8 +203,8 @@ func TestQuotaThrottleTimeAndMute(t *testing.T) {
 
 // A throttled consumer fetch is answered with no partitions.
 func TestQuotaThrottledFetchIsEmpty(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.ClientQuotas = ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.ClientQuotas = config.ClientQuotaConfig{WindowNum: 2, WindowSize: time.Second}
 	})
 	id := tb.createTopic(t, "quota-f", 1)
 	setQuota(t, tb.admin(t), clientEntity("raw-test"), "consumer_byte_rate", 10000, false)

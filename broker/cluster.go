@@ -34,6 +34,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/wire/interbroker"
@@ -71,7 +72,7 @@ type cluster struct {
 }
 
 // openCluster opens the ZooKeeper session and the metadata backend.
-func openCluster(cfg Config) (*cluster, error) {
+func openCluster(cfg config.Config) (*cluster, error) {
 	cc := cfg.Cluster
 	ctx := context.Background()
 	client, err := zk.Connect(ctx, cc.ZooKeeper, zk.Options{

@@ -12,6 +12,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/security/acl"
 )
@@ -80,7 +81,7 @@ func describedACLs(t *testing.T, tb *testBroker) int {
 // connections need no ACL; ACLs for User:alice close "guarded" and the
 // "pre-" topics to ANONYMOUS.
 func TestACLsCluster(t *testing.T) {
-	c := startCluster(t, 2, func(cfg *Config) {
+	c := startCluster(t, 2, func(cfg *config.Config) {
 		cfg.Authz.ClassName = "kafka.security.authorizer.AclAuthorizer"
 		cfg.Authz.AllowEveryoneIfNoACL = true
 	})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -105,7 +106,7 @@ func preferredStoppedAndBack(t *testing.T, c *testCluster, ctx context.Context) 
 // the controller answers NOT_CONTROLLER.
 func TestClusterPreferredLeaderElection(t *testing.T) {
 	off := false
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Election.AutoLeaderRebalance = &off })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Cluster.Election.AutoLeaderRebalance = &off })
 	ctx := ctxTimeout(t, 90*time.Second)
 	preferredStoppedAndBack(t, c, ctx)
 	md := metadataOf(t, c.broker(0))
@@ -154,7 +155,7 @@ func TestClusterPreferredLeaderElection(t *testing.T) {
 // interval, the controller moves leadership back to the restarted
 // preferred replica by itself once it is in the ISR.
 func TestClusterAutoLeaderRebalance(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Election.ImbalanceCheckInterval = 200 * time.Millisecond })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Cluster.Election.ImbalanceCheckInterval = 200 * time.Millisecond })
 	ctx := ctxTimeout(t, 90*time.Second)
 	preferredStoppedAndBack(t, c, ctx)
 	c.waitAgree("broker 1 leads pref-0 and pref-1 again", leadsAll(1, "pref", 0, 1))
@@ -169,7 +170,7 @@ func TestClusterAutoLeaderRebalance(t *testing.T) {
 // truncates to the new leader's log.
 func TestClusterUncleanLeaderElection(t *testing.T) {
 	off := false
-	c := startCluster(t, 3, func(cfg *Config) {
+	c := startCluster(t, 3, func(cfg *config.Config) {
 		cfg.Cluster.ReplicaLagTimeMax = time.Second
 		cfg.Cluster.Fetch.Backoff = 50 * time.Millisecond // below the lag time: a follower's failed first fetch does not cost its place
 		cfg.Cluster.Election.AutoLeaderRebalance = &off

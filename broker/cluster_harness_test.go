@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 )
 
@@ -35,7 +36,7 @@ type testCluster struct {
 	t      testing.TB
 	zkAddr string // ZooKeeper's address
 	chroot string // the test's
-	mod    func(*Config)
+	mod    func(*config.Config)
 
 	mu      sync.Mutex
 	brokers map[int32]*testBroker
@@ -45,7 +46,7 @@ type testCluster struct {
 }
 
 // startCluster starts n brokers; mod adjusts every broker's configuration.
-func startCluster(t testing.TB, n int, mod func(*Config)) *testCluster {
+func startCluster(t testing.TB, n int, mod func(*config.Config)) *testCluster {
 	t.Helper()
 	zs := packageZ.Server(t)
 	chroot := "/" + strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()) + fmt.Sprintf("-%d", time.Now().UnixNano())
@@ -75,7 +76,7 @@ func (c *testCluster) start(id int32) *testBroker {
 		zkAddr = v
 	}
 	c.mu.Unlock()
-	tb := serveBroker(c.t, dir, func(cfg *Config) {
+	tb := serveBroker(c.t, dir, func(cfg *config.Config) {
 		cfg.ID = id
 		if addr != "" {
 			cfg.Listen = addr

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -27,7 +28,7 @@ func waitMetric(t testing.TB, tb *testBroker, what, name string, want float64, l
 // under-replicated, and they are no longer once it rejoins (the leader
 // counts the ISR expansion); every broker is ready.
 func TestClusterMetrics(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
 	ctx := ctxTimeout(t, 60*time.Second)
 	const topic = "watched"
 	c.createTopic(ctx, topic, 2, 3)
@@ -122,7 +123,7 @@ func TestClusterMetrics(t *testing.T) {
 // leaderships, and the controller's broker counts each leader elected (and
 // no unclean one); the other brokers count none.
 func TestClusterMetricsLeaderElections(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
 	ctx := ctxTimeout(t, 60*time.Second)
 	const topic = "elected"
 	c.createTopic(ctx, topic, 6, 2)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -175,7 +176,7 @@ func TestClusterKcat(t *testing.T) {
 // replication factor above the live brokers is refused, and an
 // auto-created topic takes default.replication.factor.
 func TestClusterCreateTopicsAssignmentsAndFactors(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.DefaultReplicationFactor = 2; cfg.NumPartitions = 4 })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.DefaultReplicationFactor = 2; cfg.NumPartitions = 4 })
 	ctx := ctxTimeout(t, 60*time.Second)
 	cl := clusterClient(t, c.bootstrap()[:1])
 	req := kmsg.NewPtrCreateTopicsRequest()
@@ -225,7 +226,7 @@ func TestClusterCreateTopicsAssignmentsAndFactors(t *testing.T) {
 // at a higher broker epoch, refuses requests for its old epoch, and leads
 // its partitions again with their data.
 func TestClusterBrokerSessionExpiry(t *testing.T) {
-	c := startCluster(t, 2, func(cfg *Config) { cfg.Cluster.SessionTimeout = 2 * time.Second })
+	c := startCluster(t, 2, func(cfg *config.Config) { cfg.Cluster.SessionTimeout = 2 * time.Second })
 	proxy := c.startBehindProxy(2)
 	c.waitAgree("three brokers", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == 3 })
 	ctx := ctxTimeout(t, 90*time.Second)

@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -182,7 +183,7 @@ func consumeAll(t *testing.T, ctx context.Context, c *testCluster, topic string,
 // there. (A fetch returns at least one whole batch: the records go one per
 // batch, or the producer's one large batch would go in one fetch.)
 func TestClusterReassignCancelled(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Fetch.MaxBytes = 1 << 10 })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Cluster.Fetch.MaxBytes = 1 << 10 })
 	ctx := ctxTimeout(t, 90*time.Second)
 	cl := clusterClient(t, c.bootstrap(), kgo.RequiredAcks(kgo.AllISRAcks()))
 	createAssigned(t, ctx, cl, "stay", []int32{0, 1})

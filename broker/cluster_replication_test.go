@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -47,14 +48,14 @@ func logBytes(t testing.TB, tb *testBroker, topic string, partition int32) []byt
 // fetcher settings and with several fetchers per leader asking for less
 // than a batch (each fetch still brings one whole batch, KIP-74).
 func TestClusterFollowersCopyTheLeader(t *testing.T) {
-	t.Run("defaults", func(t *testing.T) { testFollowersCopy(t, FetcherConfig{}) })
+	t.Run("defaults", func(t *testing.T) { testFollowersCopy(t, config.FetcherConfig{}) })
 	t.Run("3 fetchers, 100 bytes", func(t *testing.T) {
-		testFollowersCopy(t, FetcherConfig{Fetchers: 3, MaxBytes: 100, ResponseMaxBytes: 150, WaitMax: 50 * time.Millisecond})
+		testFollowersCopy(t, config.FetcherConfig{Fetchers: 3, MaxBytes: 100, ResponseMaxBytes: 150, WaitMax: 50 * time.Millisecond})
 	})
 }
 
-func testFollowersCopy(t *testing.T, fc FetcherConfig) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Fetch = fc })
+func testFollowersCopy(t *testing.T, fc config.FetcherConfig) {
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Cluster.Fetch = fc })
 	ctx := ctxTimeout(t, 60*time.Second)
 	c.createTopic(ctx, "copied", 3, 3)
 	prod := clusterClient(t, c.bootstrap())
@@ -107,7 +108,7 @@ func isrOf(md *kmsg.MetadataResponse, topic string, partition int32) []int32 {
 // stops leaves it after replica.lag.time.max.ms, and acks=all produces go
 // on with the rest; back, it catches up and joins again.
 func TestClusterISRFollowsTheFollowers(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.ReplicaLagTimeMax = 2 * time.Second })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Cluster.ReplicaLagTimeMax = 2 * time.Second })
 	ctx := ctxTimeout(t, 90*time.Second)
 	c.createTopic(ctx, "isr", 1, 3)
 	prod := clusterClient(t, c.bootstrap(), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -151,7 +152,7 @@ func TestClusterISRFollowsTheFollowers(t *testing.T) {
 // starts it at the leader's start and copies the rest, and rejoins the
 // ISR.
 func TestClusterFollowerBehindTheLeadersLogStart(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Cluster.Fetch.Backoff = 50 * time.Millisecond })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Cluster.Fetch.Backoff = 50 * time.Millisecond })
 	ctx := ctxTimeout(t, 90*time.Second)
 	c.createTopic(ctx, "behind", 1, 3)
 	prod := clusterClient(t, c.bootstrap(), kgo.RequiredAcks(kgo.AllISRAcks()))
@@ -200,7 +201,7 @@ func TestClusterFollowerBehindTheLeadersLogStart(t *testing.T) {
 // backoff, microseconds).
 func TestClusterFetchErrorsBackOff(t *testing.T) {
 	const backoff = 200 * time.Millisecond
-	c := startCluster(t, 2, func(cfg *Config) { cfg.Cluster.Fetch.Backoff = backoff })
+	c := startCluster(t, 2, func(cfg *config.Config) { cfg.Cluster.Fetch.Backoff = backoff })
 	ctx := ctxTimeout(t, 60*time.Second)
 	c.createTopic(ctx, "gone", 1, 2)
 	c.waitAgree("both replicas in sync", func(md *kmsg.MetadataResponse) bool { return len(isrOf(md, "gone", 0)) == 2 })

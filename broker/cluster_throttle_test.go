@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -38,7 +39,7 @@ func startThrottleCluster(t *testing.T) *throttleCluster {
 	// The follower asks 128 KiB per partition (Kafka's default is 1 MiB):
 	// the throttle lets a fetch through whole, so its size is the pace's
 	// grain.
-	c := startCluster(t, 2, func(cfg *Config) { cfg.Cluster.Fetch.MaxBytes = 128 << 10 })
+	c := startCluster(t, 2, func(cfg *config.Config) { cfg.Cluster.Fetch.MaxBytes = 128 << 10 })
 	tc := &throttleCluster{testCluster: c, t: t, ctx: ctxTimeout(t, 120*time.Second)}
 	c.createTopic(tc.ctx, "moved", 1, 2)
 	tc.leader = topicOf(metadataOf(t, c.broker(0)), "moved").Partitions[0].Leader

@@ -14,12 +14,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
 // noBackgroundCleaner leaves cleaning to forceClean, so tests decide when
 // it happens.
-func noBackgroundCleaner(c *Config) {
+func noBackgroundCleaner(c *config.Config) {
 	off := false
 	c.Cleaner.Enable = &off
 }
@@ -293,7 +294,7 @@ func TestCleanerBrokerConfig(t *testing.T) {
 		"log.cleaner.min.compaction.lag.ms": "5",
 		"log.cleaner.max.compaction.lag.ms": "7000",
 	}
-	var cfg Config
+	var cfg config.Config
 	if unknown, err := cfg.Apply(props); err != nil || len(unknown) > 0 {
 		t.Fatalf("Apply: unknown %v, err %v", unknown, err)
 	}
@@ -305,17 +306,17 @@ func TestCleanerBrokerConfig(t *testing.T) {
 		"log.cleaner.min.cleanable.ratio": "1.5", "log.cleaner.threads": "-1", "log.cleaner.enable": "maybe",
 		"log.cleanup.policy": "shred", "log.cleaner.max.compaction.lag.ms": "0", "log.cleaner.backoff.ms": "soon",
 	} {
-		var c Config
+		var c config.Config
 		if _, err := c.Apply(map[string]string{k: v}); err == nil {
 			t.Errorf("Apply %s=%s: no error", k, v)
 		}
 	}
-	var zero Config
+	var zero config.Config
 	if _, err := zero.Apply(map[string]string{"log.cleaner.threads": "0"}); err != nil || !zero.Cleaner.StoreOptions().Disabled {
 		t.Errorf("log.cleaner.threads=0: %v, options %+v, want the cleaner off", err, zero.Cleaner.StoreOptions())
 	}
 
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.LogCleanupPolicy, c.Cleaner = cfg.LogCleanupPolicy, cfg.Cleaner })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.LogCleanupPolicy, c.Cleaner = cfg.LogCleanupPolicy, cfg.Cleaner })
 	tb.createTopic(t, "from-file", 1)
 	wantOpts := engine.CompactionOptions{Policy: engine.PolicyCompactDelete, MinCleanableDirtyRatio: 0.1, MinCompactionLag: 5 * time.Millisecond,
 		MaxCompactionLag: 7 * time.Second, DeleteRetention: time.Second}
@@ -348,7 +349,7 @@ func TestCleanerBrokerConfig(t *testing.T) {
 		"log.cleaner.enable": "true", "log.cleaner.threads": "1", "log.cleaner.dedupe.buffer.size": "134217728",
 		"log.cleaner.io.buffer.size": "524288", "log.cleaner.io.buffer.load.factor": "0.9", "log.cleaner.backoff.ms": "15000",
 		"log.cleaner.delete.retention.ms": "86400000", "log.cleaner.min.cleanable.ratio": "0.5", "log.cleanup.policy": "delete",
-		"log.cleaner.min.compaction.lag.ms": "0", "log.cleaner.max.compaction.lag.ms": MaxLong,
+		"log.cleaner.min.compaction.lag.ms": "0", "log.cleaner.max.compaction.lag.ms": config.MaxLong,
 	} {
 		c := bd[k]
 		if c.Value == nil || *c.Value != v || c.Source != kmsg.ConfigSourceDefaultConfig {
@@ -373,7 +374,7 @@ func TestCleanerBrokerConfig(t *testing.T) {
 // log.cleaner.backoff.ms), a compacted topic is cleaned with no call from
 // the test.
 func TestBackgroundCleaner(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		backoff := 10 * time.Millisecond
 		c.Cleaner.Backoff = &backoff
 	})

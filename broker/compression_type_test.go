@@ -16,6 +16,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -361,7 +362,7 @@ func TestCompressionTypeInvalidBrokerValues(t *testing.T) {
 // The configuration file's compression.type and levels are the static
 // defaults of topics, validated as Kafka validates them.
 func TestCompressionTypeStatic(t *testing.T) {
-	var c Config
+	var c config.Config
 	if _, err := c.Apply(map[string]string{"compression.type": "lz4", "compression.lz4.level": "12"}); err != nil {
 		t.Fatal(err)
 	}
@@ -369,11 +370,11 @@ func TestCompressionTypeStatic(t *testing.T) {
 		t.Fatalf("applied %q at level %d", c.CompressionType, c.CompressionLZ4Level)
 	}
 	for k, v := range map[string]string{"compression.type": "lzma", "compression.gzip.level": "11", "compression.zstd.level": "x"} {
-		if _, err := new(Config).Apply(map[string]string{k: v}); err == nil || !strings.Contains(err.Error(), k) {
+		if _, err := new(config.Config).Apply(map[string]string{k: v}); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v, want an error naming the key", k, v, err)
 		}
 	}
-	tb := startBroker(t, t.TempDir(), func(cfg *Config) { cfg.CompressionType, cfg.CompressionZstdLevel = "zstd", 19 })
+	tb := startBroker(t, t.TempDir(), func(cfg *config.Config) { cfg.CompressionType, cfg.CompressionZstdLevel = "zstd", 19 })
 	id := tb.createTopicWith(t, "static")
 	produceSync(t, tb.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner())), "static", 0, strings.Repeat("static ", 30))
 	if got, _ := storedCodecs(t, tb, "static", id); !slices.Equal(got, []engine.Compression{engine.CompressionZstd}) {

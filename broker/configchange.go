@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication"
@@ -57,13 +58,13 @@ func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, v
 	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
 		v := configs[k]
-		nv, err := ValidateTopicConfig(k, &v)
+		nv, err := config.ValidateTopicConfig(k, &v)
 		if err != nil {
 			return kerr.InvalidConfig.Code, err.Error()
 		}
 		configs[k] = nv
 	}
-	if err := ValidateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
+	if err := config.ValidateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
 	if !b.topicExists(name) {
@@ -135,7 +136,7 @@ func (b *Broker) currentBrokerConfigs(perBroker bool) map[string]string {
 func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]string, validateOnly bool) (int16, string) {
 	var readOnly []string
 	for k := range configs {
-		if ReadOnlyBrokerKey(k) {
+		if config.ReadOnlyBrokerKey(k) {
 			readOnly = append(readOnly, k)
 		}
 	}
@@ -146,7 +147,7 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 	if !perBroker {
 		var onlyPerBroker []string
 		for k := range configs {
-			if bk := BrokerKeyByName[k]; bk != nil && bk.PerBroker {
+			if bk := config.BrokerKeyByName[k]; bk != nil && bk.PerBroker {
 				onlyPerBroker = append(onlyPerBroker, k)
 			}
 		}
@@ -156,7 +157,7 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
-		nv, err := ValidateBrokerConfig(k, configs[k])
+		nv, err := config.ValidateBrokerConfig(k, configs[k])
 		if err != nil {
 			return kerr.InvalidRequest.Code, err.Error()
 		}
@@ -169,7 +170,7 @@ func (b *Broker) setBrokerConfigsLocked(perBroker bool, configs map[string]strin
 		configs = nil
 	}
 	cur := b.cfgs.dynamic.Load()
-	next := &DynamicConfigs{Node: cur.Node, Cluster: cur.Cluster}
+	next := &config.DynamicConfigs{Node: cur.Node, Cluster: cur.Cluster}
 	var err error
 	if perBroker {
 		err = b.coord.SetNodeConfigs(b.cfg.ID, configs)

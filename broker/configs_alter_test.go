@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -61,7 +62,7 @@ func describedBroker(t testing.TB, tb *testBroker, resource string) map[string]k
 }
 
 func TestDescribeBrokerConfigs(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.LogRetention = 2 * time.Hour })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.LogRetention = 2 * time.Hour })
 	adm := tb.admin(t)
 	ctx := ctxTimeout(t, 10*time.Second)
 	// Nothing dynamic yet: the cluster default lists nothing.
@@ -232,7 +233,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 	for _, c := range []kadm.AlterConfig{set("segment.bytes", "14"), set("retention.ms", "-1"), set("cleanup.policy", ""),
 		set("cleanup.policy", "compact"), set("cleanup.policy", "delete, compact"), set("min.cleanable.dirty.ratio", "1"),
 		set("min.cleanable.dirty.ratio", "0"), set("compression.gzip.level", "-1"), set("follower.replication.throttled.replicas", "*"),
-		set("message.timestamp.before.max.ms", MaxLong), set("message.format.version", "2.8"),
+		set("message.timestamp.before.max.ms", config.MaxLong), set("message.format.version", "2.8"),
 		set("compression.type", "gzip"), set("compression.lz4.level", "1"), set("compression.zstd.level", "0")} {
 		if err := alterResult(adm.ValidateAlterTopicConfigs(ctx, []kadm.AlterConfig{c}, "errs")); err != nil {
 			t.Errorf("%s=%s: %v", c.Name, *c.Value, err)

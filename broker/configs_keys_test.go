@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -20,36 +22,38 @@ var keyShaped = regexp.MustCompile(`^[a-z][a-z0-9]*(\.[a-z0-9]+)+$`)
 
 // acceptedKeys are the keys server.properties takes (Config.Apply does not
 // call them unknown), probed with every key-shaped string literal of the
-// package's code, so that a key a parser learns is found without a list
+// code of broker/ and config/, so that a key a parser learns is found without a list
 // kept by hand.
 func acceptedKeys(t *testing.T) []string {
 	t.Helper()
 	fset := token.NewFileSet()
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[string]bool{}
-	for _, e := range entries {
-		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
-			continue
-		}
-		f, err := parser.ParseFile(fset, e.Name(), nil, 0)
+	for _, dir := range []string{".", "../config"} {
+		entries, err := os.ReadDir(dir)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-				if s, err := strconv.Unquote(lit.Value); err == nil && keyShaped.MatchString(s) {
-					seen[s] = true
-				}
+		for _, e := range entries {
+			if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+				continue
 			}
-			return true
-		})
+			f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if s, err := strconv.Unquote(lit.Value); err == nil && keyShaped.MatchString(s) {
+						seen[s] = true
+					}
+				}
+				return true
+			})
+		}
 	}
 	var out []string
 	for k := range seen {
-		var c Config
+		var c config.Config
 		if unknown, _ := c.Apply(map[string]string{k: "1"}); !slices.Contains(unknown, k) {
 			out = append(out, k)
 		}
@@ -86,7 +90,7 @@ func TestParserKeysDescribed(t *testing.T) {
 	for _, k := range accepted {
 		c, ok := described[k]
 		switch {
-		case !ok && BrokerKeyByName[k] != nil && BrokerKeyByName[k].Undefined:
+		case !ok && config.BrokerKeyByName[k] != nil && config.BrokerKeyByName[k].Undefined:
 		case !ok:
 			missing = append(missing, k)
 		case c.ConfigType == kmsg.ConfigTypeUnknown || c.Documentation == nil || *c.Documentation == "":
@@ -108,7 +112,7 @@ func TestStaticKeysDescribed(t *testing.T) {
 		"replica.fetch.wait.max.ms": "400", "controlled.shutdown.max.retries": "0", "log.slow.request.ms": "250",
 		"broker.rack": "r1",
 	}
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		if unknown, err := c.Apply(props); err != nil || len(unknown) > 0 {
 			t.Fatalf("Apply: %v, unknown %v", err, unknown)
 		}
@@ -150,11 +154,11 @@ func TestStaticKeysDescribed(t *testing.T) {
 // are described as the configuration's. A bad value is refused at parse.
 func TestServerPropertiesDynamicKeys(t *testing.T) {
 	props := map[string]string{"min.insync.replicas": "2", "log.message.timestamp.type": "LogAppendTime", "log.preallocate": "false"}
-	var bad Config
+	var bad config.Config
 	if _, err := bad.Apply(map[string]string{"min.insync.replicas": "two"}); err == nil {
 		t.Fatal("min.insync.replicas=two accepted")
 	}
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		if unknown, err := c.Apply(props); err != nil || len(unknown) > 0 {
 			t.Fatalf("Apply: %v, unknown %v", err, unknown)
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -89,7 +90,7 @@ func mustAlter(t testing.TB) func(kadm.AlterConfigsResponses, error) {
 }
 
 func TestConfigChangesApplyLive(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.LogRetentionCheck = 10 * time.Millisecond })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.LogRetentionCheck = 10 * time.Millisecond })
 	adm := tb.admin(t)
 	// Uncompressed: batch sizes are what max.message.bytes sees.
 	cl := tb.client(t, kgo.ProducerBatchCompression(kgo.NoCompression()))

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/tlsconf/tlstest"
 )
 
@@ -73,7 +74,7 @@ func startSecurityBroker(t *testing.T) (*testBroker, []string) {
 		"quota.window.num":          "5",
 		"quota.window.size.seconds": "2",
 	}
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		if unknown, err := c.Apply(props); err != nil || len(unknown) > 0 {
 			t.Fatalf("Apply: %v, unknown %v", err, unknown)
 		}
@@ -156,7 +157,7 @@ func wantDescribed(t *testing.T, got map[string]kmsg.DescribeConfigsResponseReso
 // whatever its configuration (all but Kafka's undefined ones).
 func definedBrokerKeys() int {
 	n := 0
-	for _, k := range BrokerKeys {
+	for _, k := range config.BrokerKeys {
 		if !k.Undefined {
 			n++
 		}
@@ -211,7 +212,7 @@ func TestDescribeSecurityConfigs(t *testing.T) {
 		"listeners="+ls+"/STATIC_BROKER_CONFIG", "listeners=PLAINTEXT://localhost:9092/DEFAULT_CONFIG")
 	pm := "PLAINTEXT:PLAINTEXT,SASL_PLAINTEXT:SASL_PLAINTEXT,SSL:SSL"
 	wantDescribed(t, got, "listener.security.protocol.map", pm, srcStatic, str, false,
-		"listener.security.protocol.map="+pm+"/STATIC_BROKER_CONFIG", "listener.security.protocol.map="+KafkaProtocolMapDefault+"/DEFAULT_CONFIG")
+		"listener.security.protocol.map="+pm+"/STATIC_BROKER_CONFIG", "listener.security.protocol.map="+config.KafkaProtocolMapDefault+"/DEFAULT_CONFIG")
 	wantDescribed(t, got, "inter.broker.listener.name", "PLAINTEXT", srcStatic, str, false, "inter.broker.listener.name=PLAINTEXT/STATIC_BROKER_CONFIG")
 	wantDescribed(t, got, "security.inter.broker.protocol", "PLAINTEXT", srcDefault, str, false, "security.inter.broker.protocol=PLAINTEXT/DEFAULT_CONFIG")
 	wantDescribed(t, got, "advertised.listeners", "null", srcDefault, str, false)
@@ -285,7 +286,7 @@ func TestDescribeSecurityConfigs(t *testing.T) {
 	// Documentation (v3+): Kafka documents its keys, not listener-prefixed
 	// or undefined ones.
 	for name, c := range got {
-		undocumented := ListenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found"
+		undocumented := config.ListenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found"
 		if (c.Documentation == nil) != undocumented {
 			t.Errorf("%s: documentation %v", name, c.Documentation)
 		}
@@ -325,7 +326,7 @@ func TestDescribeSecurityConfigDefaults(t *testing.T) {
 		t.Errorf("%d configs described, want %d", len(got), definedBrokerKeys())
 	}
 	for name := range got {
-		if ListenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found" {
+		if config.ListenerBase(name) != "" || name == "super.users" || name == "allow.everyone.if.no.acl.found" {
 			t.Errorf("%s is described, not set", name)
 		}
 	}
@@ -336,8 +337,8 @@ func TestDescribeSecurityConfigDefaults(t *testing.T) {
 	ls := "PLAINTEXT://" + tb.cfg.Listen
 	wantDescribed(t, got, "listeners", ls, srcStatic, str, false,
 		"listeners="+ls+"/STATIC_BROKER_CONFIG", "listeners=PLAINTEXT://localhost:9092/DEFAULT_CONFIG")
-	wantDescribed(t, got, "listener.security.protocol.map", KafkaProtocolMapDefault, srcDefault, str, false,
-		"listener.security.protocol.map="+KafkaProtocolMapDefault+"/DEFAULT_CONFIG")
+	wantDescribed(t, got, "listener.security.protocol.map", config.KafkaProtocolMapDefault, srcDefault, str, false,
+		"listener.security.protocol.map="+config.KafkaProtocolMapDefault+"/DEFAULT_CONFIG")
 	wantDescribed(t, got, "inter.broker.listener.name", "null", srcDefault, str, false)
 	wantDescribed(t, got, "security.inter.broker.protocol", "PLAINTEXT", srcDefault, str, false, "security.inter.broker.protocol=PLAINTEXT/DEFAULT_CONFIG")
 	for _, k := range []string{"ssl.keystore.password", "ssl.key.password", "ssl.keystore.key", "ssl.keystore.certificate.chain", "ssl.truststore.password", "ssl.truststore.certificates", "sasl.jaas.config"} {
@@ -398,34 +399,7 @@ func TestAlterSecurityConfigsRefused(t *testing.T) {
 	if d := tb.cfgs.dynamic.Load(); len(d.Node) != 0 || len(d.Cluster) != 0 {
 		t.Fatalf("refused changes were stored: %+v", d)
 	}
-	if _, err := ValidateBrokerConfig("listener.name.ssl.ssl.client.auth", "required"); err == nil || !strings.Contains(err.Error(), "Cannot update these configs dynamically") {
+	if _, err := config.ValidateBrokerConfig("listener.name.ssl.ssl.client.auth", "required"); err == nil || !strings.Contains(err.Error(), "Cannot update these configs dynamically") {
 		t.Errorf("a persisted listener-prefixed key: %v", err)
-	}
-}
-
-// Kafka's listener-prefix synonyms and sensitivity.
-func TestListenerBase(t *testing.T) {
-	for _, c := range []struct{ name, base string }{
-		{"listener.name.ssl.ssl.client.auth", "ssl.client.auth"},
-		{"listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config", "sasl.jaas.config"},
-		{"listener.name.sasl_ssl.sasl.jaas.config", "sasl.jaas.config"},
-		{"listener.name.sasl_ssl.plain.connections.max.reauth.ms", "connections.max.reauth.ms"},
-		{"listener.name.x.sasl.enabled.mechanisms", "sasl.enabled.mechanisms"},
-		{"listener.security.protocol.map", ""},
-		{"listener.name.ssl", ""},
-		{"ssl.client.auth", ""},
-	} {
-		if got := ListenerBase(c.name); got != c.base {
-			t.Errorf("listenerBase(%s) = %q, want %q", c.name, got, c.base)
-		}
-	}
-	for name, want := range map[string]bool{
-		"ssl.key.password": true, "listener.name.ssl.ssl.key.password": true, "listener.name.x.plain.sasl.jaas.config": true,
-		"super.users": true, "no.such.key": true,
-		"ssl.client.auth": false, "listener.name.ssl.ssl.client.auth": false, "log.retention.ms": false,
-	} {
-		if got := SensitiveBrokerKey(name); got != want {
-			t.Errorf("SensitiveBrokerKey(%s) = %v, want %v", name, got, want)
-		}
 	}
 }

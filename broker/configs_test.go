@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -95,66 +96,16 @@ var invalidTopicConfigs = []struct{ key, value string }{
 	{"no.such.key", "1"},
 }
 
-// Every synonym of a topic key is a broker key sluice knows, and every
-// dynamic broker key feeding a topic key is that key's first synonym
-// (DynamicLogConfig.ReconfigurableConfigs).
-func TestConfigCatalogue(t *testing.T) {
-	first := map[string]string{}
-	for _, k := range TopicKeys {
-		for i, s := range k.Synonyms {
-			bk := BrokerKeyByName[s.Name]
-			if bk == nil {
-				t.Errorf("%s: synonym %s is not a broker key", k.Name, s.Name)
-				continue
-			}
-			if bk.Topic != k.Name {
-				t.Errorf("%s: synonym %s feeds %q", k.Name, s.Name, bk.Topic)
-			}
-			if i == 0 && k.Name != "message.format.version" {
-				first[s.Name] = k.Name
-			}
-		}
-		if k.Default == nil {
-			t.Errorf("%s has no default", k.Name)
-		} else if _, err := k.Parse(*k.Default); err != nil && k.Name != "remote.storage.enable" {
-			t.Errorf("%s: its default does not validate: %v", k.Name, err)
-		}
-	}
-	for _, k := range BrokerKeys {
-		if k.Dynamic && k.Topic != "" && first[k.Name] != k.Topic {
-			t.Errorf("dynamic %s is not the first synonym of %s", k.Name, k.Topic)
-		}
-		if k.Default != nil {
-			if _, err := k.Parse(*k.Default); err != nil {
-				t.Errorf("%s: its default does not validate: %v", k.Name, err)
-			}
-		}
-		// Kafka documents what it defines; an undefined key has no type,
-		// default or documentation, and sluice cannot change it.
-		if k.Undefined != (k.Doc == "") {
-			t.Errorf("%s: undefined %v, documentation %q", k.Name, k.Undefined, k.Doc)
-		}
-		if k.Undefined && (k.Default != nil || k.Type != kmsg.ConfigTypeUnknown || k.Dynamic) {
-			t.Errorf("undefined %s has a default, a type or is dynamic", k.Name)
-		}
-	}
-	for name := range first {
-		if k := BrokerKeyByName[name]; k == nil || !k.Dynamic {
-			t.Errorf("%s is a first synonym but not dynamic", name)
-		}
-	}
-}
-
 func TestDescribeTopicConfigs(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.LogSegmentBytes = 1 << 20 })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.LogSegmentBytes = 1 << 20 })
 	adm := tb.admin(t)
 	ctx := ctxTimeout(t, 10*time.Second)
 	if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"retention.ms": kadm.StringPtr(retention1h)}, "described"); err != nil {
 		t.Fatal(err)
 	}
 	got := describedTopic(t, adm, "described")
-	if len(got) != len(TopicKeys) {
-		t.Errorf("%d configs described, want every topic key (%d)", len(got), len(TopicKeys))
+	if len(got) != len(config.TopicKeys) {
+		t.Errorf("%d configs described, want every topic key (%d)", len(got), len(config.TopicKeys))
 	}
 	wantConfig(t, "override", got["retention.ms"], retention1h, srcTopic,
 		"retention.ms="+retention1h+"/DYNAMIC_TOPIC_CONFIG", "log.retention.hours=168/DEFAULT_CONFIG")
@@ -163,7 +114,7 @@ func TestDescribeTopicConfigs(t *testing.T) {
 	wantConfig(t, "default from log.roll.hours", got["segment.ms"], "604800000", srcDefault, "log.roll.hours=168/DEFAULT_CONFIG")
 	wantConfig(t, "default", got["cleanup.policy"], "delete", srcDefault, "log.cleanup.policy=delete/DEFAULT_CONFIG")
 	wantConfig(t, "no synonyms", got["remote.storage.enable"], "false", srcDefault)
-	wantConfig(t, "flush.ms", got["flush.ms"], MaxLong, srcDefault, "log.flush.scheduler.interval.ms="+MaxLong+"/DEFAULT_CONFIG")
+	wantConfig(t, "flush.ms", got["flush.ms"], config.MaxLong, srcDefault, "log.flush.scheduler.interval.ms="+config.MaxLong+"/DEFAULT_CONFIG")
 	for k, c := range got {
 		if c.Sensitive {
 			t.Errorf("%s is sensitive", k)
@@ -173,7 +124,7 @@ func TestDescribeTopicConfigs(t *testing.T) {
 	// CreateTopics v5+ reports the same view of a new topic.
 	rc := dialRaw(t, tb.addr)
 	cresp := rc.roundTrip(createReq(true, createTopicReq("described-2", 1, 1, "retention.ms", retention1h)), 7).(*kmsg.CreateTopicsResponse)
-	if st := cresp.Topics[0]; st.ErrorCode != 0 || len(st.Configs) != len(TopicKeys) {
+	if st := cresp.Topics[0]; st.ErrorCode != 0 || len(st.Configs) != len(config.TopicKeys) {
 		t.Fatalf("CreateTopics v7: %v, %d configs", kerr.ErrorForCode(st.ErrorCode), len(st.Configs))
 	}
 	for _, c := range cresp.Topics[0].Configs {
@@ -256,7 +207,7 @@ func TestCreateTopicsValidatesConfigs(t *testing.T) {
 		t.Fatal("the valid topic was not created")
 	}
 	for _, kv := range [][2]string{{"segment.bytes", "14"}, {"retention.ms", "-1"}, {"cleanup.policy", ""}, {"min.cleanable.dirty.ratio", "0"},
-		{"compression.gzip.level", "-1"}, {"follower.replication.throttled.replicas", "*"}, {"message.timestamp.before.max.ms", MaxLong},
+		{"compression.gzip.level", "-1"}, {"follower.replication.throttled.replicas", "*"}, {"message.timestamp.before.max.ms", config.MaxLong},
 		{"message.format.version", "2.8"}, {"segment.ms", "1"}, {"flush.messages", "1"}, {"max.message.bytes", "0"},
 		{"compression.type", "uncompressed"}, {"compression.type", "zstd"}, {"compression.gzip.level", "9"},
 		{"compression.lz4.level", "17"}, {"compression.zstd.level", "-131072"}, {"compression.zstd.level", "22"}} {

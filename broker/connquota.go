@@ -15,6 +15,8 @@ import (
 	"net"
 	"net/netip"
 	"sync"
+
+	"github.com/sluice-io/sluice/config"
 )
 
 // errTooManyFromIP refuses a connection over its address's bound.
@@ -35,8 +37,8 @@ type connQuotas struct {
 
 // newConnQuotas resolves the overrides' host names, as Kafka does when it
 // reads its configuration.
-func newConnQuotas(n NetworkConfig) (*connQuotas, error) {
-	q := &connQuotas{max: MaxInt32, perIP: MaxInt32, override: map[netip.Addr]int{}}
+func newConnQuotas(n config.NetworkConfig) (*connQuotas, error) {
+	q := &connQuotas{max: config.MaxInt32, perIP: config.MaxInt32, override: map[netip.Addr]int{}}
 	if n.MaxConnections != nil {
 		q.max = int(*n.MaxConnections)
 	}

@@ -36,22 +36,9 @@ package broker
 import (
 	"sync"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
-
-// ControlPlane is what the broker asks of the cluster (coordinator/zk in
-// ZooKeeper mode) to fence control requests.
-type ControlPlane interface {
-	// BrokerEpoch is this broker's current epoch: the czxid of its
-	// registration znode.
-	BrokerEpoch() int64
-	// IsActiveController reports whether broker id is the controller at
-	// controller epoch epoch. It may be a little behind ZooKeeper: an
-	// implementation should accept an epoch newer than the one it last saw
-	// when it cannot confirm it (the new controller's requests can arrive
-	// before this broker's watch fires), and should not block for long.
-	IsActiveController(id, epoch int32) bool
-}
 
 // unknownBrokerEpoch is the broker epoch of a request that carries none
 // (Kafka's AbstractControlRequest.UNKNOWN_BROKER_EPOCH).
@@ -66,7 +53,7 @@ func (singleNode) IsActiveController(_, _ int32) bool { return false }
 
 // controlState is the state control requests change.
 type controlState struct {
-	plane ControlPlane
+	plane config.ControlPlane
 	cache metadataCache // UpdateMetadata's (metadatacache.go)
 	roles replicaRoles  // LeaderAndIsr's and StopReplica's (replicaroles.go)
 
@@ -76,7 +63,7 @@ type controlState struct {
 	epoch int32
 }
 
-func newControlState(plane ControlPlane) *controlState {
+func newControlState(plane config.ControlPlane) *controlState {
 	if plane == nil {
 		plane = singleNode{}
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -164,7 +165,7 @@ func TestControlRequestsSingleNode(t *testing.T) {
 
 func TestControlRequestsFencing(t *testing.T) {
 	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ID, c.ControlPlane = 1, plane })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.ID, c.ControlPlane = 1, plane })
 	rc := dialRaw(t, tb.addr)
 	staleCtl, staleBroker := kerr.StaleControllerEpoch, kerr.StaleBrokerEpoch
 

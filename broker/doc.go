@@ -10,16 +10,17 @@
 // unsupported version, a body that does not decode) close that connection
 // and nothing else; every other problem is answered with a Kafka error code.
 //
-// What clients can hold is bounded (netconfig.go): the memory of requests
+// What clients can hold is bounded (config/network.go): the memory of requests
 // being read or waiting to be handled by queued.max.request.bytes (the
 // request pool, reqpool.go, which reads requests above 64 KiB into
 // per-connection mappings as their bytes arrive: region.go, connread.go),
 // the time a request takes to arrive and a connection may stay silent, and
 // the number of connections (connquota.go).
 //
-// Configuration (configs.go: the catalogue of keys; dynconfig.go: the
-// layers a value comes from; configchange.go: changes, applied to open
-// logs) is read and changed by DescribeConfigs, AlterConfigs and
+// Configuration (package config: the keys, their parsing, validation and
+// defaults, the layers a value comes from; dynconfig.go: this broker's
+// layers at run time; configchange.go: changes, applied to open logs) is
+// read and changed by DescribeConfigs, AlterConfigs and
 // IncrementalAlterConfigs.
 //
 // Consumer groups (groups.go) are coordinator/group's, which the broker

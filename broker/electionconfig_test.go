@@ -7,6 +7,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kadm"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk"
 )
 
@@ -15,7 +16,7 @@ import (
 // default DescribeConfigs reports for topics, and the controller's view of
 // a topic's setting is the override, else the broker's layers.
 func TestElectionConfigKeys(t *testing.T) {
-	var c Config
+	var c config.Config
 	if _, err := c.Apply(map[string]string{
 		"unclean.leader.election.enable": "true", "auto.leader.rebalance.enable": "false",
 		"leader.imbalance.check.interval.seconds": "7", "leader.imbalance.per.broker.percentage": "0",
@@ -28,14 +29,14 @@ func TestElectionConfigKeys(t *testing.T) {
 	}
 	for k, v := range map[string]string{"unclean.leader.election.enable": "yes", "auto.leader.rebalance.enable": "1",
 		"leader.imbalance.check.interval.seconds": "0", "leader.imbalance.per.broker.percentage": "x"} {
-		var c Config
+		var c config.Config
 		if _, err := c.Apply(map[string]string{k: v}); err == nil || !strings.Contains(err.Error(), k) {
 			t.Errorf("%s=%s: %v, want an error naming the key", k, v, err)
 		}
 	}
 
 	on := true
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.Cluster.Election.UncleanLeaderElection = &on })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.Cluster.Election.UncleanLeaderElection = &on })
 	adm := tb.admin(t)
 	ctx := ctxTimeout(t, 10*time.Second)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "u"); err != nil {

@@ -5,7 +5,7 @@ package broker
 // connection, a partition going to one by the hash of its name and index
 // (as Kafka's AbstractFetcherManager spreads them); each multiplexes the
 // partitions it has into one Fetch (replica id set, v12: epochs and
-// DivergingEpoch), sized and timed by replica.fetch.* (fetcherconfig.go).
+// DivergingEpoch), sized and timed by replica.fetch.* (config/fetcher.go).
 // What to fetch is each partition's core's decision (Ready.Fetch, kept in
 // replicaDriver.fetch); the answer is stepped into the core as a
 // FetchResult, whose Ready the partition performs: truncate, append the
@@ -39,6 +39,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication"
@@ -54,7 +55,7 @@ const (
 // fetchers are a broker's fetchers, by source broker and fetcher id.
 type fetchers struct {
 	b   *Broker
-	cfg FetcherConfig
+	cfg config.FetcherConfig
 	zk  *zk.Client
 
 	mu struct {
@@ -103,7 +104,7 @@ type fetcher struct {
 	spans   [][2]int
 }
 
-func newFetchers(b *Broker, cfg FetcherConfig, c *zk.Client) *fetchers {
+func newFetchers(b *Broker, cfg config.FetcherConfig, c *zk.Client) *fetchers {
 	fs := &fetchers{b: b, cfg: cfg, zk: c}
 	fs.mu.bySource = map[fetcherKey]*fetcher{}
 	return fs

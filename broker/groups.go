@@ -30,6 +30,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
 )
@@ -122,7 +123,7 @@ func (b *Broker) topicPartitions(topic string) (int32, bool) {
 
 // offsetsTopicConfigs are the configs __consumer_offsets is created with,
 // Kafka's.
-func offsetsTopicConfigs(gc GroupConfig) map[string]string {
+func offsetsTopicConfigs(gc config.GroupConfig) map[string]string {
 	return map[string]string{
 		"cleanup.policy":   "compact",
 		"compression.type": "producer",
@@ -134,7 +135,7 @@ func offsetsTopicConfigs(gc GroupConfig) map[string]string {
 // compaction existed (retention.ms=-1 and no cleanup.policy) to the
 // compacted configs: the interim retention keys go, Kafka's internal topic
 // configs come, other overrides stay.
-func (b *Broker) migrateOffsetsTopic(configs map[string]string, gc GroupConfig) error {
+func (b *Broker) migrateOffsetsTopic(configs map[string]string, gc config.GroupConfig) error {
 	if _, ok := configs["cleanup.policy"]; ok || configs["retention.ms"] != "-1" {
 		return nil
 	}

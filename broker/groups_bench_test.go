@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -121,7 +122,7 @@ func BenchmarkBrokerStartWithGroups(b *testing.B) {
 	tb.stop(b)
 	b.ResetTimer()
 	for range b.N {
-		br, err := New(Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: tb.cfg.Logger})
+		br, err := New(config.Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: tb.cfg.Logger})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/IBM/sarama"
 	kafkago "github.com/segmentio/kafka-go"
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -27,7 +28,7 @@ import (
 func startTappedBroker(t *testing.T, topic string, n int32) (*testBroker, *groupTap) {
 	t.Helper()
 	tap := startGroupTap(t)
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		groupTimeouts(c)
 		c.Advertise = tap.addr()
 	})

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/group"
 )
 
@@ -16,7 +17,7 @@ import (
 // small-segmented partition that forceClean cleans: tombstones go at the
 // pass after the one that first keeps them (delete.retention.ms=0), and any
 // dirty data makes the log cleanable.
-func compactedOffsets(c *Config) {
+func compactedOffsets(c *config.Config) {
 	groupTimeouts(c)
 	noBackgroundCleaner(c)
 	c.Groups.OffsetsPartitions = 1

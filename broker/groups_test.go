@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -19,7 +20,7 @@ import (
 
 // groupTimeouts lowers the group timeouts for tests: no initial rebalance
 // delay, sessions down to 100 ms.
-func groupTimeouts(c *Config) {
+func groupTimeouts(c *config.Config) {
 	zero := time.Duration(0)
 	c.Groups.InitialRebalanceDelay = &zero
 	c.Groups.MinSessionTimeout = 100 * time.Millisecond

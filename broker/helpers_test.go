@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -20,7 +21,7 @@ type testBroker struct {
 	done chan error
 }
 
-func startBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
+func startBroker(t testing.TB, dir string, mod func(*config.Config)) *testBroker {
 	t.Helper()
 	tb := serveBroker(t, dir, mod)
 	t.Cleanup(func() { tb.stop(t) })
@@ -29,9 +30,9 @@ func startBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
 
 // serveBroker is startBroker without the stop at cleanup: the caller stops
 // it (and nothing keeps it reachable after).
-func serveBroker(t testing.TB, dir string, mod func(*Config)) *testBroker {
+func serveBroker(t testing.TB, dir string, mod func(*config.Config)) *testBroker {
 	t.Helper()
-	cfg := Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := config.Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	if testing.Verbose() {
 		cfg.Logger = slog.Default()
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -169,10 +170,10 @@ func TestIdempotentProduceErrors(t *testing.T) {
 // Produce requests drop picks (by their count, from 1) and a broker in dir
 // that advertises the proxy, so clients reach it only through the proxy;
 // mod is the broker's configuration change, for a restart.
-func lostProduceSetup(t *testing.T, dir string, drop func(n int) bool, hold bool) (*kafkaProxy, *testBroker, func(*Config)) {
+func lostProduceSetup(t *testing.T, dir string, drop func(n int) bool, hold bool) (*kafkaProxy, *testBroker, func(*config.Config)) {
 	t.Helper()
 	px := startProxy(t, func(key int16, n int) bool { return key == 0 && drop(n) }, hold)
-	mod := func(c *Config) { c.Advertise = px.addr() }
+	mod := func(c *config.Config) { c.Advertise = px.addr() }
 	tb := startBroker(t, dir, mod)
 	px.setTarget(tb.addr)
 	return px, tb, mod

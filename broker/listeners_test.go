@@ -11,13 +11,14 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk"
 )
 
 // Listener keys are read as Kafka reads them and refused as Kafka refuses
 // them at start.
 func TestListenerConfig(t *testing.T) {
-	var c Config
+	var c config.Config
 	_, err := c.Apply(map[string]string{
 		"listeners":                      "plaintext://:9092,SASL_SSL://0.0.0.0:9093,internal://[::1]:9094",
 		"advertised.listeners":           "PLAINTEXT://b1:9092,INTERNAL://b1.internal:9094",
@@ -27,7 +28,7 @@ func TestListenerConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []ListenerConfig{{"PLAINTEXT", ":9092"}, {"SASL_SSL", "0.0.0.0:9093"}, {"INTERNAL", "[::1]:9094"}}
+	want := []config.ListenerConfig{{Name: "PLAINTEXT", Addr: ":9092"}, {Name: "SASL_SSL", Addr: "0.0.0.0:9093"}, {Name: "INTERNAL", Addr: "[::1]:9094"}}
 	if len(c.Listeners) != 3 || c.Listeners[0] != want[0] || c.Listeners[1] != want[1] || c.Listeners[2] != want[2] {
 		t.Fatalf("listeners: %v", c.Listeners)
 	}
@@ -36,7 +37,7 @@ func TestListenerConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.InterName != "INTERNAL" || s.Protocols["INTERNAL"] != ProtoSASLPlaintext || s.Advertised["INTERNAL"] != "b1.internal:9094" {
+	if s.InterName != "INTERNAL" || s.Protocols["INTERNAL"] != config.ProtoSASLPlaintext || s.Advertised["INTERNAL"] != "b1.internal:9094" {
 		t.Fatalf("setup: %+v", s)
 	}
 	if _, ok := s.Advertised["SASL_SSL"]; ok {
@@ -58,7 +59,7 @@ func TestListenerConfig(t *testing.T) {
 		{map[string]string{"listeners": "PLAINTEXT://:9092,SSL://:9093", "inter.broker.listener.name": "INTERNAL"}, "not an advertised listener"},
 	}
 	for _, r := range refused {
-		c := Config{Cluster: ClusterConfig{ZooKeeper: "localhost:2181"}}
+		c := config.Config{Cluster: config.ClusterConfig{ZooKeeper: "localhost:2181"}}
 		_, err := c.Apply(r.props)
 		if err == nil {
 			_, err = c.ListenerSetup()
@@ -73,9 +74,9 @@ func TestListenerConfig(t *testing.T) {
 // addresses of the listener it came on: Metadata, FindCoordinator and
 // DescribeCluster answer with that listener's port.
 func TestTwoListeners(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.Listeners = []ListenerConfig{{"PLAINTEXT", "127.0.0.1:0"}, {"EXTERNAL", "127.0.0.1:0"}}
-		c.ListenerProtocols = map[string]string{"PLAINTEXT": ProtoPlaintext, "EXTERNAL": ProtoPlaintext}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.Listeners = []config.ListenerConfig{{Name: "PLAINTEXT", Addr: "127.0.0.1:0"}, {Name: "EXTERNAL", Addr: "127.0.0.1:0"}}
+		c.ListenerProtocols = map[string]string{"PLAINTEXT": config.ProtoPlaintext, "EXTERNAL": config.ProtoPlaintext}
 	})
 	for _, name := range []string{"PLAINTEXT", "EXTERNAL"} {
 		addr := tb.listenerAddr(t, name)
@@ -114,14 +115,14 @@ func TestTwoListeners(t *testing.T) {
 func TestClusterInterBrokerListener(t *testing.T) {
 	internal := map[int32]string{}
 	var mu sync.Mutex
-	c := startCluster(t, 2, func(cfg *Config) {
+	c := startCluster(t, 2, func(cfg *config.Config) {
 		mu.Lock()
 		defer mu.Unlock()
 		if internal[cfg.ID] == "" {
 			internal[cfg.ID] = freeLoopbackAddr(t)
 		}
-		cfg.Listeners = []ListenerConfig{{"CLIENT", cfg.Listen}, {"INTERNAL", internal[cfg.ID]}}
-		cfg.ListenerProtocols = map[string]string{"CLIENT": ProtoPlaintext, "INTERNAL": ProtoPlaintext}
+		cfg.Listeners = []config.ListenerConfig{{Name: "CLIENT", Addr: cfg.Listen}, {Name: "INTERNAL", Addr: internal[cfg.ID]}}
+		cfg.ListenerProtocols = map[string]string{"CLIENT": config.ProtoPlaintext, "INTERNAL": config.ProtoPlaintext}
 		cfg.InterBrokerListener = "INTERNAL"
 	})
 	zc := c.broker(0).cluster.zk

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -18,7 +19,7 @@ import (
 func TestDeleteTopicsRacesFirstGroupRequest(t *testing.T) {
 	for i := range 25 {
 		dir := t.TempDir()
-		tb := startBroker(t, dir, func(c *Config) { c.Groups.OffsetsPartitions = 1 })
+		tb := startBroker(t, dir, func(c *config.Config) { c.Groups.OffsetsPartitions = 1 })
 		cl := tb.client(t)
 		ctx := ctxTimeout(t, 5*time.Second)
 		doomed := fmt.Sprintf("doomed-%d", i)

@@ -15,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -143,7 +144,7 @@ func (h *batchBytes) OnFetchBatchRead(_ kgo.BrokerMetadata, _ string, _ int32, m
 // requests per API; /readyz is not ready before the broker serves and once
 // its shutdown began; /healthz answers.
 func TestMetricsProduceFetch(t *testing.T) {
-	cfg := Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	cfg := config.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	cfg.Observability.MetricsListen = "127.0.0.1:0"
 	b, err := New(cfg)
 	if err != nil {
@@ -321,7 +322,7 @@ func TestMetricsProduceFetch(t *testing.T) {
 // /debug/pprof is served only with metrics.pprof.enable.
 func TestMetricsPprof(t *testing.T) {
 	for _, on := range []bool{false, true} {
-		tb := startBroker(t, t.TempDir(), func(c *Config) {
+		tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 			c.Observability.MetricsListen, c.Observability.Pprof = "127.0.0.1:0", on
 		})
 		resp, err := http.Get("http://" + tb.MetricsAddr().String() + "/debug/pprof/goroutine?debug=1")
@@ -341,7 +342,7 @@ func TestMetricsPprof(t *testing.T) {
 // each (sequential produces, one sync round each), those to a topic
 // without a flush policy not at all.
 func TestMetricsLogFlush(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.Observability.MetricsListen = "127.0.0.1:0" })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.Observability.MetricsListen = "127.0.0.1:0" })
 	ctx := ctxTimeout(t, 30*time.Second)
 	one := "1"
 	adm := tb.admin(t)

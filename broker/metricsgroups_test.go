@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -14,7 +15,7 @@ import (
 // scrape shows it Empty with no members, one rebalance at least, its
 // committed offset, and a lag of the other half.
 func TestMetricsGroupsAndLag(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(cfg *Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
+	tb := startBroker(t, t.TempDir(), func(cfg *config.Config) { cfg.Observability.MetricsListen = "127.0.0.1:0" })
 	maddr := tb.MetricsAddr().String()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 )
@@ -47,7 +48,7 @@ func TestReadyzInCluster(t *testing.T) {
 	c.mu.Lock()
 	c.addrs[1] = addr
 	c.mu.Unlock()
-	c.mod = func(cfg *Config) {
+	c.mod = func(cfg *config.Config) {
 		if cfg.ID == 1 {
 			cfg.Advertise = link.Addr()
 			cfg.Observability.MetricsListen = "127.0.0.1:0"

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -15,8 +16,8 @@ import (
 // it goes to -1) and the others refused, the throttle being the 2 s to
 // refill to zero.
 func mutationQuotaBroker(t *testing.T, ids ...string) *testBroker {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.ClientQuotas = ClientQuotaConfig{ControllerWindowNum: 10}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.ClientQuotas = config.ClientQuotaConfig{ControllerWindowNum: 10}
 	})
 	for _, id := range ids {
 		setQuota(t, tb.admin(t), clientEntity(id), "controller_mutation_rate", 0.5, false)
@@ -153,7 +154,7 @@ func TestControllerMutationQuotaCreatePartitions(t *testing.T) {
 // controller.quota.window.* are read as Kafka's keys, and reach the
 // quota manager's config.
 func TestControllerQuotaWindowKeys(t *testing.T) {
-	var c ClientQuotaConfig
+	var c config.ClientQuotaConfig
 	for k, v := range map[string]string{"controller.quota.window.num": "4", "controller.quota.window.size.seconds": "3"} {
 		if ok, err := c.Apply(k, v); !ok || err != nil {
 			t.Fatalf("apply %s=%s: %v %v", k, v, ok, err)

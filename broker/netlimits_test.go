@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -35,7 +36,7 @@ func apiVersionsReq() *kmsg.ApiVersionsRequest {
 // waiting connection is served as soon as another one ends.
 func TestMaxConnections(t *testing.T) {
 	two := int32(2)
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.Network.MaxConnections = &two })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.Network.MaxConnections = &two })
 	a, b := dialRaw(t, tb.addr), dialRaw(t, tb.addr)
 	steadyOK(t, a)
 	steadyOK(t, b)
@@ -57,7 +58,7 @@ func TestMaxConnections(t *testing.T) {
 // being served, and a freed slot can be taken again.
 func TestMaxConnectionsPerIP(t *testing.T) {
 	one := int32(1)
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		c.Network.MaxConnectionsPerIP = &one
 		c.Network.MaxConnectionsPerIPOverrides = map[string]int32{"localhost": 2, "127.0.0.2": 3}
 	})
@@ -97,11 +98,11 @@ func TestMaxConnectionsPerIP(t *testing.T) {
 // refused without overrides, as in Kafka.
 func TestMaxConnectionsPerIPZero(t *testing.T) {
 	zero := int32(0)
-	if _, err := New(Config{DataDir: t.TempDir(), Network: NetworkConfig{MaxConnectionsPerIP: &zero}}); err == nil ||
+	if _, err := New(config.Config{DataDir: t.TempDir(), Network: config.NetworkConfig{MaxConnectionsPerIP: &zero}}); err == nil ||
 		!strings.Contains(err.Error(), "max.connections.per.ip.overrides") {
 		t.Errorf("max.connections.per.ip=0 without overrides: %v", err)
 	}
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		c.Network.MaxConnectionsPerIP = &zero
 		c.Network.MaxConnectionsPerIPOverrides = map[string]int32{"127.0.0.2": 1}
 	})
@@ -116,7 +117,7 @@ func TestMaxConnectionsPerIPZero(t *testing.T) {
 // the bound is not idleness.
 func TestIdleConnectionsClosed(t *testing.T) {
 	const idle = 400 * time.Millisecond
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.Network.ConnectionsMaxIdle = idle })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.Network.ConnectionsMaxIdle = idle })
 	tb.createTopic(t, "quiet", 1)
 
 	rc := dialRaw(t, tb.addr)
@@ -150,7 +151,7 @@ func TestIdleConnectionsClosed(t *testing.T) {
 // served.
 func TestRequestReceiveBound(t *testing.T) {
 	const bound = 500 * time.Millisecond
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		c.Network.RequestReceiveTimeout = bound
 		c.MessageMaxBytes = 8 << 20
 	})
@@ -204,7 +205,7 @@ func TestRequestReceiveBound(t *testing.T) {
 
 // The keys parse from server.properties with Kafka's names and checks.
 func TestNetworkConfigKeys(t *testing.T) {
-	var c Config
+	var c config.Config
 	unknown, err := c.Apply(map[string]string{
 		"queued.max.request.bytes":          "268435456",
 		"socket.request.receive.timeout.ms": "5000",
@@ -222,12 +223,12 @@ func TestNetworkConfigKeys(t *testing.T) {
 		n.MaxConnectionsPerIPOverrides["localhost"] != 20 || n.MaxConnectionsPerIPOverrides["10.0.0.1"] != 5 || n.MaxConnectionsPerIPOverrides["::1"] != 7 {
 		t.Errorf("applied %+v", n)
 	}
-	var d Config
-	if dn := d.WithDefaults().Network; dn.QueuedMaxRequestBytes != DefaultRequestPool(100<<20) ||
+	var d config.Config
+	if dn := d.WithDefaults().Network; dn.QueuedMaxRequestBytes != config.DefaultRequestPool(100<<20) ||
 		dn.RequestReceiveTimeout != 30*time.Second || dn.ConnectionsMaxIdle != 10*time.Minute {
 		t.Errorf("defaults %+v", dn)
 	}
-	var u Config
+	var u config.Config
 	if _, err := u.Apply(map[string]string{"queued.max.request.bytes": "-1"}); err != nil || u.Network.QueuedMaxRequestBytes >= 0 {
 		t.Errorf("queued.max.request.bytes=-1 (no bound): %v, %d", err, u.Network.QueuedMaxRequestBytes)
 	}
@@ -238,12 +239,12 @@ func TestNetworkConfigKeys(t *testing.T) {
 		{"max.connections.per.ip.overrides": "host:-2"},
 		{"connections.max.idle.ms": "ten"},
 	} {
-		var c Config
+		var c config.Config
 		if _, err := c.Apply(bad); err == nil {
 			t.Errorf("%v accepted", bad)
 		}
 	}
-	small := Config{DataDir: t.TempDir(), Network: NetworkConfig{QueuedMaxRequestBytes: 64 << 20}}
+	small := config.Config{DataDir: t.TempDir(), Network: config.NetworkConfig{QueuedMaxRequestBytes: 64 << 20}}
 	if _, err := New(small); err == nil || !strings.Contains(err.Error(), "queued.max.request.bytes") {
 		t.Errorf("a pool smaller than socket.request.max.bytes: %v", err)
 	}

@@ -16,14 +16,15 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
 // ownerPartition starts a broker (id 0) under a fake controller and makes
 // it the leader of t-0 at epoch 5, replicas {0, 1}, ISR {0}.
-func ownerPartition(t *testing.T, mod func(*Config)) (*partition, *rawConn) {
+func ownerPartition(t *testing.T, mod func(*config.Config)) (*partition, *rawConn) {
 	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		c.ControlPlane = plane
 		if mod != nil {
 			mod(c)
@@ -112,7 +113,7 @@ func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
 // as replicated.
 func TestOwnerFollowerDiskFullFailsThenResumes(t *testing.T) {
 	var full atomic.Bool
-	p, rc := ownerPartition(t, func(c *Config) { c.FS = engine.FullDisk{FS: engine.OSFS, Full: &full} })
+	p, rc := ownerPartition(t, func(c *config.Config) { c.FS = engine.FullDisk{FS: engine.OSFS, Full: &full} })
 	req := leaderAndIsr(2, 3, 100, []int32{0, 1, 6, 0, 1}) // follower of 1 at epoch 6
 	top, codes := lisrCodes(rc, req, 7)
 	wantCode(t, "LeaderAndIsr", top, nil)

@@ -37,12 +37,6 @@ type region struct {
 	next     *region // requestPool.mu.cached, least recently used first
 }
 
-// PageSize is the unit of region accounting.
-var PageSize = int64(unix.Getpagesize())
-
-// PageUp rounds n up to a multiple of the page size.
-func PageUp(n int64) int64 { return (n + PageSize - 1) / PageSize * PageSize }
-
 // mapRegion reserves a region of size bytes (a multiple of the page size).
 func mapRegion(size int64) (*region, error) {
 	mem, err := unix.Mmap(-1, 0, int(size), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_NORESERVE)

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
@@ -64,7 +65,7 @@ func TestHighWatermarkFollowsTheISR(t *testing.T) {
 // the leader is told where (DivergingEpoch) and gets no records.
 func TestLeaderServesFollowerFetches(t *testing.T) {
 	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.ControlPlane = plane })
 	rc := dialRaw(t, tb.addr)
 	lead := func(epoch int32) {
 		t.Helper()
@@ -117,7 +118,7 @@ type fakeLeader struct {
 
 func startFakeLeader(t *testing.T) (*testBroker, fakeLeader) {
 	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.ControlPlane = plane })
 	return tb, fakeLeader{t, dialRaw(t, tb.addr)}
 }
 
@@ -213,7 +214,7 @@ func TestNewLeaderOffsetsNotAvailable(t *testing.T) {
 // fetches when the leader's high watermark increases.)
 func TestHighWatermarkWakesWaitingFetches(t *testing.T) {
 	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ControlPlane = plane })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.ControlPlane = plane })
 	rc := dialRaw(t, tb.addr)
 	req := leaderAndIsr(2, 3, 100, []int32{0, 0, 5, 0, 1})
 	req.TopicStates[0].PartitionStates[0].ISR = []int32{0, 1}

@@ -61,15 +61,14 @@ package broker
 import (
 	"errors"
 	"fmt"
-	"math"
 	"sync"
 	"time"
+
+	"github.com/sluice-io/sluice/config"
 )
 
-const (
-	SmallRequest = 1 << 20  // requests up to this draw on the small area
-	growMin      = 64 << 10 // the least claim a request waits for
-)
+// growMin is the least claim a request waits for.
+const growMin = 64 << 10
 
 // errPoolClosed is the wait of a request cut short by the broker closing.
 var errPoolClosed = errors.New("broker: closing")
@@ -114,42 +113,18 @@ type requestPool struct {
 	}
 }
 
-// UnboundedPool is the limit standing for queued.max.request.bytes <= 0
-// (Kafka's default, -1: no bound); it leaves room for sums.
-const UnboundedPool = math.MaxInt64 / 4
-
-// MinRequestPool is the least queued.max.request.bytes a broker accepting
-// requests of maxRequest bytes needs: the big area, which is P less the
-// eighth kept for small requests, must hold one such request.
-func MinRequestPool(maxRequest int32) int64 {
-	lane := PageUp(int64(maxRequest))
-	p := max(lane*8/7-8, 8*PageUp(min(SmallRequest, int64(maxRequest))))
-	for p-p/8 < lane { // a few steps from just below it
-		p++
-	}
-	return p
-}
-
-// DefaultRequestPool is sluice's default queued.max.request.bytes: an
-// eighth of the memory available to the process (AvailableMemory), and at
-// least MinRequestPool, rounded up to MiB.
-func DefaultRequestPool(maxRequest int32) int64 {
-	p := max(AvailableMemory()/8, MinRequestPool(maxRequest))
-	return (p + 1<<20 - 1) >> 20 << 20
-}
-
 // newRequestPool makes the pool of a broker whose queued.max.request.bytes
 // is limit (<= 0: no bound) and whose largest request is maxRequest.
 func newRequestPool(limit int64, maxRequest int32) (*requestPool, error) {
 	if limit <= 0 {
-		limit = UnboundedPool
+		limit = config.UnboundedPool
 	}
-	if need := MinRequestPool(maxRequest); limit < need {
+	if need := config.MinRequestPool(maxRequest); limit < need {
 		return nil, fmt.Errorf("broker: queued.max.request.bytes=%d is too small for socket.request.max.bytes=%d: an eighth of it is kept for requests up to 1 MiB and the rest must hold the largest request; it must be at least %d", limit, maxRequest, need)
 	}
-	p := &requestPool{limit: limit, maxRequest: PageUp(int64(maxRequest))}
+	p := &requestPool{limit: limit, maxRequest: config.PageUp(int64(maxRequest))}
 	small := limit / 8
-	p.small.lane = PageUp(min(SmallRequest, int64(maxRequest)))
+	p.small.lane = config.PageUp(min(config.SmallRequest, int64(maxRequest)))
 	p.small.shared = small - p.small.lane
 	p.big.lane = p.maxRequest
 	p.big.shared = limit - small - p.big.lane
@@ -199,9 +174,9 @@ func (p *requestPool) close() {
 func (p *requestPool) begin(r *region, n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	r.need = PageUp(n)
+	r.need = config.PageUp(n)
 	r.area = &p.big
-	if n <= SmallRequest {
+	if n <= config.SmallRequest {
 		r.area = &p.small
 	}
 }

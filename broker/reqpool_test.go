@@ -7,6 +7,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/sluice-io/sluice/config"
 	"golang.org/x/sys/unix"
 )
 
@@ -42,7 +43,7 @@ func growNow(t *testing.T, p *requestPool, r *region) error {
 // residentPages counts r's resident pages as the kernel sees them.
 func residentPages(t *testing.T, r *region) int64 {
 	t.Helper()
-	vec := make([]byte, len(r.mem)/int(PageSize))
+	vec := make([]byte, len(r.mem)/int(config.PageSize))
 	_, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&r.mem[0])), uintptr(len(r.mem)), uintptr(unsafe.Pointer(&vec[0])))
 	if errno != 0 {
 		t.Fatalf("mincore: %v", errno)
@@ -58,15 +59,15 @@ func TestRequestPoolSizes(t *testing.T) {
 	if _, err := newRequestPool(64<<20, 100<<20); err == nil {
 		t.Error("a pool smaller than the largest request was accepted")
 	}
-	min := MinRequestPool(100 << 20)
+	min := config.MinRequestPool(100 << 20)
 	if min-min/8 < 100<<20 || (min-1)-(min-1)/8 >= 100<<20 {
 		t.Errorf("minRequestPool(100 MiB) = %d, not the least pool whose big area holds 100 MiB", min)
 	}
 	if _, err := newRequestPool(min, 100<<20); err != nil {
 		t.Errorf("the least pool refused: %v", err)
 	}
-	if d := DefaultRequestPool(100 << 20); d < min || d < AvailableMemory()/8 || d%(1<<20) != 0 {
-		t.Errorf("default pool %d: want at least %d and an eighth of %d, in MiB", d, min, AvailableMemory())
+	if d := config.DefaultRequestPool(100 << 20); d < min || d < config.AvailableMemory()/8 || d%(1<<20) != 0 {
+		t.Errorf("default pool %d: want at least %d and an eighth of %d, in MiB", d, min, config.AvailableMemory())
 	}
 	p := testPool(t, 64<<20, 8<<20)
 	if p.small.shared+p.small.lane != 8<<20 || p.small.lane != 1<<20 || p.big.lane != 8<<20 || p.big.shared != 48<<20 {
@@ -88,11 +89,11 @@ func TestRequestPoolGrowsWithArrival(t *testing.T) {
 		}
 		clear(r.mem[:r.claim]) // the bytes arrive
 		claims = append(claims, r.claim)
-		if got := residentPages(t, r) * PageSize; got > r.claim {
+		if got := residentPages(t, r) * config.PageSize; got > r.claim {
 			t.Fatalf("%d bytes resident with %d claimed", got, r.claim)
 		}
 	}
-	want := []int64{64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, PageUp(n)}
+	want := []int64{64 << 10, 128 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20, config.PageUp(n)}
 	if len(claims) != len(want) {
 		t.Fatalf("claims %v, want %v", claims, want)
 	}
@@ -102,7 +103,7 @@ func TestRequestPoolGrowsWithArrival(t *testing.T) {
 		}
 	}
 	p.end(r)
-	if p.residentBytes() != PageUp(n) || p.big.used != 0 {
+	if p.residentBytes() != config.PageUp(n) || p.big.used != 0 {
 		t.Fatalf("after the request: %d resident, %d claimed; want its pages cached", p.residentBytes(), p.big.used)
 	}
 	p.begin(r, n)
@@ -111,8 +112,8 @@ func TestRequestPoolGrowsWithArrival(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if p.residentBytes() != PageUp(n) {
-		t.Errorf("the second request made %d resident, want its own cached %d reused", p.residentBytes(), PageUp(n))
+	if p.residentBytes() != config.PageUp(n) {
+		t.Errorf("the second request made %d resident, want its own cached %d reused", p.residentBytes(), config.PageUp(n))
 	}
 }
 
@@ -152,7 +153,7 @@ func TestRequestPoolReclaimsCachedPages(t *testing.T) {
 	if residentPages(t, rs[0]) != 0 || rs[0].resident != 0 {
 		t.Errorf("the least recently used region keeps %d pages (%d counted)", residentPages(t, rs[0]), rs[0].resident)
 	}
-	if got := residentPages(t, rs[7]) * PageSize; got != 4<<20 {
+	if got := residentPages(t, rs[7]) * config.PageSize; got != 4<<20 {
 		t.Errorf("the most recently used region has %d bytes resident, want its 4 MiB kept", got)
 	}
 }

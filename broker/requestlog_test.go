@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluice-io/sluice/config"
 )
 
 // syncBuffer is a log destination shared by connection goroutines.
@@ -32,7 +34,7 @@ func (s *syncBuffer) String() string {
 // metrics off the broker keeps no metrics.
 func TestSlowRequestLog(t *testing.T) {
 	var logs syncBuffer
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil)) // info
 		if _, err := c.Apply(map[string]string{"log.slow.request.ms": "100"}); err != nil {
 			t.Fatal(err)
@@ -65,13 +67,13 @@ func TestSlowRequestLog(t *testing.T) {
 // The observability keys as server.properties gives them; bad values are
 // refused with the key named.
 func TestObservabilityKeys(t *testing.T) {
-	var c Config
+	var c config.Config
 	unknown, err := c.Apply(map[string]string{"metrics.listen": "0.0.0.0:9404", "metrics.pprof.enable": "true",
 		"log.level": "DEBUG", "log.format": "json", "log.slow.request.ms": "250"})
 	if err != nil || len(unknown) != 0 {
 		t.Fatalf("Apply: %v %v", unknown, err)
 	}
-	want := ObservabilityConfig{MetricsListen: "0.0.0.0:9404", Pprof: true, LogLevel: "DEBUG", LogFormat: "json", SlowRequest: 250 * time.Millisecond}
+	want := config.ObservabilityConfig{MetricsListen: "0.0.0.0:9404", Pprof: true, LogLevel: "DEBUG", LogFormat: "json", SlowRequest: 250 * time.Millisecond}
 	if c.Observability != want {
 		t.Errorf("got %+v, want %+v", c.Observability, want)
 	}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/plain"
 	"github.com/sluice-io/sluice/security/scram"
 	"github.com/sluice-io/sluice/wire"
@@ -46,7 +47,7 @@ const (
 
 // saslConn is the SASL state of a connection on a SASL listener.
 type saslConn struct {
-	l       *SASLListener
+	l       *config.SASLListener
 	phase   saslPhase
 	mech    string       // the mechanism of the handshake (and of the session, once authenticated)
 	server  saslExchange // the exchange in progress
@@ -65,7 +66,7 @@ type saslExchange interface {
 
 // newExchange starts the exchange of mechanism on c.
 func (c *conn) newExchange(mechanism string) saslExchange {
-	if mechanism == MechPlain {
+	if mechanism == config.MechPlain {
 		return &plainExchange{users: c.sasl.l.PlainUsers}
 	}
 	m, _ := scram.ByName(mechanism)
@@ -110,9 +111,9 @@ func (e *plainExchange) user() string { return e.name }
 // inter-broker listener is one, the broker's own client for it (needed in
 // ZooKeeper mode only: the single node talks to no other broker).
 func (b *Broker) setupSASL() error {
-	b.saslLns = map[string]*SASLListener{}
+	b.saslLns = map[string]*config.SASLListener{}
 	for _, l := range b.listeners {
-		if l.protocol != ProtoSASLPlaintext && l.protocol != ProtoSASLSSL {
+		if l.protocol != config.ProtoSASLPlaintext && l.protocol != config.ProtoSASLSSL {
 			continue
 		}
 		sl, err := b.cfg.SASL.Resolve(l.name)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -19,7 +20,7 @@ import (
 // other topic, another group, producing and creating topics, and sees only
 // her topic in Metadata; a user with no ACL at all is refused everything.
 func TestSASLUsersUnderACLs(t *testing.T) {
-	tb := startSASLBroker(t, func(c *Config) {
+	tb := startSASLBroker(t, func(c *config.Config) {
 		c.Authz.ClassName = "kafka.security.authorizer.AclAuthorizer"
 		c.Authz.SuperUsers = []Principal{{Type: principalUser, Name: "admin"}}
 	})

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -14,8 +15,8 @@ import (
 // (SaslHandshake and two SaslAuthenticate round trips; 4096 PBKDF2
 // iterations on each side, which is the cost being measured).
 func BenchmarkConnectionSetup(b *testing.B) {
-	tb := startBroker(b, b.TempDir(), func(c *Config) {
-		c.Listeners = []ListenerConfig{{Name: "PLAINTEXT", Addr: "127.0.0.1:0"}, {Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}
+	tb := startBroker(b, b.TempDir(), func(c *config.Config) {
+		c.Listeners = []config.ListenerConfig{{Name: "PLAINTEXT", Addr: "127.0.0.1:0"}, {Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}
 		c.SASL.EnabledMechanisms = []string{"SCRAM-SHA-512"}
 	})
 	setSCRAM(b, tb, "alice", "alice-secret")

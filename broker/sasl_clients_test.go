@@ -32,6 +32,7 @@ import (
 	kgoscram "github.com/segmentio/kafka-go/sasl/scram"
 	"github.com/xdg-go/scram"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/security/tlsconf/tlstest"
 )
@@ -53,9 +54,9 @@ func startSASLClientsBroker(t *testing.T, reauth time.Duration) *saslClientsBrok
 	dir := t.TempDir()
 	keystore := tlstest.WriteFile(t, dir, "broker.pem", ca.Server(t, "broker").Keystore)
 	trust := tlstest.WriteFile(t, dir, "ca.pem", ca.PEM)
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		groupTimeouts(c)
-		c.Listeners = []ListenerConfig{{Name: "SASL_SSL", Addr: "127.0.0.1:0"}, {Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}
+		c.Listeners = []config.ListenerConfig{{Name: "SASL_SSL", Addr: "127.0.0.1:0"}, {Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}
 		if _, err := c.Apply(map[string]string{
 			"ssl.keystore.type":                                   "PEM",
 			"ssl.keystore.location":                               keystore,

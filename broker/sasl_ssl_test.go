@@ -9,6 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/security/tlsconf/tlstest"
 )
@@ -22,8 +23,8 @@ func startSASLSSLBroker(t *testing.T) (*testBroker, string) {
 	dir := t.TempDir()
 	keystore := tlstest.WriteFile(t, dir, "broker.pem", ca.Server(t, "broker").Keystore)
 	trust := tlstest.WriteFile(t, dir, "ca.pem", ca.PEM)
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.Listeners = []ListenerConfig{{Name: "SASL_SSL", Addr: "127.0.0.1:0"}}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.Listeners = []config.ListenerConfig{{Name: "SASL_SSL", Addr: "127.0.0.1:0"}}
 		if _, err := c.Apply(map[string]string{
 			"ssl.keystore.type":       "PEM",
 			"ssl.keystore.location":   keystore,

@@ -20,6 +20,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	franzscram "github.com/twmb/franz-go/pkg/sasl/scram"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/security/scram"
 	"github.com/sluice-io/sluice/wire"
@@ -30,10 +31,10 @@ const plainJAAS = `org.apache.kafka.common.security.plain.PlainLoginModule requi
 // startSASLBroker serves one SASL_PLAINTEXT listener with PLAIN users admin
 // and carol and SCRAM users alice (both mechanisms, password
 // alice-secret); mod changes the config further.
-func startSASLBroker(t *testing.T, mod func(*Config)) *testBroker {
+func startSASLBroker(t *testing.T, mod func(*config.Config)) *testBroker {
 	t.Helper()
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
-		c.Listeners = []ListenerConfig{{Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.Listeners = []config.ListenerConfig{{Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}
 		if _, err := c.Apply(map[string]string{
 			"sasl.enabled.mechanisms":                             "SCRAM-SHA-512,SCRAM-SHA-256,PLAIN",
 			"listener.name.sasl_plaintext.plain.sasl.jaas.config": plainJAAS,
@@ -401,7 +402,7 @@ func TestSASLConfigRefused(t *testing.T) {
 		{map[string]string{"sasl.enabled.mechanisms": "PLAIN"}, "PlainLoginModule"},
 		{map[string]string{"sasl.jaas.config": "not jaas"}, "sasl.jaas.config"},
 	} {
-		cfg := Config{DataDir: t.TempDir(), Listeners: []ListenerConfig{{Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		cfg := config.Config{DataDir: t.TempDir(), Listeners: []config.ListenerConfig{{Name: "SASL_PLAINTEXT", Addr: "127.0.0.1:0"}}, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		if _, err := cfg.Apply(tc.props); err != nil {
 			t.Fatal(err)
 		}
@@ -423,7 +424,7 @@ func TestSASLConfigRefused(t *testing.T) {
 // anything but SaslHandshake is closed; re-authentication may not change
 // the principal.
 func TestSASLReauthentication(t *testing.T) {
-	tb := startSASLBroker(t, func(c *Config) { c.SASL.ConnectionsMaxReauth = 1200 * time.Millisecond })
+	tb := startSASLBroker(t, func(c *config.Config) { c.SASL.ConnectionsMaxReauth = 1200 * time.Millisecond })
 	setSCRAM(t, tb, "bob", "bob-secret")
 
 	t.Run("expired session closed", func(t *testing.T) {

@@ -6,7 +6,7 @@ package broker
 // first request. It sends SaslHandshake v1 with
 // sasl.mechanism.inter.broker.protocol, then SaslAuthenticate v1 requests
 // carrying the mechanism's tokens, as the broker's own user (the username
-// and password of the inter-broker listener's JAAS entry, saslconfig.go).
+// and password of the inter-broker listener's JAAS entry, config/sasl.go).
 // The broker's session lifetime is not tracked: the senders' connections
 // are re-made on any failure, and a broker that closes an expired one
 // makes the next request dial and authenticate again.
@@ -19,6 +19,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/plain"
 	"github.com/sluice-io/sluice/security/scram"
 	"github.com/sluice-io/sluice/wire"
@@ -72,7 +73,7 @@ func (sc *saslClient) handshake(_ context.Context, conn net.Conn) error {
 		}
 		return ar.SASLAuthBytes, nil
 	}
-	if sc.mechanism == MechPlain {
+	if sc.mechanism == config.MechPlain {
 		_, err := authenticate(plain.Message(sc.user, sc.password))
 		return err
 	}

@@ -48,6 +48,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluice-io/sluice/config"
 )
 
 // rateMeter is a byte rate over a ring of sampled windows (Kafka's
@@ -185,7 +187,7 @@ type replicationQuotas struct {
 	leader, follower replicationQuota
 }
 
-func (r *replicationQuotas) init(c ClusterConfig) {
+func (r *replicationQuotas) init(c config.ClusterConfig) {
 	n, size := c.QuotaWindows()
 	r.leader.init(n, size)
 	r.follower.init(n, size)

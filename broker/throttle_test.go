@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -160,7 +161,7 @@ func TestNamesReplica(t *testing.T) {
 // no bound; a negative rate is refused as Kafka refuses it; the windows
 // are read-only, from the configuration file.
 func TestReplicationThrottleConfigs(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		if _, err := c.Apply(map[string]string{"replication.quota.window.num": "5", "replication.quota.window.size.seconds": "2"}); err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/security/tlsconf/tlstest"
 )
@@ -97,13 +98,13 @@ type tlsBroker struct {
 	ssl      string // the SSL listener's address
 }
 
-func startTLSBroker(t testing.TB, mod func(*Config)) *tlsBroker {
+func startTLSBroker(t testing.TB, mod func(*config.Config)) *tlsBroker {
 	t.Helper()
 	tb := &tlsBroker{ca: tlstest.NewCA(t, "sluice-test-ca"), dir: t.TempDir(), log: newLogLines()}
 	tb.keystore = tlstest.WriteFile(t, tb.dir, "broker.pem", tb.ca.Server(t, "broker").Keystore)
 	trust := tlstest.WriteFile(t, tb.dir, "ca.pem", tb.ca.PEM)
-	tb.testBroker = startBroker(t, t.TempDir(), func(c *Config) {
-		c.Listeners = []ListenerConfig{{Name: "PLAINTEXT", Addr: "127.0.0.1:0"}, {Name: "SSL", Addr: "127.0.0.1:0"}}
+	tb.testBroker = startBroker(t, t.TempDir(), func(c *config.Config) {
+		c.Listeners = []config.ListenerConfig{{Name: "PLAINTEXT", Addr: "127.0.0.1:0"}, {Name: "SSL", Addr: "127.0.0.1:0"}}
 		c.TLS.Props = map[string]string{
 			"ssl.keystore.location":                         tb.keystore,
 			"ssl.truststore.location":                       trust,
@@ -244,7 +245,7 @@ func TestTLSListenerRefusals(t *testing.T) {
 // TestTLSCertificateReload: replace the broker's keystore file; the next
 // connection is served the new certificate.
 func TestTLSCertificateReload(t *testing.T) {
-	tb := startTLSBroker(t, func(c *Config) { c.TLS.ReloadInterval = time.Nanosecond })
+	tb := startTLSBroker(t, func(c *config.Config) { c.TLS.ReloadInterval = time.Nanosecond })
 	served := func() *tls.ConnectionState {
 		cfg := tb.clientTLS(t, tb.ca, pkix.Name{CommonName: "c"})
 		cfg.ServerName = "localhost"

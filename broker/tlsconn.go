@@ -26,6 +26,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -39,7 +40,7 @@ type tlsSide struct {
 	certPrincipal bool
 }
 
-func newTLSSide(cfg TLSConfig, listener, protocol string, log *slog.Logger) (*tlsSide, error) {
+func newTLSSide(cfg config.TLSConfig, listener, protocol string, log *slog.Logger) (*tlsSide, error) {
 	srv, err := cfg.Server(listener, log)
 	if err != nil {
 		return nil, err
@@ -52,7 +53,7 @@ func newTLSSide(cfg TLSConfig, listener, protocol string, log *slog.Logger) (*tl
 // when the inter-broker listener is SSL or SASL_SSL.
 func (b *Broker) setupTLS() error {
 	for _, l := range b.listeners {
-		if l.protocol != ProtoSSL && l.protocol != ProtoSASLSSL {
+		if l.protocol != config.ProtoSSL && l.protocol != config.ProtoSASLSSL {
 			continue
 		}
 		side, err := newTLSSide(b.cfg.TLS, l.name, l.protocol, b.log)
@@ -62,7 +63,7 @@ func (b *Broker) setupTLS() error {
 		l.tls = side
 		l.accept = func(nc net.Conn) (net.Conn, error) { return b.handshakeTLS(side, nc) }
 	}
-	if p := b.lsetup.Protocols[b.lsetup.InterName]; p == ProtoSSL || p == ProtoSASLSSL {
+	if p := b.lsetup.Protocols[b.lsetup.InterName]; p == config.ProtoSSL || p == config.ProtoSASLSSL {
 		cfg, err := b.cfg.TLS.Client(b.lsetup.InterName, b.log)
 		if err != nil {
 			return err

@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -315,7 +316,7 @@ func TestCreatePartitions(t *testing.T) {
 
 func TestDeleteRecords(t *testing.T) {
 	dir := t.TempDir()
-	small := func(c *Config) { c.LogSegmentBytes = 200 }
+	small := func(c *config.Config) { c.LogSegmentBytes = 200 }
 	tb := startBroker(t, dir, small)
 	tb.createTopic(t, "dr", 2)
 	cl := tb.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -413,7 +414,7 @@ func TestDeleteRecords(t *testing.T) {
 }
 
 func TestDescribeCluster(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.ID = 7 })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.ID = 7 })
 	cl := tb.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	ctx := ctxTimeout(t, 10*time.Second)
 	meta, err := kmsg.NewPtrMetadataRequest().RequestWith(ctx, cl)

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -48,7 +49,7 @@ func (tb *testBroker) consumeToKey(t testing.TB, ctx context.Context, topic stri
 }
 
 func TestTxnCompactedTopic(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		backoff, zero, ratio := 10*time.Millisecond, time.Duration(0), 0.0
 		c.Cleaner.Backoff, c.Cleaner.DeleteRetention, c.Cleaner.MinCleanableRatio = &backoff, &zero, &ratio
 	})

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
 )
@@ -291,7 +292,7 @@ func txnBatch(pid int64, epoch int16, seq int32, values ...string) []byte {
 }
 
 func TestTxnTimedOutIsAborted(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) { c.Txns.AbortCheck = 20 * time.Millisecond })
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) { c.Txns.AbortCheck = 20 * time.Millisecond })
 	ctx := ctxTimeout(t, 60*time.Second)
 	adm := tb.admin(t)
 	if _, err := adm.CreateTopic(ctx, 1, 1, nil, "s"); err != nil {
@@ -468,7 +469,7 @@ func TestTxnStateSurvivesRestart(t *testing.T) {
 // An idle transactional id expires after transactional.id.expiration.ms:
 // its state is tombstoned and it is no longer known.
 func TestTxnIDExpires(t *testing.T) {
-	tb := startBroker(t, t.TempDir(), func(c *Config) {
+	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
 		c.Txns.IDExpiration, c.Txns.ExpireCheck = 200*time.Millisecond, 20*time.Millisecond
 	})
 	ctx := ctxTimeout(t, 30*time.Second)

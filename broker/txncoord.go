@@ -61,6 +61,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/coordinator/txn"
@@ -83,7 +84,7 @@ const (
 )
 
 // txnTopicConfigs are the configs __transaction_state is created with.
-func txnTopicConfigs(tc TxnConfig, single bool) map[string]string {
+func txnTopicConfigs(tc config.TxnConfig, single bool) map[string]string {
 	minISR := tc.StateMinISR
 	if single {
 		minISR = 1

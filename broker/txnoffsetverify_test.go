@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -160,7 +161,7 @@ func groupCoordinatorNode(t *testing.T, ctx context.Context, cl *kgo.Client, gro
 // TestClusterTxnOffsetCommitVerify: the group coordinator asks the
 // transaction coordinator, another broker, over the network.
 func TestClusterTxnOffsetCommitVerify(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Txns.StatePartitions = 1 })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Txns.StatePartitions = 1 })
 	ctx := ctxTimeout(t, 90*time.Second)
 	cl := clusterClient(t, c.bootstrap())
 	coord := txnCoordinatorOf(t, ctx, cl, "cov")

@@ -9,12 +9,13 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
 // noTxnVerification turns transaction.partition.verification.enable off:
 // for tests of the partition side of transactions without a coordinator.
-func noTxnVerification(c *Config) {
+func noTxnVerification(c *config.Config) {
 	off := false
 	c.Txns.PartitionVerification = &off
 }
@@ -141,7 +142,7 @@ func TestTxnVerifyDisabled(t *testing.T) {
 
 // TestTxnVerifyConfig: the key parses as Kafka's booleans do.
 func TestTxnVerifyConfig(t *testing.T) {
-	var c TxnConfig
+	var c config.TxnConfig
 	if !c.VerifyPartitions() {
 		t.Fatal("default off")
 	}
@@ -158,7 +159,7 @@ func TestTxnVerifyConfig(t *testing.T) {
 // TestClusterTxnVerify: the partition leader asks the coordinator, another
 // broker, over the network.
 func TestClusterTxnVerify(t *testing.T) {
-	c := startCluster(t, 3, func(cfg *Config) { cfg.Txns.StatePartitions = 1 })
+	c := startCluster(t, 3, func(cfg *config.Config) { cfg.Txns.StatePartitions = 1 })
 	ctx := ctxTimeout(t, 90*time.Second)
 	cl := clusterClient(t, c.bootstrap())
 	findTxnCoordinator(t, ctx, cl, "cv")

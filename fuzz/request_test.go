@@ -43,6 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -137,8 +138,8 @@ func newHarness() (*harness, error) {
 	}
 	hs := &harness{dir: dir, log: &errorLog{}, served: make(chan error, 1), health: fmt.Sprintf("health-%d", os.Getpid())}
 	zero := time.Duration(0)
-	b, err := broker.New(broker.Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(hs.log),
-		Groups: broker.GroupConfig{InitialRebalanceDelay: &zero, MinSessionTimeout: time.Millisecond, MaxSessionTimeout: rebalanceMs * time.Millisecond}})
+	b, err := broker.New(config.Config{DataDir: dir, Listen: "127.0.0.1:0", Logger: slog.New(hs.log),
+		Groups: config.GroupConfig{InitialRebalanceDelay: &zero, MinSessionTimeout: time.Millisecond, MaxSessionTimeout: rebalanceMs * time.Millisecond}})
 	if err != nil {
 		return nil, err
 	}

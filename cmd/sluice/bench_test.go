@@ -11,18 +11,19 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 )
 
 // startBenchBroker runs an in-process broker on a loopback port.
 func startBenchBroker(t *testing.T) string {
 	t.Helper()
-	return startInProcessBroker(t, broker.Config{})
+	return startInProcessBroker(t, config.Config{})
 }
 
 // startInProcessBroker runs an in-process broker with cfg (a fresh data
 // directory, a silent logger) serving its first listener on a loopback
 // port, stopped at cleanup; it returns that listener's address.
-func startInProcessBroker(t *testing.T, cfg broker.Config) string {
+func startInProcessBroker(t *testing.T, cfg config.Config) string {
 	t.Helper()
 	cfg.DataDir, cfg.Listen, cfg.Logger = t.TempDir(), "127.0.0.1:0", slog.New(slog.NewTextHandler(io.Discard, nil))
 	b, err := broker.New(cfg)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
 
@@ -29,7 +30,7 @@ func runBrokerOn(args []string, stdout, stderr io.Writer, fsys engine.FS) int {
 	advertise := fs.String("advertise", "", "address clients are told to connect to (default: the listen address)")
 	data := fs.String("data", "", "data directory (default ./sluice-data)")
 	id := fs.Int("id", -1, "broker id (default 0)")
-	config := fs.String("config", "", "server.properties file with Kafka's key names")
+	configFile := fs.String("config", "", "server.properties file with Kafka's key names")
 	zookeeper := fs.String("zookeeper", "", "ZooKeeper to join a cluster through, host:port[,host:port...][/chroot] (default: none, a single node)")
 	rack := fs.String("rack", "", "this broker's rack (broker.rack)")
 	verbose := fs.Bool("v", false, "log debug events (as --log-level debug)")
@@ -41,21 +42,21 @@ func runBrokerOn(args []string, stdout, stderr io.Writer, fsys engine.FS) int {
 		return 2
 	}
 
-	var cfg broker.Config
+	var cfg config.Config
 	var unknown []string
-	if *config != "" {
-		f, err := os.Open(*config)
+	if *configFile != "" {
+		f, err := os.Open(*configFile)
 		if err != nil {
 			fmt.Fprintf(stderr, "sluice broker: %v\n", err)
 			return 1
 		}
-		props, err := broker.ParseProperties(f)
+		props, err := config.ParseProperties(f)
 		f.Close()
 		if err == nil {
 			unknown, err = cfg.Apply(props)
 		}
 		if err != nil {
-			fmt.Fprintf(stderr, "sluice broker: %s: %v\n", *config, err)
+			fmt.Fprintf(stderr, "sluice broker: %s: %v\n", *configFile, err)
 			return 1
 		}
 	}
@@ -81,7 +82,7 @@ func runBrokerOn(args []string, stdout, stderr io.Writer, fsys engine.FS) int {
 		return 2
 	}
 	for _, k := range unknown {
-		logger.Warn("ignoring unknown configuration key", "key", k, "file", *config)
+		logger.Warn("ignoring unknown configuration key", "key", k, "file", *configFile)
 	}
 	// Flags override the file.
 	if *listen != "" {
@@ -140,8 +141,8 @@ func runBrokerOn(args []string, stdout, stderr io.Writer, fsys engine.FS) int {
 }
 
 // newLogger is the broker's logger as log.level and log.format ask.
-func newLogger(obs broker.ObservabilityConfig, w io.Writer) (*slog.Logger, error) {
-	level, err := broker.ParseLogLevel(obs.LogLevel)
+func newLogger(obs config.ObservabilityConfig, w io.Writer) (*slog.Logger, error) {
+	level, err := config.ParseLogLevel(obs.LogLevel)
 	if err != nil {
 		return nil, err
 	}

@@ -8,12 +8,13 @@ import (
 	"testing"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 )
 
 func startACLBroker(t *testing.T) string {
 	t.Helper()
-	return startInProcessBroker(t, broker.Config{
-		Authz: broker.AuthzConfig{ClassName: "kafka.security.authorizer.AclAuthorizer", SuperUsers: []broker.Principal{broker.Anonymous}}})
+	return startInProcessBroker(t, config.Config{
+		Authz: config.AuthzConfig{ClassName: "kafka.security.authorizer.AclAuthorizer", SuperUsers: []broker.Principal{broker.Anonymous}}})
 }
 
 func TestACLCommand(t *testing.T) {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 )
 
 // fastMember are consume flags that make a group member notice rebalances
@@ -33,10 +34,10 @@ var fastMember = []string{"--heartbeat-interval", "100ms", "--commit-interval", 
 func newGroupCLI(t *testing.T) *cli {
 	t.Helper()
 	zero := time.Duration(0)
-	b, err := broker.New(broker.Config{
+	b, err := broker.New(config.Config{
 		DataDir: t.TempDir(), Listen: "127.0.0.1:0",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Groups: broker.GroupConfig{InitialRebalanceDelay: &zero, MinSessionTimeout: 100 * time.Millisecond},
+		Groups: config.GroupConfig{InitialRebalanceDelay: &zero, MinSessionTimeout: 100 * time.Millisecond},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 )
 
 // cli runs the sluice binary against one broker.
@@ -488,7 +489,7 @@ func TestProduceStopsCleanlyOnSignal(t *testing.T) {
 // A consumer whose broker goes away says so once on stderr and keeps
 // trying until stopped.
 func TestConsumeWarnsWhenBrokerGoes(t *testing.T) {
-	b, err := broker.New(broker.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	b, err := broker.New(config.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:0", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/tlsconf/tlstest"
 )
 
@@ -14,9 +14,9 @@ import (
 func startSSLBroker(t *testing.T, ca *tlstest.CA) string {
 	t.Helper()
 	dir := t.TempDir()
-	return startInProcessBroker(t, broker.Config{
-		Listeners: []broker.ListenerConfig{{Name: "SSL", Addr: "127.0.0.1:0"}},
-		TLS: broker.TLSConfig{Props: map[string]string{
+	return startInProcessBroker(t, config.Config{
+		Listeners: []config.ListenerConfig{{Name: "SSL", Addr: "127.0.0.1:0"}},
+		TLS: config.TLSConfig{Props: map[string]string{
 			"ssl.keystore.location":   tlstest.WriteFile(t, dir, "broker.pem", ca.Server(t, "broker").Keystore),
 			"ssl.truststore.location": tlstest.WriteFile(t, dir, "ca.pem", ca.PEM),
 			"ssl.client.auth":         "required",

@@ -30,7 +30,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
-	"github.com/sluice-io/sluice/broker"
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/tlsconf"
 )
 
@@ -48,7 +48,7 @@ func loadCommandConfig(path string) (*commandConfig, error) {
 		return nil, fmt.Errorf("--command-config: %w", err)
 	}
 	defer f.Close()
-	props, err := broker.ParseProperties(f)
+	props, err := config.ParseProperties(f)
 	if err != nil {
 		return nil, fmt.Errorf("--command-config %s: %w", path, err)
 	}

@@ -1,4 +1,4 @@
-package broker
+package config
 
 // The static keys of client quotas (Kafka's QuotaConfig): how rates are
 // measured. The quotas themselves are entity configs (clientquotas.go).

@@ -1,4 +1,4 @@
-package broker
+package config
 
 // Compaction settings: the broker's log.cleaner.* keys (the Store's cleaner
 // and the defaults of the topics' compaction keys) and their mapping to the
@@ -15,7 +15,7 @@ import (
 
 // CleanerConfig configures the log cleaner with Kafka's log.cleaner.* keys.
 // Zero fields take Kafka's defaults. The cleaner is sized when the broker
-// starts: these keys are read-only at run time (see configs.go).
+// starts: these keys are read-only at run time (see keys.go).
 type CleanerConfig struct {
 	Enable            *bool          // log.cleaner.enable; default true
 	Threads           *int           // log.cleaner.threads; default 1; 0 runs no cleaner

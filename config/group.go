@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func (g *GroupConfig) Apply(k, v string) (ok bool, err error) {
 }
 
 // static adds the group keys the configuration sets to m, by Kafka name
-// (dynconfig.go's StaticBrokerConfigs).
+// (layers.go's StaticBrokerConfigs).
 func (g GroupConfig) static(m map[string]string) {
 	if g.InitialRebalanceDelay != nil {
 		m["group.initial.rebalance.delay.ms"] = strconv.FormatInt(g.InitialRebalanceDelay.Milliseconds(), 10)

@@ -1,4 +1,4 @@
-package broker
+package config
 
 // The configuration catalogue: every topic and broker key sluice knows, as
 // Kafka 3.9 defines it (LogConfig's topic keys, ServerTopicConfigSynonyms,
@@ -7,10 +7,10 @@ package broker
 // at run time. CreateTopics, DescribeConfigs, AlterConfigs and
 // IncrementalAlterConfigs validate and describe through it. Every key
 // server.properties accepts (Config.Apply) has a row here
-// (configs_keys_test.go walks the parser's keys against DescribeConfigs).
+// (broker/configs_keys_test.go walks the parser's keys against DescribeConfigs).
 //
 // A value comes from the first of these layers that sets it (Kafka's
-// ConfigSource, dynconfig.go keeps the layers):
+// ConfigSource; layers.go and broker/dynconfig.go keep the layers):
 //
 //	DYNAMIC_TOPIC_CONFIG           the topic's override
 //	DYNAMIC_BROKER_CONFIG          this broker's dynamic config (resource "<id>")
@@ -66,7 +66,7 @@ type Key struct {
 	PerBroker bool
 	// Undefined (broker keys): KafkaConfig does not define the key (the
 	// authorizer reads it), so Kafka describes it only when set, as a key
-	// of unknown type (configs_security.go).
+	// of unknown type (keys_security.go).
 	Undefined bool
 }
 
@@ -86,9 +86,9 @@ type configValue struct {
 }
 
 // Error is a value or key Kafka refuses with INVALID_CONFIG.
-type Error struct{ msg string }
+type Error struct{ Msg string }
 
-func (e *Error) Error() string { return e.msg }
+func (e *Error) Error() string { return e.Msg }
 
 func invalidValue(key, value, reason string) error {
 	return &Error{fmt.Sprintf("Invalid value %s for configuration %s: %s", value, key, reason)}
@@ -407,7 +407,7 @@ var BrokerKeys = []Key{
 	{Name: "default.replication.factor", Type: kmsg.ConfigTypeInt, Default: str("1"), Doc: "Replication factor for CreateTopics with -1."},
 	{Name: "auto.create.topics.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"), Doc: "Whether Metadata requests create unknown topics."},
 	{Name: "socket.request.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"), Doc: "Largest request frame; larger ones close the connection."},
-	// The network bounds (netconfig.go). Kafka can change the connection
+	// The network bounds (network.go). Kafka can change the connection
 	// bounds at run time; sluice reads them when it starts.
 	{Name: "queued.max.request.bytes", Type: kmsg.ConfigTypeLong, Default: str(strconv.FormatInt(DefaultRequestPool(wire.DefaultMaxFrame), 10)),
 		Doc: "Bytes requests being read or waiting to be handled may hold; requests up to 64 KiB are read in their connection's buffer and hold none. sluice's default is an eighth of the memory available to the process (Kafka's is -1, no bound); 0 or less: no bound."},
@@ -444,7 +444,7 @@ var BrokerKeys = []Key{
 	{Name: "log.cleaner.backoff.ms", Type: kmsg.ConfigTypeLong, Default: str("15000"), check: atLeast(0),
 		Doc: "How long an idle cleaner thread waits before looking for a dirty log again."},
 	{Name: "log.message.format.version", Type: kmsg.ConfigTypeString, Default: str("3.0-IV1"), Topic: "message.format.version", Doc: "message.format.version default."},
-	// The controller's rebalance (electionconfig.go), read when the broker
+	// The controller's rebalance (election.go), read when the broker
 	// starts, as Kafka's.
 	{Name: "auto.leader.rebalance.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
 		Doc: "Whether the controller moves leadership back to preferred replicas when a broker's leader imbalance is above leader.imbalance.per.broker.percentage."},
@@ -452,7 +452,7 @@ var BrokerKeys = []Key{
 		Doc: "How often the controller checks the leader imbalance."},
 	{Name: "leader.imbalance.per.broker.percentage", Type: kmsg.ConfigTypeInt, Default: str("10"),
 		Doc: "Share of a broker's preferred partitions, in percent, that may be led elsewhere before the controller moves them back."},
-	// The group coordinator's keys (groupconfig.go), read when the broker
+	// The group coordinator's keys (group.go), read when the broker
 	// starts, as Kafka's.
 	{Name: "group.initial.rebalance.delay.ms", Type: kmsg.ConfigTypeInt, Default: str("3000"),
 		Doc: "How long the first rebalance of an empty group waits for more members to join."},
@@ -474,7 +474,7 @@ var BrokerKeys = []Key{
 		Doc: "How often expired offsets are removed."},
 	{Name: "offset.metadata.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"),
 		Doc: "Largest metadata string of a committed offset; longer ones are refused OFFSET_METADATA_TOO_LARGE."},
-	// The transaction coordinator's keys (txnconfig.go), read when the
+	// The transaction coordinator's keys (txn.go), read when the
 	// broker starts. Kafka can change
 	// transaction.partition.verification.enable at run time; sluice reads it
 	// when it starts.
@@ -496,7 +496,7 @@ var BrokerKeys = []Key{
 		Doc: "Segment size of __transaction_state."},
 	{Name: "transaction.partition.verification.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
 		Doc: "Whether a partition leader verifies with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890)."},
-	// The cluster's keys (clusterconfig.go, fetcherconfig.go), read when
+	// The cluster's keys (cluster.go, fetcher.go), read when
 	// the broker starts. Kafka can change num.replica.fetchers at run time;
 	// sluice reads it when it starts.
 	{Name: "zookeeper.connect", Type: kmsg.ConfigTypeString,
@@ -527,7 +527,7 @@ var BrokerKeys = []Key{
 		Doc: "Longest wait of a follower's fetch; at most replica.lag.time.max.ms."},
 	{Name: "replica.fetch.backoff.ms", Type: kmsg.ConfigTypeInt, Default: str("1000"),
 		Doc: "Pause after a failed fetch, and before a follower fetches records its log refused again."},
-	// sluice's own observability keys (obsconfig.go), read when the broker
+	// sluice's own observability keys (observability.go), read when the broker
 	// starts; Kafka has none of them.
 	{Name: "metrics.listen", Type: kmsg.ConfigTypeString,
 		Doc: "sluice's: host:port of the HTTP listener serving /metrics, /healthz and /readyz; none: no metrics are kept."},
@@ -598,7 +598,7 @@ var BrokerKeys = []Key{
 	// are validated, stored and described, with no effect, as a Kafka broker
 	// without such a listener keeps them (librdkafka's admin tests set
 	// sasl.kerberos.min.time.before.relogin). The SASL keys sluice acts on
-	// are static (securityKeys, configs_security.go).
+	// are static (securityKeys, keys_security.go).
 	{Name: "sasl.kerberos.service.name", Type: kmsg.ConfigTypeString, Dynamic: true, PerBroker: true, Doc: saslDoc},
 	{Name: "sasl.kerberos.kinit.cmd", Type: kmsg.ConfigTypeString, Default: str("/usr/bin/kinit"), Dynamic: true, PerBroker: true, Doc: saslDoc},
 	{Name: "sasl.kerberos.ticket.renew.window.factor", Type: kmsg.ConfigTypeDouble, Default: str("0.8"), Dynamic: true, PerBroker: true, Doc: saslDoc},

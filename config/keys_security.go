@@ -1,7 +1,7 @@
-package broker
+package config
 
-// The catalogue's listener and security keys (listeners.go, tlsconfig.go,
-// saslconfig.go, authzconfig.go), and how DescribeConfigs treats what
+// The catalogue's listener and security keys (listeners.go, tls.go,
+// sasl.go, authz.go), and how DescribeConfigs treats what
 // Kafka 3.9's ConfigHelper treats apart: secrets, listener-prefixed keys
 // and keys KafkaConfig does not define.
 //

@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"fmt"
@@ -119,7 +119,7 @@ func (t *TxnConfig) Apply(k, v string) (ok bool, err error) {
 }
 
 // static adds the transaction keys the configuration sets to m, by Kafka
-// name (dynconfig.go's StaticBrokerConfigs).
+// name (layers.go's StaticBrokerConfigs).
 func (t TxnConfig) static(m map[string]string) {
 	PutNonZero(m, "transaction.max.timeout.ms", t.MaxTimeout.Milliseconds())
 	PutNonZero(m, "transactional.id.expiration.ms", t.IDExpiration.Milliseconds())

@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"bufio"
@@ -71,36 +71,36 @@ type Config struct {
 
 	Cleaner CleanerConfig // log.cleaner.* keys
 
-	Groups GroupConfig // group.* and offsets.* keys (groupconfig.go)
+	Groups GroupConfig // group.* and offsets.* keys (group.go)
 
-	Txns TxnConfig // transaction.* keys (txnconfig.go)
+	Txns TxnConfig // transaction.* keys (txn.go)
 
 	// Authz is the authorizer: authorizer.class.name, super.users,
-	// allow.everyone.if.no.acl.found (authzconfig.go).
+	// allow.everyone.if.no.acl.found (authz.go).
 	Authz AuthzConfig
 	// ClientQuotas is quota.window.num, quota.window.size.seconds and
-	// controller.quota.window.* (clientquotaconfig.go).
+	// controller.quota.window.* (clientquota.go).
 	ClientQuotas ClientQuotaConfig
 
 	// Network bounds request memory, connections and their times:
 	// queued.max.request.bytes, socket.request.receive.timeout.ms,
 	// max.connections, max.connections.per.ip(.overrides),
-	// connections.max.idle.ms (netconfig.go).
+	// connections.max.idle.ms (network.go).
 	Network NetworkConfig
 
 	// SASL is the sasl.* keys, global and listener-prefixed, and
-	// connections.max.reauth.ms (saslconfig.go).
+	// connections.max.reauth.ms (sasl.go).
 	SASL SASLConfig
-	// TLS is the ssl.* keys of the SSL and SASL_SSL listeners (tlsconfig.go).
+	// TLS is the ssl.* keys of the SSL and SASL_SSL listeners (tls.go).
 	TLS TLSConfig
 
 	// Cluster is ZooKeeper mode: zookeeper.connect, its session's times and
-	// broker.rack (clusterconfig.go). Empty, the broker is the embedded
+	// broker.rack (cluster.go). Empty, the broker is the embedded
 	// single node.
 	Cluster ClusterConfig
 
 	// ControlPlane fences the controller's requests (LeaderAndIsr,
-	// StopReplica, UpdateMetadata; controlplane.go). nil is the default:
+	// StopReplica, UpdateMetadata; broker/controlplane.go). nil is the default:
 	// ZooKeeper's controller in ZooKeeper mode, and on the embedded single
 	// node none, which refuses them. Tests set it to drive the control
 	// requests without a cluster.
@@ -108,12 +108,12 @@ type Config struct {
 
 	// Observability is the metrics endpoint and the logs' keys:
 	// metrics.listen, metrics.pprof.enable, log.level, log.format,
-	// log.slow.request.ms (obsconfig.go).
+	// log.slow.request.ms (observability.go).
 	Observability ObservabilityConfig
 
 	Logger *slog.Logger // default slog.Default()
 
-	// StaticKeys are the broker keys of the catalogue (configs.go) that
+	// StaticKeys are the broker keys of the catalogue (keys.go) that
 	// server.properties sets and no field above takes: the static values of
 	// keys Kafka also changes at run time (min.insync.replicas,
 	// log.preallocate, log.message.timestamp.type, the replication

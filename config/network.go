@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // NetworkConfig bounds what clients can hold of the broker: the memory of
@@ -16,7 +18,7 @@ import (
 type NetworkConfig struct {
 	// QueuedMaxRequestBytes is queued.max.request.bytes, the bound on the
 	// bytes held by requests being read or waiting to be handled
-	// (reqpool.go). Default (0): an eighth of the memory available to the
+	// (broker/reqpool.go). Default (0): an eighth of the memory available to the
 	// process (physical memory, its cgroup's limit or GOMEMLIMIT, the
 	// least), and at least what socket.request.max.bytes needs (8/7 of
 	// it); negative: no bound, as Kafka's default -1.
@@ -181,3 +183,36 @@ func connectionOverrides(v configValue) string {
 
 // MaxInt32 is Kafka's Int.MaxValue default of the connection bounds.
 const MaxInt32 = math.MaxInt32
+
+// SmallRequest is the largest request that draws on the small area.
+const SmallRequest = 1 << 20
+
+// UnboundedPool is the limit standing for queued.max.request.bytes <= 0
+// (Kafka's default, -1: no bound); it leaves room for sums.
+const UnboundedPool = math.MaxInt64 / 4
+
+// MinRequestPool is the least queued.max.request.bytes a broker accepting
+// requests of maxRequest bytes needs: the big area, which is P less the
+// eighth kept for small requests, must hold one such request.
+func MinRequestPool(maxRequest int32) int64 {
+	lane := PageUp(int64(maxRequest))
+	p := max(lane*8/7-8, 8*PageUp(min(SmallRequest, int64(maxRequest))))
+	for p-p/8 < lane { // a few steps from just below it
+		p++
+	}
+	return p
+}
+
+// DefaultRequestPool is sluice's default queued.max.request.bytes: an
+// eighth of the memory available to the process (AvailableMemory), and at
+// least MinRequestPool, rounded up to MiB.
+func DefaultRequestPool(maxRequest int32) int64 {
+	p := max(AvailableMemory()/8, MinRequestPool(maxRequest))
+	return (p + 1<<20 - 1) >> 20 << 20
+}
+
+// PageSize is the unit of region accounting.
+var PageSize = int64(unix.Getpagesize())
+
+// PageUp rounds n up to a multiple of the page size.
+func PageUp(n int64) int64 { return (n + PageSize - 1) / PageSize * PageSize }

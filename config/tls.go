@@ -1,4 +1,4 @@
-package broker
+package config
 
 // The TLS keys of SSL and SASL_SSL listeners: Kafka's ssl.* and
 // listener.name.<listener>.ssl.* (security/tlsconf reads them), and two of

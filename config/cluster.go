@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ type ClusterConfig struct {
 	Fetch FetcherConfig
 	// Election is how this broker's controller elects leaders
 	// (unclean.leader.election.enable, auto.leader.rebalance.enable,
-	// leader.imbalance.*: electionconfig.go).
+	// leader.imbalance.*: election.go).
 	Election ElectionConfig
 	// ControlledShutdown is controlled.shutdown.enable (default true: a
 	// stopping broker first asks the controller to move its leadership,
@@ -158,7 +158,7 @@ func (c ClusterConfig) Validate() error {
 }
 
 // static adds the cluster keys the configuration sets to m, by Kafka name
-// (dynconfig.go's StaticBrokerConfigs): ZooKeeper, the rack, the ISR lag,
+// (layers.go's StaticBrokerConfigs): ZooKeeper, the rack, the ISR lag,
 // the controlled shutdown and the followers' fetching.
 func (c ClusterConfig) static(m map[string]string) {
 	if c.ZooKeeper != "" {

@@ -1,4 +1,4 @@
-package broker
+package config
 
 // The SASL keys, Kafka's names, each also settable for one listener with
 // the prefix listener.name.<listener>. (the listener's name in lower case,

@@ -1,4 +1,4 @@
-package broker
+package config
 
 import (
 	"fmt"
@@ -80,7 +80,7 @@ func ParseLogLevel(s string) (slog.Level, error) {
 }
 
 // static adds the observability keys the configuration sets to m
-// (dynconfig.go's StaticBrokerConfigs).
+// (layers.go's StaticBrokerConfigs).
 func (c ObservabilityConfig) static(m map[string]string) {
 	if c.MetricsListen != "" {
 		m["metrics.listen"] = c.MetricsListen

@@ -1,0 +1,172 @@
+package config
+
+// The layers a configuration value comes from, beyond Config: the keys the
+// configuration file set (StaticBrokerConfigs), the two dynamic broker
+// layers (DynamicConfigs), and the values they give together
+// (WithDynamicDefaults, BrokerValue).
+//
+// Precedence, lowest first: Kafka's default < the configuration file
+// (Config) < the cluster-wide dynamic default < this broker's dynamic
+// config < the topic's override.
+
+import (
+	"maps"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+)
+
+// DynamicConfigs are the two dynamic broker layers. Immutable: a change
+// stores a new value.
+type DynamicConfigs struct {
+	Node    map[string]string // DYNAMIC_BROKER_CONFIG, resource "<id>"
+	Cluster map[string]string // DYNAMIC_DEFAULT_BROKER_CONFIG, resource ""
+}
+
+// SourcedValue is one layer's value of a key: an entry of DescribeConfigs'
+// synonyms.
+type SourcedValue struct {
+	Name   string
+	Value  *string
+	Source kmsg.ConfigSource
+}
+
+// PutNonZero sets m[k] to n unless n is 0 (a field not set): the static
+// values of the sub-configs' keys.
+func PutNonZero(m map[string]string, k string, n int64) {
+	if n != 0 {
+		m[k] = strconv.FormatInt(n, 10)
+	}
+}
+
+// StaticBrokerConfigs are the broker keys the configuration sets (fields
+// that are not zero), by Kafka name. A duration is given as its .ms key.
+// Secrets are among them: DescribeConfigs never shows a sensitive key's
+// value (keys_security.go).
+func StaticBrokerConfigs(c Config) map[string]string {
+	m := map[string]string{}
+	num := func(k string, n int64) { PutNonZero(m, k, n) }
+	ms := func(k string, d time.Duration) {
+		if d != 0 {
+			m[k] = strconv.FormatInt(d.Milliseconds(), 10)
+		}
+	}
+	if c.ID != 0 {
+		num("broker.id", int64(c.ID))
+		num("node.id", int64(c.ID))
+	}
+	c.staticListeners(m)
+	if c.DataDir != "" {
+		m["log.dirs"] = c.DataDir
+		m["log.dir"] = c.DataDir // either key sets it
+	}
+	num("num.partitions", int64(c.NumPartitions))
+	num("default.replication.factor", int64(c.DefaultReplicationFactor))
+	if c.AutoCreateTopics != nil {
+		m["auto.create.topics.enable"] = strconv.FormatBool(*c.AutoCreateTopics)
+	}
+	num("message.max.bytes", int64(c.MessageMaxBytes))
+	num("socket.request.max.bytes", int64(c.SocketRequestMaxBytes))
+	num("log.segment.bytes", c.LogSegmentBytes)
+	ms("log.roll.ms", c.LogRoll)
+	num("log.index.size.max.bytes", int64(c.LogIndexSizeMaxBytes))
+	num("log.index.interval.bytes", int64(c.LogIndexIntervalBytes))
+	if c.LogRetention < 0 {
+		m["log.retention.ms"] = "-1"
+	} else {
+		ms("log.retention.ms", c.LogRetention)
+	}
+	num("log.retention.bytes", c.LogRetentionBytes)
+	ms("log.retention.check.interval.ms", c.LogRetentionCheck)
+	num("log.flush.interval.messages", c.FlushIntervalMessages)
+	ms("log.flush.interval.ms", c.FlushInterval)
+	ms("producer.id.expiration.ms", c.ProducerIDExpiration)
+	if c.LogCleanupPolicy != nil {
+		m["log.cleanup.policy"] = *c.LogCleanupPolicy
+	}
+	if c.CompressionType != "" {
+		m["compression.type"] = c.CompressionType
+	}
+	num("compression.gzip.level", int64(c.CompressionGzipLevel))
+	num("compression.lz4.level", int64(c.CompressionLZ4Level))
+	num("compression.zstd.level", int64(c.CompressionZstdLevel))
+	c.Cleaner.static(m)
+	c.Network.static(m)
+	c.ClientQuotas.static(m)
+	c.TLS.static(m)
+	c.SASL.static(m)
+	c.Authz.static(m)
+	c.Cluster.Election.static(m)
+	c.Cluster.static(m)
+	c.Groups.static(m)
+	c.Txns.static(m)
+	c.Observability.static(m)
+	maps.Copy(m, c.StaticKeys)
+	num("replication.quota.window.num", int64(c.Cluster.QuotaWindowNum))
+	num("replication.quota.window.size.seconds", int64(c.Cluster.QuotaWindowSize/time.Second))
+	return m
+}
+
+func SynonymUnit(k *Key, broker string) int64 {
+	for _, s := range k.Synonyms {
+		if s.Name == broker {
+			return s.unit
+		}
+	}
+	return 0
+}
+
+// WithDynamicDefaults is a topic's overrides plus, for every topic key it
+// does not override, the value a dynamic broker config gives it, or else
+// one of static, the configuration's keys no field of Config takes
+// (Config.StaticKeys): with Config's fields and defaults this is the
+// topic's whole effective configuration, which Config.logOptions turns
+// into engine options.
+func (d *DynamicConfigs) WithDynamicDefaults(overrides, static map[string]string) map[string]string {
+	if len(d.Node) == 0 && len(d.Cluster) == 0 && len(static) == 0 {
+		return overrides
+	}
+	out := maps.Clone(overrides)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for i := range TopicKeys {
+		k := &TopicKeys[i]
+		if _, ok := out[k.Name]; ok {
+			continue
+		}
+	layers:
+		for _, m := range []map[string]string{d.Node, d.Cluster, static} {
+			for _, s := range k.Synonyms {
+				if v, ok := m[s.Name]; ok {
+					out[k.Name] = TopicValueFromBroker(s.Name, v, s.unit)
+					break layers
+				}
+			}
+		}
+	}
+	return out
+}
+
+// BrokerValue is the value of a broker key from the dynamic layers.
+func (d *DynamicConfigs) BrokerValue(key string) (string, bool) {
+	if v, ok := d.Node[key]; ok {
+		return v, true
+	}
+	v, ok := d.Cluster[key]
+	return v, ok
+}
+
+// SaturatingMs converts ms to a Duration, saturating instead of
+// overflowing (Kafka's "never" is Long.MAX_VALUE ms).
+func SaturatingMs(n int64) time.Duration {
+	if n > math.MaxInt64/int64(time.Millisecond) {
+		return math.MaxInt64
+	}
+	if n < math.MinInt64/int64(time.Millisecond) {
+		return math.MinInt64
+	}
+	return time.Duration(n) * time.Millisecond
+}
