@@ -145,8 +145,8 @@ func New(cfg config.Config) (*Broker, error) {
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
 		cl.fetchers = newFetchers(b, cfg.Cluster.Fetch.WithDefaults(), cl.zk)
-		cl.isrSend = interbroker.New(cfg.ID, cl.zk, b.interBroker(interbroker.Options{RequestTimeout: replicaFetchSendTimeout,
-			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"}))
+		cl.isrSend = b.openInterBroker(cl.zk, interbroker.Options{RequestTimeout: replicaFetchSendTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"})
 		if cfg.ControlPlane == nil {
 			b.ctl.plane = cl
 		}

@@ -56,8 +56,8 @@ type cluster struct {
 	// the first.
 	epoch    atomic.Int64
 	loop     atomic.Pointer[zk.ControllerLoop]
-	fetchers *fetchers           // the followers' fetchers (fetcher.go)
-	isrSend  *interbroker.Client // AlterPartition and ControlledShutdown to the controller
+	fetchers *fetchers          // the followers' fetchers (fetcher.go)
+	isrSend  interbroker.Sender // AlterPartition and ControlledShutdown to the controller
 	// logDirWake asks for a log directory event (logdirevents.go).
 	logDirWake chan struct{}
 	// shutdownAsked: the controlled shutdown ran (controlledshutdown.go).
@@ -140,7 +140,7 @@ func (c *cluster) run(reg zk.BrokerRegistration) {
 		if first {
 			first = false
 			close(c.registered)
-			sender := interbroker.New(reg.ID, c.zk, c.b.interBroker(interbroker.Options{}))
+			sender := c.b.openInterBroker(c.zk, interbroker.Options{})
 			c.loop.Store(zk.StartControllerLoop(c.ctx, c.zk, reg.ID, sender, c.b.electionLoopOptions(zk.LoopOptions{Logger: c.log})))
 		}
 		select {

@@ -76,8 +76,8 @@ type fetcherKey struct {
 type fetcher struct {
 	f      *fetchers
 	leader int32
-	send   *interbroker.Client // this fetcher's own connection
-	wake   chan struct{}       // capacity 1
+	send   interbroker.Sender // this fetcher's own connection
+	wake   chan struct{}      // capacity 1
 
 	mu struct {
 		sync.Mutex
@@ -129,8 +129,8 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	f := fs.mu.bySource[key]
 	if f == nil {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
-		f.send = interbroker.New(fs.b.cfg.ID, fs.zk, fs.b.interBroker(interbroker.Options{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
-			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)}))
+		f.send = fs.b.openInterBroker(fs.zk, interbroker.Options{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
+			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
 		f.mu.parts, f.mu.delayed, f.errs = map[*partition]struct{}{}, map[*partition]time.Time{}, map[*partition]int{}
 		fs.mu.bySource[key] = f
 		go f.run()

@@ -45,7 +45,7 @@ type lagSampler struct {
 	mu   sync.Mutex
 	at   time.Time
 	lags []GroupLag
-	send *interbroker.Client // cluster mode, opened at the first remote ask
+	send interbroker.Sender // cluster mode, opened at the first remote ask
 }
 
 // GroupLag returns the lag of every group this broker coordinates, by
@@ -103,8 +103,8 @@ func (b *Broker) sampleLag(ctx context.Context) []GroupLag {
 		ctx, cancel := context.WithTimeout(ctx, lagAskTimeout)
 		defer cancel()
 		if b.lag.send == nil {
-			b.lag.send = interbroker.New(b.cfg.ID, b.cluster.zk, b.interBroker(interbroker.Options{RequestTimeout: lagAskTimeout,
-				ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"}))
+			b.lag.send = b.openInterBroker(b.cluster.zk, interbroker.Options{RequestTimeout: lagAskTimeout,
+				ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"})
 		}
 		for leader, ks := range remote {
 			req := kmsg.NewPtrListOffsetsRequest()

@@ -146,9 +146,12 @@ func (b *Broker) registeredEndpoints() []zk.Endpoint {
 	return out
 }
 
-// interBroker completes the options of a connection this broker opens to
-// another: the inter-broker listener's endpoint.
-func (b *Broker) interBroker(o interbroker.Options) interbroker.Options {
+// openInterBroker opens a client of the other brokers through the
+// broker's one transport (Config.Transport), with the options o completed
+// for the inter-broker listener: its endpoint, its TLS dial and its SASL
+// handshake. book gives the brokers' addresses (the cluster's ZooKeeper
+// client).
+func (b *Broker) openInterBroker(book interbroker.AddressBook, o interbroker.Options) interbroker.Sender {
 	o.Listener = b.lsetup.InterName
 	if b.saslClient != nil {
 		o.Handshake = b.saslClient.handshake // saslclient.go
@@ -156,5 +159,5 @@ func (b *Broker) interBroker(o interbroker.Options) interbroker.Options {
 	if b.interTLS != nil {
 		o.Dial = b.interTLS.Dial // reloading its files (tlsconf.Client)
 	}
-	return o
+	return b.cfg.Transport.Open(b.cfg.ID, book, o)
 }

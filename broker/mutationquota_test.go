@@ -154,16 +154,14 @@ func TestControllerMutationQuotaCreatePartitions(t *testing.T) {
 // controller.quota.window.* are read as Kafka's keys, and reach the
 // quota manager's config.
 func TestControllerQuotaWindowKeys(t *testing.T) {
-	var c config.ClientQuotaConfig
-	for k, v := range map[string]string{"controller.quota.window.num": "4", "controller.quota.window.size.seconds": "3"} {
-		if ok, err := c.Apply(k, v); !ok || err != nil {
-			t.Fatalf("apply %s=%s: %v %v", k, v, ok, err)
-		}
+	var c config.Config
+	if _, err := c.Apply(map[string]string{"controller.quota.window.num": "4", "controller.quota.window.size.seconds": "3"}); err != nil {
+		t.Fatal(err)
 	}
-	if q := c.QuotaConfig(); q.MutationSamples != 4 || q.MutationWindow != 3*time.Second {
+	if q := c.ClientQuotas.QuotaConfig(); q.MutationSamples != 4 || q.MutationWindow != 3*time.Second {
 		t.Fatalf("quota config %+v, want 4 samples of 3 s", q)
 	}
-	if ok, err := c.Apply("controller.quota.window.num", "0"); !ok || err == nil {
-		t.Fatalf("controller.quota.window.num=0: %v %v, want an error", ok, err)
+	if _, err := c.Apply(map[string]string{"controller.quota.window.num": "0"}); err == nil {
+		t.Fatal("controller.quota.window.num=0 accepted")
 	}
 }

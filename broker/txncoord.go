@@ -106,10 +106,10 @@ type txnCoordinators struct {
 	closed  bool
 	// send carries markers to other brokers (ZooKeeper mode), made on
 	// first use.
-	send *interbroker.Client
+	send interbroker.Sender
 	// verifySend carries transaction verifications to other brokers'
 	// coordinators (txnverify.go), made on first use.
-	verifySend *interbroker.Client
+	verifySend interbroker.Sender
 	// holdMarkers, when set (a test's seam for a coordinator that dies
 	// between its decision and its markers), makes every WriteTxnMarkers
 	// fail unsent, to be retried.
@@ -221,12 +221,12 @@ func (b *Broker) closeTxns() {
 
 // markerSender is the connection pool markers to other brokers go
 // through.
-func (b *Broker) markerSender() *interbroker.Client {
+func (b *Broker) markerSender() interbroker.Sender {
 	b.txns.mu.Lock()
 	defer b.txns.mu.Unlock()
 	if b.txns.send == nil && b.cluster != nil && !b.txns.closed {
-		b.txns.send = interbroker.New(b.cfg.ID, b.cluster.zk, b.interBroker(interbroker.Options{RequestTimeout: txnMarkerTimeout,
-			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-markers"}))
+		b.txns.send = b.openInterBroker(b.cluster.zk, interbroker.Options{RequestTimeout: txnMarkerTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-markers"})
 	}
 	return b.txns.send
 }

@@ -286,12 +286,12 @@ func (b *Broker) sendVerification(ctx context.Context, coordinator int32, req *k
 
 // verifySender is the connection pool verifications to other brokers go
 // through, made on first use.
-func (b *Broker) verifySender() *interbroker.Client {
+func (b *Broker) verifySender() interbroker.Sender {
 	b.txns.mu.Lock()
 	defer b.txns.mu.Unlock()
 	if b.txns.verifySend == nil && b.cluster != nil && !b.txns.closed {
-		b.txns.verifySend = interbroker.New(b.cfg.ID, b.cluster.zk, b.interBroker(interbroker.Options{RequestTimeout: txnVerifyTimeout,
-			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-verification"}))
+		b.txns.verifySend = b.openInterBroker(b.cluster.zk, interbroker.Options{RequestTimeout: txnVerifyTimeout,
+			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-verification"})
 	}
 	return b.txns.verifySend
 }

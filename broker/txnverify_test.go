@@ -142,16 +142,16 @@ func TestTxnVerifyDisabled(t *testing.T) {
 
 // TestTxnVerifyConfig: the key parses as Kafka's booleans do.
 func TestTxnVerifyConfig(t *testing.T) {
-	var c config.TxnConfig
-	if !c.VerifyPartitions() {
+	var c config.Config
+	if !c.Txns.VerifyPartitions() {
 		t.Fatal("default off")
 	}
 	for v, want := range map[string]bool{"false": false, "TRUE": true, "False": false} {
-		if ok, err := c.Apply("transaction.partition.verification.enable", v); !ok || err != nil || c.VerifyPartitions() != want {
-			t.Errorf("%q: ok %v err %v, on %v", v, ok, err, c.VerifyPartitions())
+		if _, err := c.Apply(map[string]string{"transaction.partition.verification.enable": v}); err != nil || c.Txns.VerifyPartitions() != want {
+			t.Errorf("%q: err %v, on %v", v, err, c.Txns.VerifyPartitions())
 		}
 	}
-	if _, err := c.Apply("transaction.partition.verification.enable", "yes"); err == nil {
+	if _, err := c.Apply(map[string]string{"transaction.partition.verification.enable": "yes"}); err == nil {
 		t.Error("yes accepted")
 	}
 }

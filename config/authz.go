@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -41,53 +42,39 @@ func (a AuthzConfig) Validate() error {
 	return nil
 }
 
-// static adds the authorizer keys the configuration sets to m.
-func (a AuthzConfig) static(m map[string]string) {
-	if a.ClassName != "" {
-		m["authorizer.class.name"] = a.ClassName
-	}
-	if a.SuperUsers != nil {
-		names := make([]string, len(a.SuperUsers))
-		for i, p := range a.SuperUsers {
-			names[i] = p.String()
+// superUsersField is super.users, Type:name entries separated by ';'.
+var superUsersField = custom(func(c *Config, _ string, v configValue) error {
+	c.Authz.SuperUsers = nil
+	for i, s := range strings.Split(v.s, ";") {
+		s = strings.TrimSpace(s)
+		if s == "" {
+			continue
 		}
-		m["super.users"] = strings.Join(names, ";")
+		p, err := acl.ParsePrincipal(s)
+		if err != nil {
+			return fmt.Errorf("entry %d, %q, is not Type:name", i, s)
+		}
+		c.Authz.SuperUsers = append(c.Authz.SuperUsers, p)
 	}
-	if a.AllowEveryoneIfNoACL {
-		m["allow.everyone.if.no.acl.found"] = "true"
+	return nil
+}, func(c *Config) (string, bool) {
+	names := make([]string, len(c.Authz.SuperUsers))
+	for i, p := range c.Authz.SuperUsers {
+		names[i] = p.String()
 	}
-}
+	return strings.Join(names, ";"), c.Authz.SuperUsers != nil
+})
 
-// Apply sets the field an authorizer key names; ok is false for other
-// keys.
-func (a *AuthzConfig) Apply(k, v string) (ok bool, err error) {
-	switch k {
-	case "authorizer.class.name":
-		a.ClassName = strings.TrimSpace(v)
-	case "super.users":
-		a.SuperUsers = nil
-		for i, s := range strings.Split(v, ";") {
-			s = strings.TrimSpace(s)
-			if s == "" {
-				continue
-			}
-			p, err := acl.ParsePrincipal(s)
-			if err != nil {
-				return true, fmt.Errorf("broker: config super.users=%q: entry %d, %q, is not Type:name", v, i, s)
-			}
-			a.SuperUsers = append(a.SuperUsers, p)
-		}
-	case "allow.everyone.if.no.acl.found":
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "true":
-			a.AllowEveryoneIfNoACL = true
-		case "false":
-			a.AllowEveryoneIfNoACL = false
-		default:
-			return true, fmt.Errorf("broker: config %s=%q: not true or false", k, v)
-		}
+// allowEveryoneField is allow.everyone.if.no.acl.found, a key of the
+// authorizer's that KafkaConfig does not type: true or false.
+var allowEveryoneField = custom(func(c *Config, _ string, v configValue) error {
+	switch strings.ToLower(v.s) {
+	case "true":
+		c.Authz.AllowEveryoneIfNoACL = true
+	case "false":
+		c.Authz.AllowEveryoneIfNoACL = false
 	default:
-		return false, nil
+		return errors.New("not true or false")
 	}
-	return true, nil
-}
+	return nil
+}, func(c *Config) (string, bool) { return "true", c.Authz.AllowEveryoneIfNoACL })

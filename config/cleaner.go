@@ -29,51 +29,6 @@ type CleanerConfig struct {
 	MaxCompactionLag  time.Duration  // log.cleaner.max.compaction.lag.ms; default none
 }
 
-// Apply sets the field a log.cleaner.* key names, checking the value as
-// Kafka does (the catalogue's type and range); ok is false for other keys.
-func (c *CleanerConfig) Apply(k, v string) (ok bool, err error) {
-	switch k {
-	case "log.cleaner.enable", "log.cleaner.threads", "log.cleaner.dedupe.buffer.size",
-		"log.cleaner.io.buffer.size", "log.cleaner.io.buffer.load.factor", "log.cleaner.backoff.ms",
-		"log.cleaner.delete.retention.ms", "log.cleaner.min.cleanable.ratio",
-		"log.cleaner.min.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms":
-	default:
-		return false, nil
-	}
-	cv, err := BrokerKeyByName[k].Parse(v)
-	if err != nil {
-		return true, err
-	}
-	ms := SaturatingMs(cv.n)
-	switch k {
-	case "log.cleaner.enable":
-		c.Enable = &cv.b
-	case "log.cleaner.threads":
-		n := int(cv.n)
-		c.Threads = &n
-	case "log.cleaner.dedupe.buffer.size":
-		c.DedupeBufferSize = cv.n
-	case "log.cleaner.io.buffer.size":
-		c.IOBufferSize = int32(cv.n)
-	case "log.cleaner.io.buffer.load.factor":
-		c.LoadFactor = cv.f
-	case "log.cleaner.backoff.ms":
-		c.Backoff = &ms
-	case "log.cleaner.delete.retention.ms":
-		c.DeleteRetention = &ms
-	case "log.cleaner.min.cleanable.ratio":
-		c.MinCleanableRatio = &cv.f
-	case "log.cleaner.min.compaction.lag.ms":
-		c.MinCompactionLag = ms
-	case "log.cleaner.max.compaction.lag.ms":
-		c.MaxCompactionLag = ms
-		if cv.n == math.MaxInt64 {
-			c.MaxCompactionLag = 0
-		}
-	}
-	return true, nil
-}
-
 // StoreOptions are the engine's cleaner settings.
 func (c *CleanerConfig) StoreOptions() engine.CleanerOptions {
 	o := engine.CleanerOptions{
@@ -91,41 +46,6 @@ func (c *CleanerConfig) StoreOptions() engine.CleanerOptions {
 		o.Backoff = max(*c.Backoff, time.Millisecond) // the engine reads 0 as its default
 	}
 	return o
-}
-
-// static adds the keys the configuration sets to m, by Kafka name.
-func (c *CleanerConfig) static(m map[string]string) {
-	ms := func(k string, d time.Duration) { m[k] = strconv.FormatInt(d.Milliseconds(), 10) }
-	if c.Enable != nil {
-		m["log.cleaner.enable"] = strconv.FormatBool(*c.Enable)
-	}
-	if c.Threads != nil {
-		m["log.cleaner.threads"] = strconv.Itoa(*c.Threads)
-	}
-	if c.DedupeBufferSize != 0 {
-		m["log.cleaner.dedupe.buffer.size"] = strconv.FormatInt(c.DedupeBufferSize, 10)
-	}
-	if c.IOBufferSize != 0 {
-		m["log.cleaner.io.buffer.size"] = strconv.FormatInt(int64(c.IOBufferSize), 10)
-	}
-	if c.LoadFactor != 0 {
-		m["log.cleaner.io.buffer.load.factor"] = formatDouble(c.LoadFactor)
-	}
-	if c.Backoff != nil {
-		ms("log.cleaner.backoff.ms", *c.Backoff)
-	}
-	if c.DeleteRetention != nil {
-		ms("log.cleaner.delete.retention.ms", *c.DeleteRetention)
-	}
-	if c.MinCleanableRatio != nil {
-		m["log.cleaner.min.cleanable.ratio"] = formatDouble(*c.MinCleanableRatio)
-	}
-	if c.MinCompactionLag != 0 {
-		ms("log.cleaner.min.compaction.lag.ms", c.MinCompactionLag)
-	}
-	if c.MaxCompactionLag != 0 {
-		ms("log.cleaner.max.compaction.lag.ms", c.MaxCompactionLag)
-	}
 }
 
 // formatDouble writes a DOUBLE as Java's Double.toString does for the
@@ -195,3 +115,16 @@ func engineDeleteRetention(d time.Duration) time.Duration {
 	}
 	return d
 }
+
+// maxCompactionLagField is log.cleaner.max.compaction.lag.ms: Kafka's
+// default, Long.MAX_VALUE, is the zero value (no bound).
+var maxCompactionLagField = custom(func(c *Config, _ string, v configValue) error {
+	c.Cleaner.MaxCompactionLag = SaturatingMs(v.n)
+	if v.n == math.MaxInt64 {
+		c.Cleaner.MaxCompactionLag = 0
+	}
+	return nil
+}, func(c *Config) (string, bool) {
+	d := c.Cleaner.MaxCompactionLag
+	return strconv.FormatInt(d.Milliseconds(), 10), d != 0
+})

@@ -7,8 +7,6 @@ package config
 // them either.
 
 import (
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/sluice-io/sluice/security/quota"
@@ -29,44 +27,6 @@ type ClientQuotaConfig struct {
 	// product times the quota.
 	ControllerWindowNum  int
 	ControllerWindowSize time.Duration
-}
-
-func (c *ClientQuotaConfig) Apply(k, v string) (ok bool, err error) {
-	switch k {
-	case "quota.window.num", "quota.window.size.seconds", "controller.quota.window.num", "controller.quota.window.size.seconds":
-		n, perr := strconv.ParseInt(v, 10, 32)
-		if perr != nil || n < 1 {
-			return true, fmt.Errorf("broker: config %s=%q: not a number of at least 1", k, v)
-		}
-		switch k {
-		case "quota.window.num":
-			c.WindowNum = int(n)
-		case "quota.window.size.seconds":
-			c.WindowSize = time.Duration(n) * time.Second
-		case "controller.quota.window.num":
-			c.ControllerWindowNum = int(n)
-		default:
-			c.ControllerWindowSize = time.Duration(n) * time.Second
-		}
-		return true, nil
-	}
-	return false, nil
-}
-
-// static adds the keys the configuration sets to m.
-func (c ClientQuotaConfig) static(m map[string]string) {
-	if c.WindowNum > 0 {
-		m["quota.window.num"] = strconv.Itoa(c.WindowNum)
-	}
-	if c.WindowSize > 0 {
-		m["quota.window.size.seconds"] = strconv.FormatInt(int64(c.WindowSize/time.Second), 10)
-	}
-	if c.ControllerWindowNum > 0 {
-		m["controller.quota.window.num"] = strconv.Itoa(c.ControllerWindowNum)
-	}
-	if c.ControllerWindowSize > 0 {
-		m["controller.quota.window.size.seconds"] = strconv.FormatInt(int64(c.ControllerWindowSize/time.Second), 10)
-	}
 }
 
 func (c ClientQuotaConfig) QuotaConfig() quota.Config {

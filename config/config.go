@@ -5,11 +5,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strconv"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/security/tlsconf"
+	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // Config is a broker's configuration. Fields carry Kafka's server.properties
@@ -125,6 +128,10 @@ type Config struct {
 	// FS is the file system the logs live in: the engine's seam (a test's
 	// faults, a simulation's disk). Default the operating system's.
 	FS engine.FS
+	// Transport opens every connection this broker makes to another: the
+	// network's seam (a test's partitions, a simulation's network).
+	// Default interbroker.TCP.
+	Transport interbroker.Transport
 }
 
 // WithDefaults fills zero fields with Kafka's defaults.
@@ -134,6 +141,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.DataDir == "" {
 		c.DataDir = "./sluice-data"
+	}
+	if c.Transport == nil {
+		c.Transport = interbroker.TCP{}
 	}
 	if c.NumPartitions <= 0 {
 		c.NumPartitions = 1
@@ -208,184 +218,71 @@ func ParseProperties(r io.Reader) (map[string]string, error) {
 	return out, sc.Err()
 }
 
-// Apply sets the fields named by Kafka keys in props. Unknown keys are
-// returned so the caller can warn about them; a bad value is an error.
+// Apply sets the fields named by Kafka keys in props, each through its
+// catalogue row (keys.go): the value is parsed and checked as the row says
+// (Key.Parse, and as the default of the topic key it stands for), then
+// stored by the row's field (fields.go); a catalogue key no field takes is
+// kept in StaticKeys. A listener-prefixed key (listener.name.<l>.<key>) is
+// the listener's own SASL or TLS setting. Unknown keys are returned so the
+// caller can warn about them; a bad value is an error naming the key.
 func (c *Config) Apply(props map[string]string) (unknown []string, err error) {
-	num := func(k, v string, bits int) (int64, error) {
-		n, err := strconv.ParseInt(v, 10, bits)
-		if err != nil {
-			return 0, fmt.Errorf("broker: config %s=%q: not a number", k, v)
+	for _, k := range slices.Sorted(maps.Keys(props)) {
+		v := props[k]
+		if strings.HasPrefix(k, "listener.name.") {
+			ok, err := c.applyListenerPrefixed(k, v)
+			if err != nil {
+				return unknown, err
+			}
+			if !ok {
+				unknown = append(unknown, k)
+			}
+			continue
 		}
-		return n, nil
-	}
-	for k, v := range props {
-		var n int64
-		switch k {
-		case "broker.id", "node.id":
-			if n, err = num(k, v, 32); err == nil {
-				c.ID = int32(n)
-			}
-		case "listeners", "advertised.listeners", "listener.security.protocol.map",
-			"inter.broker.listener.name", "security.inter.broker.protocol":
-			_, err = c.applyListenerKey(k, v)
-		case "log.dirs", "log.dir":
-			c.DataDir = strings.Split(v, ",")[0]
-		case "num.partitions":
-			if n, err = num(k, v, 32); err == nil {
-				c.NumPartitions = int32(n)
-			}
-		case "default.replication.factor":
-			if n, err = num(k, v, 16); err == nil {
-				c.DefaultReplicationFactor = int16(n)
-			}
-		case "auto.create.topics.enable":
-			b, perr := strconv.ParseBool(v)
-			if perr != nil {
-				err = fmt.Errorf("broker: config %s=%q: not a boolean", k, v)
-			}
-			c.AutoCreateTopics = &b
-		case "message.max.bytes":
-			if n, err = num(k, v, 32); err == nil {
-				c.MessageMaxBytes = int32(n)
-			}
-		case "socket.request.max.bytes":
-			if n, err = num(k, v, 32); err == nil {
-				c.SocketRequestMaxBytes = int32(n)
-			}
-		case "log.segment.bytes":
-			if n, err = num(k, v, 32); err == nil {
-				c.LogSegmentBytes = n
-			}
-		case "log.roll.ms", "log.roll.hours":
-			if n, err = num(k, v, 64); err == nil {
-				c.LogRoll = scaled(k, n)
-			}
-		case "log.index.size.max.bytes":
-			if n, err = num(k, v, 32); err == nil {
-				c.LogIndexSizeMaxBytes = int32(n)
-			}
-		case "log.index.interval.bytes":
-			if n, err = num(k, v, 32); err == nil {
-				c.LogIndexIntervalBytes = int32(n)
-			}
-		case "log.retention.ms", "log.retention.minutes", "log.retention.hours":
-			if n, err = num(k, v, 64); err == nil {
-				c.LogRetention = scaled(k, n)
-			}
-		case "log.retention.bytes":
-			if n, err = num(k, v, 64); err == nil {
-				c.LogRetentionBytes = n
-			}
-		case "log.retention.check.interval.ms":
-			if n, err = num(k, v, 64); err == nil {
-				c.LogRetentionCheck = time.Duration(n) * time.Millisecond
-			}
-		case "log.flush.interval.messages":
-			if n, err = num(k, v, 64); err == nil {
-				c.FlushIntervalMessages = n
-			}
-		case "log.flush.interval.ms":
-			if n, err = num(k, v, 64); err == nil {
-				c.FlushInterval = time.Duration(n) * time.Millisecond
-			}
-		case "log.cleanup.policy":
-			var cv configValue
-			if cv, err = BrokerKeyByName[k].Parse(v); err == nil {
-				c.LogCleanupPolicy = &cv.s
-			}
-		case "compression.type", "compression.gzip.level", "compression.lz4.level", "compression.zstd.level":
-			err = c.applyCompression(k, v)
-		case "producer.id.expiration.ms": // Kafka: an int, at least 1
-			if n, err = num(k, v, 32); err == nil && n < 1 {
-				err = fmt.Errorf("broker: config %s=%q: must be at least 1", k, v)
-			}
-			c.ProducerIDExpiration = time.Duration(n) * time.Millisecond
-		default:
-			var ok bool
-			if ok, err = c.Cleaner.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.Network.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.SASL.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.TLS.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.Cluster.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.Observability.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.Txns.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.Authz.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.ClientQuotas.Apply(k, v); ok {
-				break
-			}
-			if ok, err = c.Groups.Apply(k, v); ok {
-				break
-			}
-			if ck := BrokerKeyByName[k]; ck != nil && !ck.Undefined {
-				// A catalogue key no field takes (min.insync.replicas,
-				// log.preallocate, ...): kept as its static value.
-				var s string
-				if s, err = checkBrokerValue(ck, k, v); err == nil {
-					if c.StaticKeys == nil {
-						c.StaticKeys = map[string]string{}
-					}
-					c.StaticKeys[k] = s
-				}
-				break
-			}
+		key := BrokerKeyByName[k]
+		if key == nil || key.Undefined && key.field == nil {
 			unknown = append(unknown, k)
+			continue
+		}
+		cv, err := key.Parse(v)
+		if err == nil && key.Topic != "" {
+			_, err = checkBrokerValue(key, k, v)
+		}
+		if err == nil && key.field != nil {
+			err = key.field.set(c, k, cv)
 		}
 		if err != nil {
-			return unknown, err
+			return unknown, fmt.Errorf("broker: config %s=%q: %w", k, v, err)
+		}
+		if key.field == nil {
+			// A catalogue key no field takes (min.insync.replicas,
+			// log.preallocate, ...): kept as its static value.
+			if c.StaticKeys == nil {
+				c.StaticKeys = map[string]string{}
+			}
+			c.StaticKeys[k] = cv.s
 		}
 	}
 	return unknown, nil
 }
 
-// applyCompression sets compression.type or one of its levels, validated
-// as Kafka validates the key (and as the default of the topic key).
-func (c *Config) applyCompression(k, v string) error {
-	nv, err := ValidateBrokerConfig(k, v)
-	if err != nil {
-		return fmt.Errorf("broker: config %s=%q: %w", k, v, err)
+// applyListenerPrefixed sets a listener's own SASL or TLS key; ok is false
+// for a prefixed key neither takes.
+func (c *Config) applyListenerPrefixed(k, v string) (ok bool, err error) {
+	if ok, err := c.SASL.applyListener(k, v); ok {
+		return true, err
 	}
-	if k == "compression.type" {
-		c.CompressionType = nv
-		return nil
+	if tlsconf.IsKey(k) {
+		c.TLS.setProp(k, v)
+		return true, nil
 	}
-	n, _ := strconv.ParseInt(nv, 10, 32) // validated as an INT
-	switch k {
-	case "compression.gzip.level":
-		c.CompressionGzipLevel = int32(n)
-	case "compression.lz4.level":
-		c.CompressionLZ4Level = int32(n)
-	default:
-		c.CompressionZstdLevel = int32(n)
-	}
-	return nil
+	return false, nil
 }
 
-// scaled converts a .ms, .minutes or .hours value; negative means forever.
-func scaled(key string, n int64) time.Duration {
-	if n < 0 {
-		return -1
-	}
-	switch {
-	case strings.HasSuffix(key, ".hours"):
-		return time.Duration(n) * time.Hour
-	case strings.HasSuffix(key, ".minutes"):
-		return time.Duration(n) * time.Minute
-	}
-	return time.Duration(n) * time.Millisecond
-}
+// Fields of Config's own keys that the helpers of fields.go do not cover.
+var (
+	// log.dirs and log.dir: the first directory.
+	dataDirField = custom(func(c *Config, _ string, v configValue) error {
+		c.DataDir = strings.Split(v.s, ",")[0]
+		return nil
+	}, func(c *Config) (string, bool) { return c.DataDir, c.DataDir != "" })
+)

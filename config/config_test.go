@@ -1,6 +1,7 @@
 package config
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -67,6 +68,80 @@ func TestConfigGroupKeys(t *testing.T) {
 		var c Config
 		if _, err := c.Apply(bad); err == nil {
 			t.Errorf("%v accepted", bad)
+		}
+	}
+}
+
+// Every topic key the engine reads changes a topic's log options, and no
+// other key does: a key bound to no engine option (segment.jitter.ms,
+// preallocate) is stored and described only.
+func TestTopicKeysReachTheEngine(t *testing.T) {
+	var c Config
+	c = c.WithDefaults()
+	// The keys read beside their row's engine binding: the cleanup policy
+	// and the codec with its levels (each level in its codec's company).
+	combined := map[string]map[string]string{
+		"cleanup.policy":         {"cleanup.policy": "compact"},
+		"compression.type":       {"compression.type": "zstd"},
+		"compression.gzip.level": {"compression.type": "gzip", "compression.gzip.level": "2"},
+		"compression.lz4.level":  {"compression.type": "lz4", "compression.lz4.level": "3"},
+		"compression.zstd.level": {"compression.type": "zstd", "compression.zstd.level": "7"},
+	}
+	base := func(k string) map[string]string {
+		m := map[string]string{}
+		for kk := range combined[k] {
+			if kk != k {
+				m[kk] = combined[k][kk]
+			}
+		}
+		return m
+	}
+	// The keys no log option stands for: read by replication and the
+	// controller, or stored and described without effect (their docs say so).
+	elsewhere := map[string]bool{
+		"segment.jitter.ms": true, "file.delete.delay.ms": true, "preallocate": true,
+		"unclean.leader.election.enable": true, "min.insync.replicas": true,
+		"leader.replication.throttled.replicas": true, "follower.replication.throttled.replicas": true,
+		"message.format.version": true, "message.downconversion.enable": true,
+		"message.timestamp.difference.max.ms": true, "message.timestamp.before.max.ms": true,
+		"message.timestamp.after.max.ms": true, "remote.storage.enable": true,
+		"local.retention.ms": true, "local.retention.bytes": true,
+		"remote.log.copy.disable": true, "remote.log.delete.on.disable": true,
+	}
+	for i := range TopicKeys {
+		k := &TopicKeys[i]
+		if reads := k.engine != nil || combined[k.Name] != nil; reads == elsewhere[k.Name] {
+			t.Errorf("%s: bound to an engine option %v, listed as read elsewhere %v", k.Name, reads, elsewhere[k.Name])
+		}
+		set, ok := combined[k.Name]
+		if !ok {
+			v, found := "", false
+			for _, try := range []string{"1000", "7", "0.7", "LogAppendTime", "2.8", "true", "0:1"} {
+				if try == *k.Default {
+					continue
+				}
+				if _, err := k.Parse(try); err == nil {
+					v, found = try, true
+					break
+				}
+			}
+			if !found {
+				// The keys sluice takes only at their default (the record
+				// timestamp bounds, remote.storage.enable) change nothing.
+				if k.engine != nil {
+					t.Errorf("%s: no value other than its default to try", k.Name)
+				}
+				continue
+			}
+			set = map[string]string{k.Name: v}
+		}
+		changed := !reflect.DeepEqual(c.LogOptions(set), c.LogOptions(base(k.Name)))
+		reads := k.engine != nil || combined[k.Name] != nil
+		switch {
+		case reads && !changed:
+			t.Errorf("%s=%s leaves the log options as they were", k.Name, set[k.Name])
+		case !reads && changed:
+			t.Errorf("%s=%s changes the log options, but its row binds no engine option", k.Name, set[k.Name])
 		}
 	}
 }

@@ -2,13 +2,14 @@
 // is made with (config.go) and its sub-configurations, one file each
 // (listeners.go, network.go, cluster.go, fetcher.go, election.go,
 // cleaner.go, group.go, txn.go, authz.go, clientquota.go, sasl.go, tls.go,
-// observability.go); parsing server.properties into it (Config.Apply, each
-// sub-configuration's Apply) and filling Kafka's defaults (WithDefaults);
-// the catalogue of every key sluice knows, with its type, default,
-// synonyms and whether it can change at run time (keys.go,
-// keys_security.go, topic.go), through which CreateTopics, DescribeConfigs,
-// AlterConfigs and IncrementalAlterConfigs validate and describe; and the
-// layers a value comes from (layers.go).
+// observability.go); the catalogue of every key sluice knows, with its
+// type, default, synonyms, whether it can change at run time and the
+// Config field it sets (keys.go, keys_security.go, topic.go; the bindings
+// are fields.go's), through which CreateTopics, DescribeConfigs,
+// AlterConfigs and IncrementalAlterConfigs validate and describe; parsing
+// server.properties into a Config by that one table (Config.Apply) and
+// filling Kafka's defaults (WithDefaults); and the layers a value comes
+// from (layers.go), whose static layer walks the same table back.
 //
 // The package holds values and pure functions only: no goroutines, no
 // network, no locks; the one file it reads is the cgroup's memory limit

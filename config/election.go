@@ -1,9 +1,7 @@
 package config
 
 import (
-	"fmt"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -30,55 +28,12 @@ type ElectionConfig struct {
 	ImbalancePercentage *int
 }
 
-// Apply sets the field an election key names; ok is false for other keys.
-func (c *ElectionConfig) Apply(k, v string) (ok bool, err error) {
-	boolean := func() (*bool, error) {
-		switch strings.ToLower(strings.TrimSpace(v)) {
-		case "true":
-			t := true
-			return &t, nil
-		case "false":
-			f := false
-			return &f, nil
-		}
-		return nil, fmt.Errorf("broker: config %s=%q: not a boolean", k, v)
-	}
-	switch k {
-	case "unclean.leader.election.enable":
-		c.UncleanLeaderElection, err = boolean()
-	case "auto.leader.rebalance.enable":
-		c.AutoLeaderRebalance, err = boolean()
-	case "leader.imbalance.check.interval.seconds":
-		n, perr := strconv.ParseInt(v, 10, 64)
-		if perr != nil || n < 1 {
-			return true, fmt.Errorf("broker: config %s=%q: not a number of at least 1", k, v)
-		}
-		c.ImbalanceCheckInterval = time.Duration(n) * time.Second
-	case "leader.imbalance.per.broker.percentage":
-		n, perr := strconv.ParseInt(v, 10, 32)
-		if perr != nil {
-			return true, fmt.Errorf("broker: config %s=%q: not a number", k, v)
-		}
-		pct := int(n)
-		c.ImbalancePercentage = &pct
-	default:
-		return false, nil
-	}
-	return true, err
-}
-
-// static adds the keys the configuration sets to m (STATIC_BROKER_CONFIG).
-func (c ElectionConfig) static(m map[string]string) {
-	if c.UncleanLeaderElection != nil {
-		m["unclean.leader.election.enable"] = strconv.FormatBool(*c.UncleanLeaderElection)
-	}
-	if c.AutoLeaderRebalance != nil {
-		m["auto.leader.rebalance.enable"] = strconv.FormatBool(*c.AutoLeaderRebalance)
-	}
-	if c.ImbalanceCheckInterval > 0 {
-		m["leader.imbalance.check.interval.seconds"] = strconv.FormatInt(int64(max(c.ImbalanceCheckInterval/time.Second, 1)), 10)
-	}
-	if c.ImbalancePercentage != nil {
-		m["leader.imbalance.per.broker.percentage"] = strconv.Itoa(*c.ImbalancePercentage)
-	}
-}
+// imbalanceCheckField is leader.imbalance.check.interval.seconds; a
+// shorter interval set in Config reports as 1.
+var imbalanceCheckField = custom(func(c *Config, _ string, v configValue) error {
+	c.Cluster.Election.ImbalanceCheckInterval = scale(v.n, time.Second)
+	return nil
+}, func(c *Config) (string, bool) {
+	d := c.Cluster.Election.ImbalanceCheckInterval
+	return strconv.FormatInt(int64(max(d/time.Second, 1)), 10), d > 0
+})

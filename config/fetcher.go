@@ -1,7 +1,6 @@
 package config
 
 import (
-	"fmt"
 	"strconv"
 	"time"
 )
@@ -54,40 +53,12 @@ func (c FetcherConfig) WithDefaults() FetcherConfig {
 	return c
 }
 
-// Apply sets the field a fetcher key names; ok is false for other keys.
-func (c *FetcherConfig) Apply(k, v string) (ok bool, err error) {
-	atLeast := func(low int64) (int64, error) {
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n < low {
-			return 0, fmt.Errorf("broker: config %s=%q: not a number of at least %d", k, v, low)
-		}
-		return n, nil
-	}
-	var n int64
-	switch k {
-	case "replica.fetch.max.bytes":
-		n, err = atLeast(0)
-		c.MaxBytes = int32(n)
-	case "replica.fetch.response.max.bytes":
-		n, err = atLeast(0)
-		c.ResponseMaxBytes = int32(n)
-	case "replica.fetch.min.bytes":
-		n, err = atLeast(1)
-		c.MinBytes = int32(n)
-	case "replica.fetch.wait.max.ms":
-		n, err = atLeast(1)
-		c.WaitMax = time.Duration(n) * time.Millisecond
-	case "replica.fetch.backoff.ms":
-		n, err = atLeast(0)
-		c.Backoff = time.Duration(n) * time.Millisecond
-		if n == 0 {
-			c.Backoff = time.Millisecond // 0 means retry at once; the zero value means the default
-		}
-	case "num.replica.fetchers":
-		n, err = atLeast(1)
-		c.Fetchers = int(n)
-	default:
-		return false, nil
-	}
-	return true, err
-}
+// fetchBackoffField is replica.fetch.backoff.ms: 0 (retry at once) is
+// stored as 1 ms, since the zero value means the default.
+var fetchBackoffField = custom(func(c *Config, _ string, v configValue) error {
+	c.Cluster.Fetch.Backoff = max(SaturatingMs(v.n), time.Millisecond)
+	return nil
+}, func(c *Config) (string, bool) {
+	d := c.Cluster.Fetch.Backoff
+	return strconv.FormatInt(d.Milliseconds(), 10), d != 0
+})

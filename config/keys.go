@@ -35,8 +35,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/engine"
 
 	"github.com/sluice-io/sluice/wire"
 )
@@ -50,6 +53,12 @@ type Key struct {
 	// strings) or that sluice cannot honour; it returns why, or "".
 	check func(v configValue) string
 	Doc   string
+	// field is the Config field the key sets (fields.go); nil: none, the
+	// value is kept in Config.StaticKeys.
+	field *field
+	// engine (topic keys) sets the engine option a topic's value of the key
+	// stands for (topic.go); nil: the key changes no log option.
+	engine func(o *engine.Options, v configValue)
 
 	// Synonyms (topic keys) are the broker keys a topic without an override
 	// takes its value from, highest priority first.
@@ -110,6 +119,15 @@ func (k *Key) Parse(v string) (configValue, error) {
 
 // validate is parse with the reason a value is refused, "" if it is not.
 func (k *Key) validate(v string) (configValue, string) {
+	out, why := k.value(v)
+	if why == "" && k.check != nil {
+		why = k.check(out)
+	}
+	return out, why
+}
+
+// value is v parsed as the key's type, unchecked.
+func (k *Key) value(v string) (configValue, string) {
 	t := strings.TrimSpace(v)
 	out := configValue{s: t}
 	var err error
@@ -147,9 +165,6 @@ func (k *Key) validate(v string) (configValue, string) {
 			out.list = listSplit.Split(t, -1)
 		}
 		out.s = strings.Join(out.list, ",")
-	}
-	if k.check != nil {
-		return out, k.check(out)
 	}
 	return out, ""
 }
@@ -288,48 +303,63 @@ const (
 var TopicKeys = []Key{
 	{Name: "segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("1073741824"), check: atLeast(14),
 		Synonyms: []Synonym{{Name: "log.segment.bytes"}},
+		engine:   func(o *engine.Options, v configValue) { o.SegmentBytes = v.n },
 		Doc:      "Size of a segment file: the active segment rolls before it would grow past it."},
 	{Name: "segment.ms", Type: kmsg.ConfigTypeLong, Default: str("604800000"), check: atLeast(1),
 		Synonyms: []Synonym{{Name: "log.roll.ms", unit: 1}, {Name: "log.roll.hours", unit: unitHours}},
+		engine:   func(o *engine.Options, v configValue) { o.SegmentAge = SaturatingMs(v.n) },
 		Doc:      "Age at which the active segment rolls even if not full, so that retention can delete it."},
 	{Name: "segment.jitter.ms", Type: kmsg.ConfigTypeLong, Default: str("0"), check: atLeast(0),
 		Synonyms: []Synonym{{Name: "log.roll.jitter.ms", unit: 1}, {Name: "log.roll.jitter.hours", unit: unitHours}},
 		Doc:      "Random jitter subtracted from segment.ms in Kafka; sluice stores it without effect."},
 	{Name: "segment.index.bytes", Type: kmsg.ConfigTypeInt, Default: str("10485760"), check: atLeast(4),
 		Synonyms: []Synonym{{Name: "log.index.size.max.bytes"}},
+		engine:   func(o *engine.Options, v configValue) { o.SegmentIndexBytes = int(v.n) },
 		Doc:      "Size of each segment's offset and time index; a full index rolls the segment. A change applies from the next segment."},
 	{Name: "flush.messages", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(1),
 		Synonyms: []Synonym{{Name: "log.flush.interval.messages"}},
+		engine:   func(o *engine.Options, v configValue) { o.FlushMessages = v.n },
 		Doc:      "Unflushed records after which an append waits for an fsync; 1 makes every append durable before it is acknowledged."},
 	{Name: "flush.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(0),
 		Synonyms: []Synonym{{Name: "log.flush.interval.ms", unit: 1}, {Name: "log.flush.scheduler.interval.ms", unit: 1}},
+		engine:   flushInterval,
 		Doc:      "Interval at which the log is fsynced when it holds unflushed records."},
 	{Name: "retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-1"),
 		Synonyms: []Synonym{{Name: "log.retention.bytes"}},
+		engine:   retentionBytes,
 		Doc:      "Size a partition may keep: the oldest segments beyond it are deleted. -1: no bound."},
 	{Name: "retention.ms", Type: kmsg.ConfigTypeLong, Default: str("604800000"), check: atLeast(-1),
 		Synonyms: []Synonym{{Name: "log.retention.ms", unit: 1}, {Name: "log.retention.minutes", unit: unitMinutes}, {Name: "log.retention.hours", unit: unitHours}},
+		engine:   retentionTime,
 		Doc:      "Time a segment is kept after its newest record. -1: forever."},
 	{Name: "max.message.bytes", Type: kmsg.ConfigTypeInt, Default: str("1048588"), check: atLeast(0),
 		Synonyms: []Synonym{{Name: "message.max.bytes"}},
+		engine:   maxBatchBytes,
 		Doc:      "Largest record batch the topic accepts."},
 	{Name: "index.interval.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"), check: atLeast(0),
 		Synonyms: []Synonym{{Name: "log.index.interval.bytes"}},
+		engine:   indexInterval,
 		Doc:      "Log bytes between two offset index entries."},
 	{Name: "delete.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("86400000"), check: atLeast(0),
 		Synonyms: []Synonym{{Name: "log.cleaner.delete.retention.ms"}},
-		Doc:      "Time a tombstone (a record with a null value) is kept on a compacted topic after the cleaner first meets it."},
+		engine: func(o *engine.Options, v configValue) {
+			o.Compaction.DeleteRetention = engineDeleteRetention(SaturatingMs(v.n))
+		},
+		Doc: "Time a tombstone (a record with a null value) is kept on a compacted topic after the cleaner first meets it."},
 	{Name: "min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str("0"), check: atLeast(0),
 		Synonyms: []Synonym{{Name: "log.cleaner.min.compaction.lag.ms"}},
+		engine:   func(o *engine.Options, v configValue) { o.Compaction.MinCompactionLag = SaturatingMs(v.n) },
 		Doc:      "Minimum time a record stays uncompacted: segments holding newer records are not cleaned."},
 	{Name: "max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(1),
 		Synonyms: []Synonym{{Name: "log.cleaner.max.compaction.lag.ms"}},
+		engine:   maxCompactionLag,
 		Doc:      "Maximum time a record stays uncompacted: older dirty data makes the log cleanable whatever its dirty ratio."},
 	{Name: "file.delete.delay.ms", Type: kmsg.ConfigTypeLong, Default: str("60000"), check: atLeast(0),
 		Synonyms: []Synonym{{Name: "log.segment.delete.delay.ms"}},
 		Doc:      "Delay before a deleted segment's files are removed in Kafka; sluice removes them once no reader holds them."},
 	{Name: "min.cleanable.dirty.ratio", Type: kmsg.ConfigTypeDouble, Default: str("0.5"), check: ratio,
 		Synonyms: []Synonym{{Name: "log.cleaner.min.cleanable.ratio"}},
+		engine:   func(o *engine.Options, v configValue) { o.Compaction.MinCleanableDirtyRatio = engineRatio(v.f) },
 		Doc:      "Share of a compacted log's cleanable bytes that must be dirty (not yet cleaned) before the cleaner picks it."},
 	{Name: "cleanup.policy", Type: kmsg.ConfigTypeList, Default: str("delete"), check: cleanupPolicy,
 		Synonyms: []Synonym{{Name: "log.cleanup.policy"}},
@@ -360,6 +390,7 @@ var TopicKeys = []Key{
 		Doc:      "Deprecated record format version; ignored from 3.0 on, as in Kafka."},
 	{Name: "message.timestamp.type", Type: kmsg.ConfigTypeString, Default: str("CreateTime"), check: oneOf("CreateTime", "LogAppendTime"),
 		Synonyms: []Synonym{{Name: "log.message.timestamp.type"}},
+		engine:   func(o *engine.Options, v configValue) { o.LogAppendTime = v.s == "LogAppendTime" },
 		Doc:      "CreateTime keeps the producer's timestamps; LogAppendTime stamps each batch with the broker's clock."},
 	{Name: "message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: timestampBound,
 		Synonyms: []Synonym{{Name: "log.message.timestamp.difference.max.ms"}},
@@ -399,169 +430,169 @@ var TopicKeys = []Key{
 // Defaults are sluice's where they differ from Kafka's (broker.id,
 // listeners, log.dirs, the keystore types, the SASL mechanisms).
 var BrokerKeys = []Key{
-	{Name: "broker.id", Type: kmsg.ConfigTypeInt, Default: str("0"), Doc: "This broker's id."},
-	{Name: "node.id", Type: kmsg.ConfigTypeInt, Default: str("0"), Doc: "This broker's id (KRaft's name for broker.id)."},
-	{Name: "log.dirs", Type: kmsg.ConfigTypeString, Default: str("./sluice-data"), Doc: "Data directory (the first one)."},
-	{Name: "log.dir", Type: kmsg.ConfigTypeString, Default: str("./sluice-data"), Doc: "Data directory when log.dirs is not set."},
-	{Name: "num.partitions", Type: kmsg.ConfigTypeInt, Default: str("1"), Doc: "Partitions of auto-created topics and of CreateTopics with -1."},
-	{Name: "default.replication.factor", Type: kmsg.ConfigTypeInt, Default: str("1"), Doc: "Replication factor for CreateTopics with -1."},
-	{Name: "auto.create.topics.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"), Doc: "Whether Metadata requests create unknown topics."},
-	{Name: "socket.request.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"), Doc: "Largest request frame; larger ones close the connection."},
+	{Name: "broker.id", Type: kmsg.ConfigTypeInt, Default: str("0"), field: num(func(c *Config) *int32 { return &c.ID }), Doc: "This broker's id."},
+	{Name: "node.id", Type: kmsg.ConfigTypeInt, Default: str("0"), field: num(func(c *Config) *int32 { return &c.ID }), Doc: "This broker's id (KRaft's name for broker.id)."},
+	{Name: "log.dirs", Type: kmsg.ConfigTypeString, Default: str("./sluice-data"), field: dataDirField, Doc: "Data directory (the first one)."},
+	{Name: "log.dir", Type: kmsg.ConfigTypeString, Default: str("./sluice-data"), field: dataDirField, Doc: "Data directory when log.dirs is not set."},
+	{Name: "num.partitions", Type: kmsg.ConfigTypeInt, Default: str("1"), field: num(func(c *Config) *int32 { return &c.NumPartitions }), Doc: "Partitions of auto-created topics and of CreateTopics with -1."},
+	{Name: "default.replication.factor", Type: kmsg.ConfigTypeInt, Default: str("1"), field: num(func(c *Config) *int16 { return &c.DefaultReplicationFactor }), Doc: "Replication factor for CreateTopics with -1."},
+	{Name: "auto.create.topics.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"), field: flag(func(c *Config) **bool { return &c.AutoCreateTopics }), Doc: "Whether Metadata requests create unknown topics."},
+	{Name: "socket.request.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"), field: num(func(c *Config) *int32 { return &c.SocketRequestMaxBytes }), Doc: "Largest request frame; larger ones close the connection."},
 	// The network bounds (network.go). Kafka can change the connection
 	// bounds at run time; sluice reads them when it starts.
 	{Name: "queued.max.request.bytes", Type: kmsg.ConfigTypeLong, Default: str(strconv.FormatInt(DefaultRequestPool(wire.DefaultMaxFrame), 10)),
-		Doc: "Bytes requests being read or waiting to be handled may hold; requests up to 64 KiB are read in their connection's buffer and hold none. sluice's default is an eighth of the memory available to the process (Kafka's is -1, no bound); 0 or less: no bound."},
+		field: requestPoolField, Doc: "Bytes requests being read or waiting to be handled may hold; requests up to 64 KiB are read in their connection's buffer and hold none. sluice's default is an eighth of the memory available to the process (Kafka's is -1, no bound); 0 or less: no bound."},
 	{Name: "socket.request.receive.timeout.ms", Type: kmsg.ConfigTypeLong, Default: str("30000"),
-		Doc: "sluice's bound on the time a request takes to arrive whole, from its first byte; a request slower than this closes its connection. -1: none."},
+		field: msOrNeverField(func(c *Config) *time.Duration { return &c.Network.RequestReceiveTimeout }), Doc: "sluice's bound on the time a request takes to arrive whole, from its first byte; a request slower than this closes its connection. -1: none."},
 	{Name: "max.connections", Type: kmsg.ConfigTypeInt, Default: str("2147483647"), check: atLeast(0),
-		Doc: "Connections the broker holds at most; while it has this many, it accepts no more."},
+		field: numPtr(func(c *Config) **int32 { return &c.Network.MaxConnections }), Doc: "Connections the broker holds at most; while it has this many, it accepts no more."},
 	{Name: "max.connections.per.ip", Type: kmsg.ConfigTypeInt, Default: str("2147483647"), check: atLeast(0),
-		Doc: "Connections one address may hold; more from it are closed at once."},
+		field: numPtr(func(c *Config) **int32 { return &c.Network.MaxConnectionsPerIP }), Doc: "Connections one address may hold; more from it are closed at once."},
 	{Name: "max.connections.per.ip.overrides", Type: kmsg.ConfigTypeString, Default: str(""), check: connectionOverrides,
-		Doc: "Per-address bounds overriding max.connections.per.ip: host:count,host:count."},
+		field: connectionOverridesField, Doc: "Per-address bounds overriding max.connections.per.ip: host:count,host:count."},
 	{Name: "connections.max.idle.ms", Type: kmsg.ConfigTypeLong, Default: str("600000"),
-		Doc: "A connection that sends no request for this long after its last response is closed. -1: never."},
-	{Name: "log.retention.check.interval.ms", Type: kmsg.ConfigTypeLong, Default: str("300000"), Doc: "How often retention runs."},
-	{Name: "log.roll.hours", Type: kmsg.ConfigTypeInt, Default: str("168"), Topic: "segment.ms", unit: unitHours, Doc: "segment.ms default in hours (log.roll.ms wins)."},
+		field: msOrNeverField(func(c *Config) *time.Duration { return &c.Network.ConnectionsMaxIdle }), Doc: "A connection that sends no request for this long after its last response is closed. -1: never."},
+	{Name: "log.retention.check.interval.ms", Type: kmsg.ConfigTypeLong, Default: str("300000"), field: dur(func(c *Config) *time.Duration { return &c.LogRetentionCheck }, time.Millisecond), Doc: "How often retention runs."},
+	{Name: "log.roll.hours", Type: kmsg.ConfigTypeInt, Default: str("168"), Topic: "segment.ms", unit: unitHours, field: alias(retention(func(c *Config) *time.Duration { return &c.LogRoll }, time.Hour)), Doc: "segment.ms default in hours (log.roll.ms wins)."},
 	{Name: "log.roll.jitter.hours", Type: kmsg.ConfigTypeInt, Default: str("0"), Topic: "segment.jitter.ms", unit: unitHours, Doc: "segment.jitter.ms default in hours."},
-	{Name: "log.retention.minutes", Type: kmsg.ConfigTypeInt, Topic: "retention.ms", unit: unitMinutes, Doc: "retention.ms default in minutes (log.retention.ms wins)."},
-	{Name: "log.retention.hours", Type: kmsg.ConfigTypeInt, Default: str("168"), Topic: "retention.ms", unit: unitHours, Doc: "retention.ms default in hours (log.retention.ms and .minutes win)."},
+	{Name: "log.retention.minutes", Type: kmsg.ConfigTypeInt, Topic: "retention.ms", unit: unitMinutes, field: alias(retention(func(c *Config) *time.Duration { return &c.LogRetention }, time.Minute)), Doc: "retention.ms default in minutes (log.retention.ms wins)."},
+	{Name: "log.retention.hours", Type: kmsg.ConfigTypeInt, Default: str("168"), Topic: "retention.ms", unit: unitHours, field: alias(retention(func(c *Config) *time.Duration { return &c.LogRetention }, time.Hour)), Doc: "retention.ms default in hours (log.retention.ms and .minutes win)."},
 	{Name: "log.flush.scheduler.interval.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Topic: "flush.ms", unit: 1, Doc: "flush.ms default when log.flush.interval.ms is not set."},
 	// The cleaner's settings. Kafka reconfigures threads, buffers and
 	// backoff at run time (LogCleaner.ReconfigurableConfigs); sluice's Store
 	// sizes its cleaner when it opens, so they are read-only here and a
 	// dynamic change is refused as Kafka refuses a read-only key.
 	{Name: "log.cleaner.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
-		Doc: "Whether the background cleaner compacts logs whose cleanup.policy includes compact."},
+		field: flag(func(c *Config) **bool { return &c.Cleaner.Enable }), Doc: "Whether the background cleaner compacts logs whose cleanup.policy includes compact."},
 	{Name: "log.cleaner.threads", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(0),
-		Doc: "Cleaner threads: how many logs are cleaned at once; 0 runs none."},
+		field: numPtr(func(c *Config) **int { return &c.Cleaner.Threads }), Doc: "Cleaner threads: how many logs are cleaned at once; 0 runs none."},
 	{Name: "log.cleaner.dedupe.buffer.size", Type: kmsg.ConfigTypeLong, Default: str("134217728"),
-		Doc: "Memory of the offset maps (key to latest offset) of all cleaner threads together."},
+		field: num(func(c *Config) *int64 { return &c.Cleaner.DedupeBufferSize }), Doc: "Memory of the offset maps (key to latest offset) of all cleaner threads together."},
 	{Name: "log.cleaner.io.buffer.size", Type: kmsg.ConfigTypeInt, Default: str("524288"), check: atLeast(0),
-		Doc: "Read and write buffer memory of all cleaner threads together."},
+		field: num(func(c *Config) *int32 { return &c.Cleaner.IOBufferSize }), Doc: "Read and write buffer memory of all cleaner threads together."},
 	{Name: "log.cleaner.io.buffer.load.factor", Type: kmsg.ConfigTypeDouble, Default: str("0.9"),
-		Doc: "How full an offset map may become before a cleaning pass stops mapping dirty records."},
+		field: double(func(c *Config) *float64 { return &c.Cleaner.LoadFactor }), Doc: "How full an offset map may become before a cleaning pass stops mapping dirty records."},
 	{Name: "log.cleaner.backoff.ms", Type: kmsg.ConfigTypeLong, Default: str("15000"), check: atLeast(0),
-		Doc: "How long an idle cleaner thread waits before looking for a dirty log again."},
+		field: durPtr(func(c *Config) **time.Duration { return &c.Cleaner.Backoff }, time.Millisecond), Doc: "How long an idle cleaner thread waits before looking for a dirty log again."},
 	{Name: "log.message.format.version", Type: kmsg.ConfigTypeString, Default: str("3.0-IV1"), Topic: "message.format.version", Doc: "message.format.version default."},
 	// The controller's rebalance (election.go), read when the broker
 	// starts, as Kafka's.
 	{Name: "auto.leader.rebalance.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
-		Doc: "Whether the controller moves leadership back to preferred replicas when a broker's leader imbalance is above leader.imbalance.per.broker.percentage."},
+		field: flag(func(c *Config) **bool { return &c.Cluster.Election.AutoLeaderRebalance }), Doc: "Whether the controller moves leadership back to preferred replicas when a broker's leader imbalance is above leader.imbalance.per.broker.percentage."},
 	{Name: "leader.imbalance.check.interval.seconds", Type: kmsg.ConfigTypeLong, Default: str("300"), check: atLeast(1),
-		Doc: "How often the controller checks the leader imbalance."},
+		field: imbalanceCheckField, Doc: "How often the controller checks the leader imbalance."},
 	{Name: "leader.imbalance.per.broker.percentage", Type: kmsg.ConfigTypeInt, Default: str("10"),
-		Doc: "Share of a broker's preferred partitions, in percent, that may be led elsewhere before the controller moves them back."},
+		field: numPtr(func(c *Config) **int { return &c.Cluster.Election.ImbalancePercentage }), Doc: "Share of a broker's preferred partitions, in percent, that may be led elsewhere before the controller moves them back."},
 	// The group coordinator's keys (group.go), read when the broker
 	// starts, as Kafka's.
 	{Name: "group.initial.rebalance.delay.ms", Type: kmsg.ConfigTypeInt, Default: str("3000"),
-		Doc: "How long the first rebalance of an empty group waits for more members to join."},
+		check: atLeast(0), field: durPtr(func(c *Config) **time.Duration { return &c.Groups.InitialRebalanceDelay }, time.Millisecond), Doc: "How long the first rebalance of an empty group waits for more members to join."},
 	{Name: "group.min.session.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("6000"),
-		Doc: "Smallest session timeout a member may ask for."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Groups.MinSessionTimeout }, time.Millisecond), Doc: "Smallest session timeout a member may ask for."},
 	{Name: "group.max.session.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("1800000"),
-		Doc: "Largest session timeout a member may ask for."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Groups.MaxSessionTimeout }, time.Millisecond), Doc: "Largest session timeout a member may ask for."},
 	{Name: "group.max.size", Type: kmsg.ConfigTypeInt, Default: str("2147483647"),
-		Doc: "Members a group may have; more are refused GROUP_MAX_SIZE_REACHED."},
+		check: atLeast(1), field: num(func(c *Config) *int { return &c.Groups.MaxSize }), Doc: "Members a group may have; more are refused GROUP_MAX_SIZE_REACHED."},
 	{Name: "offsets.topic.num.partitions", Type: kmsg.ConfigTypeInt, Default: str("50"),
-		Doc: "Partitions of __consumer_offsets, when it is created."},
+		check: atLeast(1), field: num(func(c *Config) *int32 { return &c.Groups.OffsetsPartitions }), Doc: "Partitions of __consumer_offsets, when it is created."},
 	{Name: "offsets.topic.replication.factor", Type: kmsg.ConfigTypeShort, Default: str("3"),
-		Doc: "Replication factor of __consumer_offsets, when it is created (a single node uses 1)."},
+		check: atLeast(1), field: num(func(c *Config) *int16 { return &c.Groups.OffsetsReplication }), Doc: "Replication factor of __consumer_offsets, when it is created (a single node uses 1)."},
 	{Name: "offsets.topic.segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"),
-		Doc: "Segment size of __consumer_offsets."},
+		check: atLeast(1), field: num(func(c *Config) *int64 { return &c.Groups.OffsetsSegmentBytes }), Doc: "Segment size of __consumer_offsets."},
 	{Name: "offsets.retention.minutes", Type: kmsg.ConfigTypeInt, Default: str("10080"),
-		Doc: "How long the committed offsets of a group without members are kept."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Groups.OffsetsRetention }, time.Minute), Doc: "How long the committed offsets of a group without members are kept."},
 	{Name: "offsets.retention.check.interval.ms", Type: kmsg.ConfigTypeLong, Default: str("600000"),
-		Doc: "How often expired offsets are removed."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Groups.OffsetsRetentionCheck }, time.Millisecond), Doc: "How often expired offsets are removed."},
 	{Name: "offset.metadata.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"),
-		Doc: "Largest metadata string of a committed offset; longer ones are refused OFFSET_METADATA_TOO_LARGE."},
+		check: atLeast(1), field: num(func(c *Config) *int { return &c.Groups.OffsetMetadataMax }), Doc: "Largest metadata string of a committed offset; longer ones are refused OFFSET_METADATA_TOO_LARGE."},
 	// The transaction coordinator's keys (txn.go), read when the
 	// broker starts. Kafka can change
 	// transaction.partition.verification.enable at run time; sluice reads it
 	// when it starts.
 	{Name: "transaction.max.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("900000"),
-		Doc: "Largest transaction timeout a producer may ask for; more is refused INVALID_TRANSACTION_TIMEOUT."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Txns.MaxTimeout }, time.Millisecond), Doc: "Largest transaction timeout a producer may ask for; more is refused INVALID_TRANSACTION_TIMEOUT."},
 	{Name: "transactional.id.expiration.ms", Type: kmsg.ConfigTypeInt, Default: str("604800000"),
-		Doc: "How long a transactional id no producer uses is kept."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Txns.IDExpiration }, time.Millisecond), Doc: "How long a transactional id no producer uses is kept."},
 	{Name: "transaction.abort.timed.out.transaction.cleanup.interval.ms", Type: kmsg.ConfigTypeInt, Default: str("10000"),
-		Doc: "How often transactions past their timeout are aborted."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Txns.AbortCheck }, time.Millisecond), Doc: "How often transactions past their timeout are aborted."},
 	{Name: "transaction.remove.expired.transaction.cleanup.interval.ms", Type: kmsg.ConfigTypeInt, Default: str("3600000"),
-		Doc: "How often expired transactional ids are removed."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Txns.ExpireCheck }, time.Millisecond), Doc: "How often expired transactional ids are removed."},
 	{Name: "transaction.state.log.num.partitions", Type: kmsg.ConfigTypeInt, Default: str("50"),
-		Doc: "Partitions of __transaction_state, when it is created."},
+		check: atLeast(1), field: num(func(c *Config) *int32 { return &c.Txns.StatePartitions }), Doc: "Partitions of __transaction_state, when it is created."},
 	{Name: "transaction.state.log.replication.factor", Type: kmsg.ConfigTypeShort, Default: str("3"),
-		Doc: "Replication factor of __transaction_state, when it is created (a single node uses 1)."},
+		check: atLeast(1), field: num(func(c *Config) *int16 { return &c.Txns.StateReplication }), Doc: "Replication factor of __transaction_state, when it is created (a single node uses 1)."},
 	{Name: "transaction.state.log.min.isr", Type: kmsg.ConfigTypeInt, Default: str("2"),
-		Doc: "min.insync.replicas of __transaction_state (a single node uses 1)."},
+		check: atLeast(1), field: num(func(c *Config) *int32 { return &c.Txns.StateMinISR }), Doc: "min.insync.replicas of __transaction_state (a single node uses 1)."},
 	{Name: "transaction.state.log.segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("104857600"),
-		Doc: "Segment size of __transaction_state."},
+		check: atLeast(1), field: num(func(c *Config) *int64 { return &c.Txns.StateSegmentBytes }), Doc: "Segment size of __transaction_state."},
 	{Name: "transaction.partition.verification.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
-		Doc: "Whether a partition leader verifies with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890)."},
+		field: flag(func(c *Config) **bool { return &c.Txns.PartitionVerification }), Doc: "Whether a partition leader verifies with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890)."},
 	// The cluster's keys (cluster.go, fetcher.go), read when
 	// the broker starts. Kafka can change num.replica.fetchers at run time;
 	// sluice reads it when it starts.
 	{Name: "zookeeper.connect", Type: kmsg.ConfigTypeString,
-		Doc: "ZooKeeper of the cluster, host:port[,host:port...][/chroot]; none: a single node."},
+		field: text(func(c *Config) *string { return &c.Cluster.ZooKeeper }), Doc: "ZooKeeper of the cluster, host:port[,host:port...][/chroot]; none: a single node."},
 	{Name: "zookeeper.session.timeout.ms", Type: kmsg.ConfigTypeInt, Default: str("18000"),
-		Doc: "A broker silent this long loses its registration, and the controller role if it had it."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Cluster.SessionTimeout }, time.Millisecond), Doc: "A broker silent this long loses its registration, and the controller role if it had it."},
 	{Name: "zookeeper.connection.timeout.ms", Type: kmsg.ConfigTypeInt,
-		Doc: "How long the broker waits for a ZooKeeper session when it starts (default the session timeout)."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Cluster.ConnectionTimeout }, time.Millisecond), Doc: "How long the broker waits for a ZooKeeper session when it starts (default the session timeout)."},
 	{Name: "broker.rack", Type: kmsg.ConfigTypeString,
-		Doc: "This broker's rack: new topics spread each partition's replicas over racks."},
+		field: text(func(c *Config) *string { return &c.Cluster.Rack }), Doc: "This broker's rack: new topics spread each partition's replicas over racks."},
 	{Name: "replica.lag.time.max.ms", Type: kmsg.ConfigTypeLong, Default: str("30000"),
-		Doc: "A follower that has not caught up with its leader for this long leaves the ISR."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Cluster.ReplicaLagTimeMax }, time.Millisecond), Doc: "A follower that has not caught up with its leader for this long leaves the ISR."},
 	{Name: "controlled.shutdown.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
-		Doc: "Whether a stopping broker first asks the controller to move its leadership away."},
+		field: flag(func(c *Config) **bool { return &c.Cluster.ControlledShutdown }), Doc: "Whether a stopping broker first asks the controller to move its leadership away."},
 	{Name: "controlled.shutdown.max.retries", Type: kmsg.ConfigTypeInt, Default: str("3"),
-		Doc: "How often a stopping broker asks again while it still leads partitions."},
+		check: atLeast(0), field: zeroAs(func(c *Config) *int { return &c.Cluster.ShutdownRetries }, -1), Doc: "How often a stopping broker asks again while it still leads partitions."},
 	{Name: "controlled.shutdown.retry.backoff.ms", Type: kmsg.ConfigTypeLong, Default: str("5000"),
-		Doc: "Pause before a stopping broker asks again."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Cluster.ShutdownRetryBackoff }, time.Millisecond), Doc: "Pause before a stopping broker asks again."},
 	{Name: "num.replica.fetchers", Type: kmsg.ConfigTypeInt, Default: str("1"),
-		Doc: "Fetchers per source broker, each with its own connection; a partition goes to one by its hash."},
+		check: atLeast(1), field: num(func(c *Config) *int { return &c.Cluster.Fetch.Fetchers }), Doc: "Fetchers per source broker, each with its own connection; a partition goes to one by its hash."},
 	{Name: "replica.fetch.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("1048576"),
-		Doc: "Bytes a follower asks per partition; a bigger first batch is still returned whole."},
+		check: atLeast(0), field: num(func(c *Config) *int32 { return &c.Cluster.Fetch.MaxBytes }), Doc: "Bytes a follower asks per partition; a bigger first batch is still returned whole."},
 	{Name: "replica.fetch.response.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("10485760"),
-		Doc: "Bytes a follower asks per fetch, over all its partitions."},
+		check: atLeast(0), field: num(func(c *Config) *int32 { return &c.Cluster.Fetch.ResponseMaxBytes }), Doc: "Bytes a follower asks per fetch, over all its partitions."},
 	{Name: "replica.fetch.min.bytes", Type: kmsg.ConfigTypeInt, Default: str("1"),
-		Doc: "The leader holds a follower's fetch until this much is there or replica.fetch.wait.max.ms passed."},
+		check: atLeast(1), field: num(func(c *Config) *int32 { return &c.Cluster.Fetch.MinBytes }), Doc: "The leader holds a follower's fetch until this much is there or replica.fetch.wait.max.ms passed."},
 	{Name: "replica.fetch.wait.max.ms", Type: kmsg.ConfigTypeInt, Default: str("500"),
-		Doc: "Longest wait of a follower's fetch; at most replica.lag.time.max.ms."},
+		check: atLeast(1), field: dur(func(c *Config) *time.Duration { return &c.Cluster.Fetch.WaitMax }, time.Millisecond), Doc: "Longest wait of a follower's fetch; at most replica.lag.time.max.ms."},
 	{Name: "replica.fetch.backoff.ms", Type: kmsg.ConfigTypeInt, Default: str("1000"),
-		Doc: "Pause after a failed fetch, and before a follower fetches records its log refused again."},
+		check: atLeast(0), field: fetchBackoffField, Doc: "Pause after a failed fetch, and before a follower fetches records its log refused again."},
 	// sluice's own observability keys (observability.go), read when the broker
 	// starts; Kafka has none of them.
 	{Name: "metrics.listen", Type: kmsg.ConfigTypeString,
-		Doc: "sluice's: host:port of the HTTP listener serving /metrics, /healthz and /readyz; none: no metrics are kept."},
+		field: text(func(c *Config) *string { return &c.Observability.MetricsListen }), Doc: "sluice's: host:port of the HTTP listener serving /metrics, /healthz and /readyz; none: no metrics are kept."},
 	{Name: "metrics.pprof.enable", Type: kmsg.ConfigTypeBoolean, Default: str("false"),
-		Doc: "sluice's: /debug/pprof on the metrics listener."},
-	{Name: "log.level", Type: kmsg.ConfigTypeString, Default: str("info"),
-		Doc: "sluice's: debug, info, warn or error; at debug every request is logged."},
-	{Name: "log.format", Type: kmsg.ConfigTypeString, Default: str("text"),
-		Doc: "sluice's: text or json."},
+		field: onFlag(func(c *Config) *bool { return &c.Observability.Pprof }), Doc: "sluice's: /debug/pprof on the metrics listener."},
+	{Name: "log.level", Type: kmsg.ConfigTypeString, Default: str("info"), check: logLevel,
+		field: text(func(c *Config) *string { return &c.Observability.LogLevel }), Doc: "sluice's: debug, info, warn or error; at debug every request is logged."},
+	{Name: "log.format", Type: kmsg.ConfigTypeString, Default: str("text"), check: oneOf("text", "json"),
+		field: text(func(c *Config) *string { return &c.Observability.LogFormat }), Doc: "sluice's: text or json."},
 	{Name: "log.slow.request.ms", Type: kmsg.ConfigTypeLong, Default: str("0"),
-		Doc: "sluice's: a request that takes longer, from its last byte read to its response written, is logged at info; 0: none."},
+		check: atLeast(0), field: dur(func(c *Config) *time.Duration { return &c.Observability.SlowRequest }, time.Millisecond), Doc: "sluice's: a request that takes longer, from its last byte read to its response written, is logged at info; 0: none."},
 
-	{Name: "log.segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("1073741824"), Dynamic: true, Topic: "segment.bytes"},
-	{Name: "log.roll.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "segment.ms", unit: 1},
+	{Name: "log.segment.bytes", Type: kmsg.ConfigTypeInt, Default: str("1073741824"), Dynamic: true, Topic: "segment.bytes", field: num(func(c *Config) *int64 { return &c.LogSegmentBytes })},
+	{Name: "log.roll.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "segment.ms", unit: 1, field: retention(func(c *Config) *time.Duration { return &c.LogRoll }, time.Millisecond)},
 	{Name: "log.roll.jitter.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "segment.jitter.ms", unit: 1},
-	{Name: "log.index.size.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("10485760"), Dynamic: true, Topic: "segment.index.bytes"},
-	{Name: "log.flush.interval.messages", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Dynamic: true, Topic: "flush.messages"},
-	{Name: "log.flush.interval.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "flush.ms", unit: 1},
-	{Name: "log.retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-1"), Dynamic: true, Topic: "retention.bytes"},
-	{Name: "log.retention.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "retention.ms", unit: 1},
-	{Name: "message.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("1048588"), Dynamic: true, Topic: "max.message.bytes"},
-	{Name: "log.index.interval.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"), Dynamic: true, Topic: "index.interval.bytes"},
-	{Name: "log.cleaner.delete.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("86400000"), check: atLeast(0), Dynamic: true, Topic: "delete.retention.ms"},
-	{Name: "log.cleaner.min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str("0"), check: atLeast(0), Dynamic: true, Topic: "min.compaction.lag.ms"},
-	{Name: "log.cleaner.max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(1), Dynamic: true, Topic: "max.compaction.lag.ms"},
+	{Name: "log.index.size.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("10485760"), Dynamic: true, Topic: "segment.index.bytes", field: num(func(c *Config) *int32 { return &c.LogIndexSizeMaxBytes })},
+	{Name: "log.flush.interval.messages", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Dynamic: true, Topic: "flush.messages", field: num(func(c *Config) *int64 { return &c.FlushIntervalMessages })},
+	{Name: "log.flush.interval.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "flush.ms", unit: 1, field: dur(func(c *Config) *time.Duration { return &c.FlushInterval }, time.Millisecond)},
+	{Name: "log.retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-1"), Dynamic: true, Topic: "retention.bytes", field: num(func(c *Config) *int64 { return &c.LogRetentionBytes })},
+	{Name: "log.retention.ms", Type: kmsg.ConfigTypeLong, Dynamic: true, Topic: "retention.ms", unit: 1, field: retention(func(c *Config) *time.Duration { return &c.LogRetention }, time.Millisecond)},
+	{Name: "message.max.bytes", Type: kmsg.ConfigTypeInt, Default: str("1048588"), Dynamic: true, Topic: "max.message.bytes", field: num(func(c *Config) *int32 { return &c.MessageMaxBytes })},
+	{Name: "log.index.interval.bytes", Type: kmsg.ConfigTypeInt, Default: str("4096"), Dynamic: true, Topic: "index.interval.bytes", field: num(func(c *Config) *int32 { return &c.LogIndexIntervalBytes })},
+	{Name: "log.cleaner.delete.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("86400000"), check: atLeast(0), Dynamic: true, Topic: "delete.retention.ms", field: durPtr(func(c *Config) **time.Duration { return &c.Cleaner.DeleteRetention }, time.Millisecond)},
+	{Name: "log.cleaner.min.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str("0"), check: atLeast(0), Dynamic: true, Topic: "min.compaction.lag.ms", field: dur(func(c *Config) *time.Duration { return &c.Cleaner.MinCompactionLag }, time.Millisecond)},
+	{Name: "log.cleaner.max.compaction.lag.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(1), Dynamic: true, Topic: "max.compaction.lag.ms", field: maxCompactionLagField},
 	{Name: "log.segment.delete.delay.ms", Type: kmsg.ConfigTypeLong, Default: str("60000"), Dynamic: true, Topic: "file.delete.delay.ms"},
-	{Name: "log.cleaner.min.cleanable.ratio", Type: kmsg.ConfigTypeDouble, Default: str("0.5"), check: ratio, Dynamic: true, Topic: "min.cleanable.dirty.ratio"},
-	{Name: "log.cleanup.policy", Type: kmsg.ConfigTypeList, Default: str("delete"), check: cleanupPolicy, Dynamic: true, Topic: "cleanup.policy"},
-	{Name: "unclean.leader.election.enable", Type: kmsg.ConfigTypeBoolean, Default: str("false"), Dynamic: true, Topic: "unclean.leader.election.enable"},
+	{Name: "log.cleaner.min.cleanable.ratio", Type: kmsg.ConfigTypeDouble, Default: str("0.5"), check: ratio, Dynamic: true, Topic: "min.cleanable.dirty.ratio", field: doublePtr(func(c *Config) **float64 { return &c.Cleaner.MinCleanableRatio })},
+	{Name: "log.cleanup.policy", Type: kmsg.ConfigTypeList, Default: str("delete"), check: cleanupPolicy, Dynamic: true, Topic: "cleanup.policy", field: textPtr(func(c *Config) **string { return &c.LogCleanupPolicy })},
+	{Name: "unclean.leader.election.enable", Type: kmsg.ConfigTypeBoolean, Default: str("false"), Dynamic: true, Topic: "unclean.leader.election.enable", field: flag(func(c *Config) **bool { return &c.Cluster.Election.UncleanLeaderElection })},
 	{Name: "min.insync.replicas", Type: kmsg.ConfigTypeInt, Default: str("1"), Dynamic: true, Topic: "min.insync.replicas"},
-	{Name: "compression.type", Type: kmsg.ConfigTypeString, Default: str("producer"), Dynamic: true, Topic: "compression.type"},
-	{Name: "compression.gzip.level", Type: kmsg.ConfigTypeInt, Default: str("-1"), Dynamic: true, Topic: "compression.gzip.level"},
-	{Name: "compression.lz4.level", Type: kmsg.ConfigTypeInt, Default: str("9"), Dynamic: true, Topic: "compression.lz4.level"},
-	{Name: "compression.zstd.level", Type: kmsg.ConfigTypeInt, Default: str("3"), Dynamic: true, Topic: "compression.zstd.level"},
+	{Name: "compression.type", Type: kmsg.ConfigTypeString, Default: str("producer"), Dynamic: true, Topic: "compression.type", field: text(func(c *Config) *string { return &c.CompressionType })},
+	{Name: "compression.gzip.level", Type: kmsg.ConfigTypeInt, Default: str("-1"), Dynamic: true, Topic: "compression.gzip.level", field: num(func(c *Config) *int32 { return &c.CompressionGzipLevel })},
+	{Name: "compression.lz4.level", Type: kmsg.ConfigTypeInt, Default: str("9"), Dynamic: true, Topic: "compression.lz4.level", field: num(func(c *Config) *int32 { return &c.CompressionLZ4Level })},
+	{Name: "compression.zstd.level", Type: kmsg.ConfigTypeInt, Default: str("3"), Dynamic: true, Topic: "compression.zstd.level", field: num(func(c *Config) *int32 { return &c.CompressionZstdLevel })},
 	{Name: "log.preallocate", Type: kmsg.ConfigTypeBoolean, Default: str("false"), Dynamic: true, Topic: "preallocate"},
 	{Name: "log.message.timestamp.type", Type: kmsg.ConfigTypeString, Default: str("CreateTime"), Dynamic: true, Topic: "message.timestamp.type"},
 	{Name: "log.message.timestamp.difference.max.ms", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), Dynamic: true, Topic: "message.timestamp.difference.max.ms"},
@@ -571,7 +602,7 @@ var BrokerKeys = []Key{
 	{Name: "log.local.retention.ms", Type: kmsg.ConfigTypeLong, Default: str("-2"), Dynamic: true, Topic: "local.retention.ms"},
 	{Name: "log.local.retention.bytes", Type: kmsg.ConfigTypeLong, Default: str("-2"), Dynamic: true, Topic: "local.retention.bytes"},
 	{Name: "producer.id.expiration.ms", Type: kmsg.ConfigTypeInt, Default: str("86400000"), Dynamic: true, check: atLeast(1),
-		Doc: "How long an idle producer's idempotence state is kept."},
+		field: dur(func(c *Config) *time.Duration { return &c.ProducerIDExpiration }, time.Millisecond), Doc: "How long an idle producer's idempotence state is kept."},
 	// The replication throttles (throttle.go): Kafka's dynamic broker
 	// quotas of DynamicConfig.Broker, and the static windows they are
 	// measured over.
@@ -580,17 +611,17 @@ var BrokerKeys = []Key{
 	{Name: "follower.replication.throttled.rate", Type: kmsg.ConfigTypeLong, Default: str(MaxLong), check: atLeast(0), Dynamic: true,
 		Doc: "Bytes/s this broker fetches, as follower, for the replicas follower.replication.throttled.replicas names; out-of-sync ones are not fetched while the rate is above it."},
 	{Name: "quota.window.num", Type: kmsg.ConfigTypeInt, Default: str("11"), check: atLeast(1),
-		Doc: "Samples client quotas' rates are measured over."},
+		field: num(func(c *Config) *int { return &c.ClientQuotas.WindowNum }), Doc: "Samples client quotas' rates are measured over."},
 	{Name: "quota.window.size.seconds", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(1),
-		Doc: "Length of each of those samples."},
+		field: dur(func(c *Config) *time.Duration { return &c.ClientQuotas.WindowSize }, time.Second), Doc: "Length of each of those samples."},
 	{Name: "controller.quota.window.num", Type: kmsg.ConfigTypeInt, Default: str("11"), check: atLeast(1),
-		Doc: "Samples of controller_mutation_rate: its burst is this times controller.quota.window.size.seconds times the quota."},
+		field: num(func(c *Config) *int { return &c.ClientQuotas.ControllerWindowNum }), Doc: "Samples of controller_mutation_rate: its burst is this times controller.quota.window.size.seconds times the quota."},
 	{Name: "controller.quota.window.size.seconds", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(1),
-		Doc: "Length of each of those samples."},
+		field: dur(func(c *Config) *time.Duration { return &c.ClientQuotas.ControllerWindowSize }, time.Second), Doc: "Length of each of those samples."},
 	{Name: "replication.quota.window.num", Type: kmsg.ConfigTypeInt, Default: str("11"), check: atLeast(1),
-		Doc: "Samples the replication throttles' rates are measured over."},
+		field: num(func(c *Config) *int { return &c.Cluster.QuotaWindowNum }), Doc: "Samples the replication throttles' rates are measured over."},
 	{Name: "replication.quota.window.size.seconds", Type: kmsg.ConfigTypeInt, Default: str("1"), check: atLeast(1),
-		Doc: "Length of each of those samples."},
+		field: dur(func(c *Config) *time.Duration { return &c.Cluster.QuotaWindowSize }, time.Second), Doc: "Length of each of those samples."},
 
 	// Kafka's dynamic SASL keys of a broker's listeners
 	// (DynamicListenerConfig.ReconfigurableConfigs) for GSSAPI and

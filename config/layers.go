@@ -12,7 +12,6 @@ package config
 import (
 	"maps"
 	"math"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -33,79 +32,25 @@ type SourcedValue struct {
 	Source kmsg.ConfigSource
 }
 
-// PutNonZero sets m[k] to n unless n is 0 (a field not set): the static
-// values of the sub-configs' keys.
-func PutNonZero(m map[string]string, k string, n int64) {
-	if n != 0 {
-		m[k] = strconv.FormatInt(n, 10)
-	}
-}
-
 // StaticBrokerConfigs are the broker keys the configuration sets (fields
 // that are not zero), by Kafka name. A duration is given as its .ms key.
 // Secrets are among them: DescribeConfigs never shows a sensitive key's
 // value (keys_security.go).
 func StaticBrokerConfigs(c Config) map[string]string {
 	m := map[string]string{}
-	num := func(k string, n int64) { PutNonZero(m, k, n) }
-	ms := func(k string, d time.Duration) {
-		if d != 0 {
-			m[k] = strconv.FormatInt(d.Milliseconds(), 10)
+	for i := range BrokerKeys {
+		k := &BrokerKeys[i]
+		if k.field == nil || k.field.get == nil {
+			continue
+		}
+		if v, ok := k.field.get(&c); ok {
+			m[k.Name] = v
 		}
 	}
-	if c.ID != 0 {
-		num("broker.id", int64(c.ID))
-		num("node.id", int64(c.ID))
-	}
 	c.staticListeners(m)
-	if c.DataDir != "" {
-		m["log.dirs"] = c.DataDir
-		m["log.dir"] = c.DataDir // either key sets it
-	}
-	num("num.partitions", int64(c.NumPartitions))
-	num("default.replication.factor", int64(c.DefaultReplicationFactor))
-	if c.AutoCreateTopics != nil {
-		m["auto.create.topics.enable"] = strconv.FormatBool(*c.AutoCreateTopics)
-	}
-	num("message.max.bytes", int64(c.MessageMaxBytes))
-	num("socket.request.max.bytes", int64(c.SocketRequestMaxBytes))
-	num("log.segment.bytes", c.LogSegmentBytes)
-	ms("log.roll.ms", c.LogRoll)
-	num("log.index.size.max.bytes", int64(c.LogIndexSizeMaxBytes))
-	num("log.index.interval.bytes", int64(c.LogIndexIntervalBytes))
-	if c.LogRetention < 0 {
-		m["log.retention.ms"] = "-1"
-	} else {
-		ms("log.retention.ms", c.LogRetention)
-	}
-	num("log.retention.bytes", c.LogRetentionBytes)
-	ms("log.retention.check.interval.ms", c.LogRetentionCheck)
-	num("log.flush.interval.messages", c.FlushIntervalMessages)
-	ms("log.flush.interval.ms", c.FlushInterval)
-	ms("producer.id.expiration.ms", c.ProducerIDExpiration)
-	if c.LogCleanupPolicy != nil {
-		m["log.cleanup.policy"] = *c.LogCleanupPolicy
-	}
-	if c.CompressionType != "" {
-		m["compression.type"] = c.CompressionType
-	}
-	num("compression.gzip.level", int64(c.CompressionGzipLevel))
-	num("compression.lz4.level", int64(c.CompressionLZ4Level))
-	num("compression.zstd.level", int64(c.CompressionZstdLevel))
-	c.Cleaner.static(m)
-	c.Network.static(m)
-	c.ClientQuotas.static(m)
-	c.TLS.static(m)
-	c.SASL.static(m)
-	c.Authz.static(m)
-	c.Cluster.Election.static(m)
-	c.Cluster.static(m)
-	c.Groups.static(m)
-	c.Txns.static(m)
-	c.Observability.static(m)
+	c.SASL.staticListeners(m)
+	maps.Copy(m, c.TLS.Props)
 	maps.Copy(m, c.StaticKeys)
-	num("replication.quota.window.num", int64(c.Cluster.QuotaWindowNum))
-	num("replication.quota.window.size.seconds", int64(c.Cluster.QuotaWindowSize/time.Second))
 	return m
 }
 

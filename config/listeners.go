@@ -113,64 +113,6 @@ func formatListeners(ls []ListenerConfig) string {
 	return strings.Join(parts, ",")
 }
 
-// staticListeners adds the listener keys the configuration sets to m, in
-// Kafka's form: the one-address shorthand is the PLAINTEXT listener's (its
-// --advertise the first listener's); the protocol map sorted by name.
-func (c Config) staticListeners(m map[string]string) {
-	switch {
-	case len(c.Listeners) > 0:
-		m["listeners"] = formatListeners(c.Listeners)
-	case c.Listen != "":
-		m["listeners"] = ProtoPlaintext + "://" + c.Listen
-	}
-	switch {
-	case len(c.AdvertisedListeners) > 0:
-		m["advertised.listeners"] = formatListeners(c.AdvertisedListeners)
-	case c.Advertise != "":
-		first := ProtoPlaintext
-		if len(c.Listeners) > 0 {
-			first = c.Listeners[0].Name
-		}
-		m["advertised.listeners"] = first + "://" + c.Advertise
-	}
-	if c.ListenerProtocols != nil {
-		var entries []string
-		for _, name := range slices.Sorted(maps.Keys(c.ListenerProtocols)) {
-			entries = append(entries, name+":"+c.ListenerProtocols[name])
-		}
-		m["listener.security.protocol.map"] = strings.Join(entries, ",")
-	}
-	if c.InterBrokerListener != "" {
-		m["inter.broker.listener.name"] = c.InterBrokerListener
-	}
-	if c.InterBrokerProtocol != "" {
-		m["security.inter.broker.protocol"] = c.InterBrokerProtocol
-	}
-}
-
-// applyListenerKey sets a listener key; ok is false for other keys.
-func (c *Config) applyListenerKey(k, v string) (ok bool, err error) {
-	switch k {
-	case "listeners":
-		c.Listeners, err = parseListeners(k, v)
-	case "advertised.listeners":
-		c.AdvertisedListeners, err = parseListeners(k, v)
-	case "listener.security.protocol.map":
-		c.ListenerProtocols, err = parseProtocolMap(v)
-	case "inter.broker.listener.name":
-		c.InterBrokerListener = strings.ToUpper(strings.TrimSpace(v))
-	case "security.inter.broker.protocol":
-		p := strings.ToUpper(strings.TrimSpace(v))
-		if !slices.Contains(securityProtocolNames, p) {
-			return true, fmt.Errorf("broker: config %s=%q: one of %s", k, v, strings.Join(securityProtocolNames, ", "))
-		}
-		c.InterBrokerProtocol = p
-	default:
-		return false, nil
-	}
-	return true, err
-}
-
 // ListenerSetup is the checked listener configuration: the listeners in
 // order with their protocols, what each advertises, and the inter-broker
 // listener's name.
@@ -243,4 +185,60 @@ func (c Config) ListenerSetup() (ListenerSetup, error) {
 		return s, fmt.Errorf("broker: the inter-broker listener %s is not an advertised listener", s.InterName)
 	}
 	return s, nil
+}
+
+// listenerField is the field of the five listener keys.
+var listenerField = custom(func(c *Config, k string, v configValue) error {
+	var err error
+	switch k {
+	case "listeners":
+		c.Listeners, err = parseListeners(k, v.s)
+	case "advertised.listeners":
+		c.AdvertisedListeners, err = parseListeners(k, v.s)
+	case "listener.security.protocol.map":
+		c.ListenerProtocols, err = parseProtocolMap(v.s)
+	case "inter.broker.listener.name":
+		c.InterBrokerListener = strings.ToUpper(v.s)
+	case "security.inter.broker.protocol":
+		p := strings.ToUpper(v.s)
+		if !slices.Contains(securityProtocolNames, p) {
+			return fmt.Errorf("one of %s", strings.Join(securityProtocolNames, ", "))
+		}
+		c.InterBrokerProtocol = p
+	}
+	return err
+}, nil)
+
+// staticListeners adds the listener keys the configuration sets to m, in
+// Kafka's form.
+func (c Config) staticListeners(m map[string]string) {
+	switch {
+	case len(c.Listeners) > 0:
+		m["listeners"] = formatListeners(c.Listeners)
+	case c.Listen != "":
+		m["listeners"] = ProtoPlaintext + "://" + c.Listen
+	}
+	switch {
+	case len(c.AdvertisedListeners) > 0:
+		m["advertised.listeners"] = formatListeners(c.AdvertisedListeners)
+	case c.Advertise != "":
+		first := ProtoPlaintext
+		if len(c.Listeners) > 0 {
+			first = c.Listeners[0].Name
+		}
+		m["advertised.listeners"] = first + "://" + c.Advertise
+	}
+	if c.ListenerProtocols != nil {
+		var entries []string
+		for _, name := range slices.Sorted(maps.Keys(c.ListenerProtocols)) {
+			entries = append(entries, name+":"+c.ListenerProtocols[name])
+		}
+		m["listener.security.protocol.map"] = strings.Join(entries, ",")
+	}
+	if c.InterBrokerListener != "" {
+		m["inter.broker.listener.name"] = c.InterBrokerListener
+	}
+	if c.InterBrokerProtocol != "" {
+		m["security.inter.broker.protocol"] = c.InterBrokerProtocol
+	}
 }

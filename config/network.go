@@ -74,40 +74,6 @@ func (n NetworkConfig) WithDefaults(maxRequest int32) NetworkConfig {
 	return n
 }
 
-// Apply sets the field a network key names; ok is false for other keys.
-func (n *NetworkConfig) Apply(k, v string) (ok bool, err error) {
-	switch k {
-	case "queued.max.request.bytes", "socket.request.receive.timeout.ms", "max.connections",
-		"max.connections.per.ip", "max.connections.per.ip.overrides", "connections.max.idle.ms":
-	default:
-		return false, nil
-	}
-	cv, err := BrokerKeyByName[k].Parse(v)
-	if err != nil {
-		return true, err
-	}
-	switch k {
-	case "queued.max.request.bytes":
-		n.QueuedMaxRequestBytes = cv.n
-		if cv.n == 0 {
-			n.QueuedMaxRequestBytes = -1 // Kafka: <= 0 is no bound
-		}
-	case "socket.request.receive.timeout.ms":
-		n.RequestReceiveTimeout = msOrNever(cv.n)
-	case "max.connections":
-		m := int32(cv.n)
-		n.MaxConnections = &m
-	case "max.connections.per.ip":
-		m := int32(cv.n)
-		n.MaxConnectionsPerIP = &m
-	case "max.connections.per.ip.overrides":
-		n.MaxConnectionsPerIPOverrides, _ = parseConnectionOverrides(cv.s)
-	case "connections.max.idle.ms":
-		n.ConnectionsMaxIdle = msOrNever(cv.n)
-	}
-	return true, nil
-}
-
 // msOrNever is a .ms value: negative is -1 (no bound), 0 the smallest
 // bound (1 ms) rather than the default.
 func msOrNever(n int64) time.Duration {
@@ -123,33 +89,6 @@ func (n NetworkConfig) Validate() error {
 		return fmt.Errorf("broker: max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set")
 	}
 	return nil
-}
-
-// static adds the keys the configuration sets to m, by Kafka name.
-func (n NetworkConfig) static(m map[string]string) {
-	if n.QueuedMaxRequestBytes != 0 {
-		m["queued.max.request.bytes"] = strconv.FormatInt(max(n.QueuedMaxRequestBytes, -1), 10)
-	}
-	msKey := func(k string, d time.Duration) {
-		if d != 0 {
-			m[k] = strconv.FormatInt(max(d.Milliseconds(), -1), 10)
-		}
-	}
-	msKey("socket.request.receive.timeout.ms", n.RequestReceiveTimeout)
-	msKey("connections.max.idle.ms", n.ConnectionsMaxIdle)
-	if n.MaxConnections != nil {
-		m["max.connections"] = strconv.Itoa(int(*n.MaxConnections))
-	}
-	if n.MaxConnectionsPerIP != nil {
-		m["max.connections.per.ip"] = strconv.Itoa(int(*n.MaxConnectionsPerIP))
-	}
-	if len(n.MaxConnectionsPerIPOverrides) > 0 {
-		var parts []string
-		for _, host := range slices.Sorted(maps.Keys(n.MaxConnectionsPerIPOverrides)) {
-			parts = append(parts, host+":"+strconv.Itoa(int(n.MaxConnectionsPerIPOverrides[host])))
-		}
-		m["max.connections.per.ip.overrides"] = strings.Join(parts, ",")
-	}
 }
 
 // parseConnectionOverrides reads Kafka's "host:count,host:count" (the count
@@ -216,3 +155,30 @@ var PageSize = int64(unix.Getpagesize())
 
 // PageUp rounds n up to a multiple of the page size.
 func PageUp(n int64) int64 { return (n + PageSize - 1) / PageSize * PageSize }
+
+// requestPoolField is queued.max.request.bytes: 0 and below are no bound
+// (-1), as in Kafka; the zero value is sluice's default.
+var requestPoolField = custom(func(c *Config, _ string, v configValue) error {
+	c.Network.QueuedMaxRequestBytes = v.n
+	if v.n == 0 {
+		c.Network.QueuedMaxRequestBytes = -1
+	}
+	return nil
+}, func(c *Config) (string, bool) {
+	n := c.Network.QueuedMaxRequestBytes
+	return strconv.FormatInt(max(n, -1), 10), n != 0
+})
+
+// connectionOverridesField is max.connections.per.ip.overrides,
+// host:count[,host:count...] (checked by the row's connectionOverrides).
+var connectionOverridesField = custom(func(c *Config, _ string, v configValue) error {
+	c.Network.MaxConnectionsPerIPOverrides, _ = parseConnectionOverrides(v.s)
+	return nil
+}, func(c *Config) (string, bool) {
+	o := c.Network.MaxConnectionsPerIPOverrides
+	var parts []string
+	for _, host := range slices.Sorted(maps.Keys(o)) {
+		parts = append(parts, host+":"+strconv.Itoa(int(o[host])))
+	}
+	return strings.Join(parts, ","), len(o) > 0
+})

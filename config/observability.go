@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 )
@@ -32,37 +31,6 @@ type ObservabilityConfig struct {
 	SlowRequest time.Duration
 }
 
-// Apply sets the field named by k; ok is false for a key not its own.
-func (c *ObservabilityConfig) Apply(k, v string) (ok bool, err error) {
-	switch k {
-	case "metrics.listen":
-		c.MetricsListen = v
-	case "metrics.pprof.enable":
-		if c.Pprof, err = strconv.ParseBool(v); err != nil {
-			err = fmt.Errorf("broker: config %s=%q: not a boolean", k, v)
-		}
-	case "log.level":
-		if _, err = ParseLogLevel(v); err != nil {
-			err = fmt.Errorf("broker: config %s=%q: %w", k, v, err)
-		}
-		c.LogLevel = v
-	case "log.format":
-		if v != "text" && v != "json" {
-			err = fmt.Errorf("broker: config %s=%q: text or json", k, v)
-		}
-		c.LogFormat = v
-	case "log.slow.request.ms":
-		var n int64
-		if n, err = strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
-			err = fmt.Errorf("broker: config %s=%q: a number of milliseconds, at least 0", k, v)
-		}
-		c.SlowRequest = time.Duration(n) * time.Millisecond
-	default:
-		return false, nil
-	}
-	return true, err
-}
-
 // ParseLogLevel reads log.level: debug, info, warn (or warning) or error,
 // in any case; "" is info.
 func ParseLogLevel(s string) (slog.Level, error) {
@@ -79,22 +47,10 @@ func ParseLogLevel(s string) (slog.Level, error) {
 	return 0, fmt.Errorf("unknown log level %q (debug, info, warn, error)", s)
 }
 
-// static adds the observability keys the configuration sets to m
-// (layers.go's StaticBrokerConfigs).
-func (c ObservabilityConfig) static(m map[string]string) {
-	if c.MetricsListen != "" {
-		m["metrics.listen"] = c.MetricsListen
+// logLevel is log.level's check: a level ParseLogLevel reads.
+func logLevel(v configValue) string {
+	if _, err := ParseLogLevel(v.s); err != nil {
+		return err.Error()
 	}
-	if c.Pprof {
-		m["metrics.pprof.enable"] = "true"
-	}
-	if c.LogLevel != "" {
-		m["log.level"] = c.LogLevel
-	}
-	if c.LogFormat != "" {
-		m["log.format"] = c.LogFormat
-	}
-	if c.SlowRequest != 0 {
-		m["log.slow.request.ms"] = strconv.FormatInt(c.SlowRequest.Milliseconds(), 10)
-	}
+	return ""
 }

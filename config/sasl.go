@@ -63,69 +63,33 @@ const (
 
 var servedMechanisms = []string{MechPlain, mechSCRAM256, mechSCRAM512}
 
-// Apply sets a SASL key; ok is false for other keys.
-func (s *SASLConfig) Apply(k, v string) (ok bool, err error) {
-	if rest, found := strings.CutPrefix(k, "listener.name."); found {
-		name, key, found := strings.Cut(rest, ".")
-		if !found || name == "" || !isListenerSASLKey(key) {
-			return false, nil
-		}
-		if err := checkSASLValue(k, key, v); err != nil {
-			return true, err
-		}
-		if s.Listener == nil {
-			s.Listener = map[string]map[string]string{}
-		}
-		name = strings.ToLower(name)
-		if s.Listener[name] == nil {
-			s.Listener[name] = map[string]string{}
-		}
-		s.Listener[name][key] = v
-		return true, nil
-	}
-	switch k {
-	case "sasl.enabled.mechanisms":
-		s.EnabledMechanisms = splitList(v)
-	case "sasl.mechanism.inter.broker.protocol":
-		s.InterBrokerMechanism = strings.TrimSpace(v)
-	case "sasl.jaas.config":
-		s.JAASConfig = v
-	case "sasl.server.max.receive.size":
-		n, err := strconv.ParseInt(v, 10, 32)
-		if err != nil || n <= 0 {
-			return true, fmt.Errorf("broker: config %s=%q: want a positive number", k, v)
-		}
-		s.ServerMaxReceiveSize = int32(n)
-	case "connections.max.reauth.ms":
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < 0 {
-			return true, fmt.Errorf("broker: config %s=%q: want a number at least 0", k, v)
-		}
-		s.ConnectionsMaxReauth = time.Duration(n) * time.Millisecond
-	default:
+// applyListener sets a listener's own SASL key,
+// listener.name.<l>.[<mechanism>.]<key>; ok is false for other keys.
+func (s *SASLConfig) applyListener(k, v string) (ok bool, err error) {
+	rest, found := strings.CutPrefix(k, "listener.name.")
+	if !found {
 		return false, nil
 	}
+	name, key, found := strings.Cut(rest, ".")
+	if !found || name == "" || !isListenerSASLKey(key) {
+		return false, nil
+	}
+	if err := checkSASLValue(k, key, v); err != nil {
+		return true, err
+	}
+	if s.Listener == nil {
+		s.Listener = map[string]map[string]string{}
+	}
+	name = strings.ToLower(name)
+	if s.Listener[name] == nil {
+		s.Listener[name] = map[string]string{}
+	}
+	s.Listener[name][key] = v
 	return true, nil
 }
 
-// static adds the SASL keys the configuration sets to m, listener-prefixed
-// ones under their full names.
-func (s SASLConfig) static(m map[string]string) {
-	if s.EnabledMechanisms != nil {
-		m["sasl.enabled.mechanisms"] = strings.Join(s.EnabledMechanisms, ",")
-	}
-	if s.InterBrokerMechanism != "" {
-		m["sasl.mechanism.inter.broker.protocol"] = s.InterBrokerMechanism
-	}
-	if s.JAASConfig != "" {
-		m["sasl.jaas.config"] = s.JAASConfig
-	}
-	if s.ServerMaxReceiveSize != 0 {
-		m["sasl.server.max.receive.size"] = strconv.Itoa(int(s.ServerMaxReceiveSize))
-	}
-	if s.ConnectionsMaxReauth != 0 {
-		m["connections.max.reauth.ms"] = strconv.FormatInt(s.ConnectionsMaxReauth.Milliseconds(), 10)
-	}
+// staticListeners adds the listeners' own SASL keys to m.
+func (s SASLConfig) staticListeners(m map[string]string) {
 	for l, keys := range s.Listener {
 		for k, v := range keys {
 			m["listener.name."+l+"."+k] = v

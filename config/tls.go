@@ -7,9 +7,6 @@ package config
 import (
 	"fmt"
 	"log/slog"
-	"maps"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/sluice-io/sluice/security/tlsconf"
@@ -34,43 +31,6 @@ type TLSConfig struct {
 }
 
 const defaultTLSHandshakeTimeout = 10 * time.Second
-
-// Apply sets k if it is a TLS key; ok false leaves it to other parsers.
-func (t *TLSConfig) Apply(k, v string) (ok bool, err error) {
-	ms := func() (time.Duration, error) {
-		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("broker: config %s=%q: not a number", k, v)
-		}
-		return time.Duration(n) * time.Millisecond, nil
-	}
-	switch {
-	case k == "ssl.handshake.timeout.ms":
-		t.HandshakeTimeout, err = ms()
-		return true, err
-	case k == "ssl.reload.check.interval.ms":
-		t.ReloadInterval, err = ms()
-		return true, err
-	case tlsconf.IsKey(k):
-		if t.Props == nil {
-			t.Props = map[string]string{}
-		}
-		t.Props[k] = v
-		return true, nil
-	}
-	return false, nil
-}
-
-// static adds the TLS keys the configuration sets to m, as given.
-func (t TLSConfig) static(m map[string]string) {
-	maps.Copy(m, t.Props)
-	if t.HandshakeTimeout != 0 {
-		m["ssl.handshake.timeout.ms"] = strconv.FormatInt(t.HandshakeTimeout.Milliseconds(), 10)
-	}
-	if t.ReloadInterval != 0 {
-		m["ssl.reload.check.interval.ms"] = strconv.FormatInt(t.ReloadInterval.Milliseconds(), 10)
-	}
-}
 
 func (t TLSConfig) WithDefaults() TLSConfig {
 	if t.HandshakeTimeout <= 0 {
@@ -109,3 +69,19 @@ func (t TLSConfig) Client(listener string, log *slog.Logger) (*tlsconf.Client, e
 	}
 	return cl, nil
 }
+
+// setProp keeps a key security/tlsconf reads (ssl.*, and its
+// listener-prefixed forms) for tlsconf.ParseSettings.
+func (t *TLSConfig) setProp(k, v string) {
+	if t.Props == nil {
+		t.Props = map[string]string{}
+	}
+	t.Props[k] = v
+}
+
+// tlsPropField is the field of the keys security/tlsconf reads: they are
+// kept as given, and tlsconf parses them when the listener starts.
+var tlsPropField = custom(func(c *Config, k string, v configValue) error {
+	c.TLS.setProp(k, v.s)
+	return nil
+}, nil)

@@ -8,7 +8,9 @@ import (
 )
 
 // LogOptions is the engine configuration of a topic: the broker defaults,
-// overridden by the topic's configs.
+// overridden by the topic's configs through each TopicKeys row's engine
+// binding; the cleanup policy and the codec, which combine several keys
+// with the broker's, are read here.
 func (c *Config) LogOptions(topicConfigs map[string]string) engine.Options {
 	o := engine.Options{
 		SegmentBytes:       c.LogSegmentBytes,
@@ -26,45 +28,17 @@ func (c *Config) LogOptions(topicConfigs map[string]string) engine.Options {
 	}
 	o.ProducerIDExpiration = c.ProducerIDExpiration // a broker setting only, as in Kafka
 	o.TxnVerification = c.Txns.VerifyPartitions()
-	n := func(k string) (int64, bool) {
-		v, ok := topicConfigs[k]
-		if !ok {
-			return 0, false
+	for i := range TopicKeys {
+		k := &TopicKeys[i]
+		if k.engine == nil {
+			continue
 		}
-		x, err := strconv.ParseInt(v, 10, 64)
-		return x, err == nil
-	}
-	if v, ok := n("segment.bytes"); ok {
-		o.SegmentBytes = v
-	}
-	if v, ok := n("segment.ms"); ok {
-		o.SegmentAge = SaturatingMs(v)
-	}
-	if v, ok := n("segment.index.bytes"); ok {
-		o.SegmentIndexBytes = int(v)
-	}
-	// The engine reads a zero option as its default; Kafka's zero values
-	// that mean something else are mapped to their nearest engine value.
-	if v, ok := n("index.interval.bytes"); ok {
-		o.IndexIntervalBytes = max(int(v), 1) // 0: an index entry for every batch
-	}
-	if v, ok := n("max.message.bytes"); ok {
-		o.MaxBatchBytes = max(int(v), 1) // 0: every batch is too large
-	}
-	if v, ok := n("retention.ms"); ok {
-		switch {
-		case v < 0:
-			o.Retention = -1
-		case v == 0:
-			o.Retention = 1 // every segment with data expires at once
-		default:
-			o.Retention = SaturatingMs(v)
-		}
-	}
-	if v, ok := n("retention.bytes"); ok {
-		o.RetentionBytes = v
-		if v == 0 {
-			o.RetentionBytes = 1 // delete all but the newest segment
+		if s, ok := topicConfigs[k.Name]; ok {
+			// A stored value passed its check when it was set; one that no
+			// longer parses (never written by sluice) leaves the default.
+			if v, why := k.value(s); why == "" {
+				k.engine(&o, v)
+			}
 		}
 	}
 	policy := "delete"
@@ -82,37 +56,53 @@ func (c *Config) LogOptions(topicConfigs map[string]string) engine.Options {
 		// applies no retention to it.)
 		o.Retention, o.RetentionBytes = -1, -1
 	}
-	if v, ok := topicConfigs["min.cleanable.dirty.ratio"]; ok {
-		if f, err := strconv.ParseFloat(v, 64); err == nil {
-			o.Compaction.MinCleanableDirtyRatio = engineRatio(f)
-		}
-	}
-	if v, ok := n("min.compaction.lag.ms"); ok {
-		o.Compaction.MinCompactionLag = SaturatingMs(v)
-	}
-	if v, ok := n("max.compaction.lag.ms"); ok {
-		o.Compaction.MaxCompactionLag = SaturatingMs(v)
-		if v == math.MaxInt64 {
-			o.Compaction.MaxCompactionLag = 0 // Kafka's default: no bound
-		}
-	}
-	if v, ok := n("delete.retention.ms"); ok {
-		o.Compaction.DeleteRetention = engineDeleteRetention(SaturatingMs(v))
-	}
 	o.Recompression = c.recompression(topicConfigs)
-	if topicConfigs["message.timestamp.type"] == "LogAppendTime" {
-		o.LogAppendTime = true
-	}
-	if v, ok := n("flush.messages"); ok {
-		o.FlushMessages = v
-	}
-	if v, ok := n("flush.ms"); ok {
-		o.FlushInterval = SaturatingMs(v)
-		if o.FlushInterval == math.MaxInt64 {
-			o.FlushInterval = 0 // Kafka's default, Long.MAX_VALUE: never
-		}
-	}
 	return o
+}
+
+// The engine options of the topic keys whose Kafka values the engine reads
+// otherwise: the engine takes a zero option as its default, so Kafka's zero
+// values that mean something else map to their nearest engine value, and
+// Kafka's Long.MAX_VALUE "never" to the engine's zero.
+
+func indexInterval(o *engine.Options, v configValue) {
+	o.IndexIntervalBytes = max(int(v.n), 1) // 0: an index entry for every batch
+}
+
+func maxBatchBytes(o *engine.Options, v configValue) {
+	o.MaxBatchBytes = max(int(v.n), 1) // 0: every batch is too large
+}
+
+func retentionTime(o *engine.Options, v configValue) {
+	switch {
+	case v.n < 0:
+		o.Retention = -1
+	case v.n == 0:
+		o.Retention = 1 // every segment with data expires at once
+	default:
+		o.Retention = SaturatingMs(v.n)
+	}
+}
+
+func retentionBytes(o *engine.Options, v configValue) {
+	o.RetentionBytes = v.n
+	if v.n == 0 {
+		o.RetentionBytes = 1 // delete all but the newest segment
+	}
+}
+
+func maxCompactionLag(o *engine.Options, v configValue) {
+	o.Compaction.MaxCompactionLag = SaturatingMs(v.n)
+	if v.n == math.MaxInt64 {
+		o.Compaction.MaxCompactionLag = 0 // Kafka's default: no bound
+	}
+}
+
+func flushInterval(o *engine.Options, v configValue) {
+	o.FlushInterval = SaturatingMs(v.n)
+	if o.FlushInterval == math.MaxInt64 {
+		o.FlushInterval = 0 // Kafka's default, Long.MAX_VALUE: never
+	}
 }
 
 // recompression is the engine's form of a topic's compression.type and the

@@ -1,9 +1,6 @@
 package config
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -58,78 +55,4 @@ func (t TxnConfig) WithDefaults() TxnConfig {
 		t.StateSegmentBytes = 100 << 20
 	}
 	return t
-}
-
-// txnKeys are the keys TxnConfig.apply reads.
-var txnKeys = map[string]bool{
-	"transaction.max.timeout.ms":                                  true,
-	"transactional.id.expiration.ms":                              true,
-	"transaction.abort.timed.out.transaction.cleanup.interval.ms": true,
-	"transaction.remove.expired.transaction.cleanup.interval.ms":  true,
-	"transaction.state.log.num.partitions":                        true,
-	"transaction.state.log.replication.factor":                    true,
-	"transaction.state.log.min.isr":                               true,
-	"transaction.state.log.segment.bytes":                         true,
-	"transaction.partition.verification.enable":                   true,
-}
-
-// Apply sets the field a transaction key names; ok is false for other
-// keys. Every value but the boolean's must be a positive integer, as
-// Kafka's validators (atLeast(1)) require; the boolean is true or false in
-// any case, as Kafka's ConfigDef reads it.
-func (t *TxnConfig) Apply(k, v string) (ok bool, err error) {
-	if !txnKeys[k] {
-		return false, nil
-	}
-	if k == "transaction.partition.verification.enable" {
-		on := strings.EqualFold(strings.TrimSpace(v), "true")
-		if !on && !strings.EqualFold(strings.TrimSpace(v), "false") {
-			return true, fmt.Errorf("broker: config %s=%q: must be true or false", k, v)
-		}
-		t.PartitionVerification = &on
-		return true, nil
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil {
-		return true, fmt.Errorf("broker: config %s=%q: not a number", k, v)
-	}
-	if n < 1 {
-		return true, fmt.Errorf("broker: config %s=%q: must be at least 1", k, v)
-	}
-	ms := time.Duration(n) * time.Millisecond
-	switch k {
-	case "transaction.max.timeout.ms":
-		t.MaxTimeout = ms
-	case "transactional.id.expiration.ms":
-		t.IDExpiration = ms
-	case "transaction.abort.timed.out.transaction.cleanup.interval.ms":
-		t.AbortCheck = ms
-	case "transaction.remove.expired.transaction.cleanup.interval.ms":
-		t.ExpireCheck = ms
-	case "transaction.state.log.num.partitions":
-		t.StatePartitions = int32(min(n, 1<<31-1))
-	case "transaction.state.log.replication.factor":
-		t.StateReplication = int16(min(n, 1<<15-1))
-	case "transaction.state.log.min.isr":
-		t.StateMinISR = int32(min(n, 1<<31-1))
-	case "transaction.state.log.segment.bytes":
-		t.StateSegmentBytes = n
-	}
-	return true, nil
-}
-
-// static adds the transaction keys the configuration sets to m, by Kafka
-// name (layers.go's StaticBrokerConfigs).
-func (t TxnConfig) static(m map[string]string) {
-	PutNonZero(m, "transaction.max.timeout.ms", t.MaxTimeout.Milliseconds())
-	PutNonZero(m, "transactional.id.expiration.ms", t.IDExpiration.Milliseconds())
-	PutNonZero(m, "transaction.abort.timed.out.transaction.cleanup.interval.ms", t.AbortCheck.Milliseconds())
-	PutNonZero(m, "transaction.remove.expired.transaction.cleanup.interval.ms", t.ExpireCheck.Milliseconds())
-	PutNonZero(m, "transaction.state.log.num.partitions", int64(t.StatePartitions))
-	PutNonZero(m, "transaction.state.log.replication.factor", int64(t.StateReplication))
-	PutNonZero(m, "transaction.state.log.min.isr", int64(t.StateMinISR))
-	PutNonZero(m, "transaction.state.log.segment.bytes", t.StateSegmentBytes)
-	if t.PartitionVerification != nil {
-		m["transaction.partition.verification.enable"] = strconv.FormatBool(*t.PartitionVerification)
-	}
 }
