@@ -11,7 +11,6 @@ package config
 
 import (
 	"maps"
-	"math"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -106,12 +105,4 @@ func (d *DynamicConfigs) BrokerValue(key string) (string, bool) {
 
 // SaturatingMs converts ms to a Duration, saturating instead of
 // overflowing (Kafka's "never" is Long.MAX_VALUE ms).
-func SaturatingMs(n int64) time.Duration {
-	if n > math.MaxInt64/int64(time.Millisecond) {
-		return math.MaxInt64
-	}
-	if n < math.MinInt64/int64(time.Millisecond) {
-		return math.MinInt64
-	}
-	return time.Duration(n) * time.Millisecond
-}
+func SaturatingMs(n int64) time.Duration { return scale(n, time.Millisecond) }
