@@ -93,6 +93,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
@@ -169,7 +170,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	for _, a := range done {
 		if err := a.p.log.AwaitFlushPolicy(a.res); err != nil {
 			failed = true
-			a.p.metrics.add(failedProduce, 1)
+			a.p.metrics.Add(metrics.FailedProduce, 1)
 			sp := &resp.Topics[a.ti].Partitions[a.pi]
 			code, msg := produceError(c.b, a.p, err)
 			sp.BaseOffset = -1
@@ -189,7 +190,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			}
 			if err := a.p.awaitReplicated(a.res.LastOffset+1, timeout, c.b.closing); err != nil {
 				failed = true
-				a.p.metrics.add(failedProduce, 1)
+				a.p.metrics.Add(metrics.FailedProduce, 1)
 				sp.BaseOffset = -1
 				setProduceError(req, sp, errorCode(err), err.Error())
 			}
@@ -215,15 +216,15 @@ func (b *Broker) countProduce(p *partition, code int16, res engine.AppendResult,
 	switch {
 	case b.metrics == nil:
 	case p == nil:
-		b.metrics.failedUnknown(failedProduce)
+		b.metrics.FailedUnknown(metrics.FailedProduce)
 	case code != 0:
-		p.metrics.add(totalProduce, 1)
-		p.metrics.add(failedProduce, 1)
+		p.metrics.Add(metrics.TotalProduce, 1)
+		p.metrics.Add(metrics.FailedProduce, 1)
 	default:
-		p.metrics.add(totalProduce, 1)
-		p.metrics.add(bytesIn, int64(bytes))
+		p.metrics.Add(metrics.TotalProduce, 1)
+		p.metrics.Add(metrics.BytesIn, int64(bytes))
 		if !res.Duplicate {
-			p.metrics.add(messagesIn, res.LastOffset-res.FirstOffset+1)
+			p.metrics.Add(metrics.MessagesIn, res.LastOffset-res.FirstOffset+1)
 		}
 	}
 }

@@ -55,6 +55,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/security/quota"
@@ -112,18 +113,18 @@ func (b *Broker) countFetch(f *wireFetch, follower bool) {
 	for _, n := range f.counts {
 		switch {
 		case n.p == nil:
-			b.metrics.failedUnknown(failedFetch)
+			b.metrics.FailedUnknown(metrics.FailedFetch)
 		case n.failed:
-			n.p.metrics.add(totalFetch, 1)
-			n.p.metrics.add(failedFetch, 1)
+			n.p.metrics.Add(metrics.TotalFetch, 1)
+			n.p.metrics.Add(metrics.FailedFetch, 1)
 		default:
-			n.p.metrics.add(totalFetch, 1)
+			n.p.metrics.Add(metrics.TotalFetch, 1)
 			switch {
 			case n.bytes == 0:
 			case follower:
-				n.p.metrics.replicated(replicationBytesOut, int(n.bytes))
+				n.p.metrics.Replicated(metrics.ReplicationBytesOut, int(n.bytes))
 			default:
-				n.p.metrics.add(bytesOut, n.bytes)
+				n.p.metrics.Add(metrics.BytesOut, n.bytes)
 			}
 		}
 	}

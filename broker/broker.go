@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
 	"sync"
@@ -19,6 +18,7 @@ import (
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/wire/interbroker"
@@ -79,11 +79,10 @@ type Broker struct {
 	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
 	clientQuotas *quota.Manager
 
-	// metrics is nil without metrics.listen (metrics.go); its HTTP
-	// listener and server (metricshttp.go).
-	metrics    *brokerMetrics
-	metricsLn  net.Listener
-	metricsSrv *http.Server
+	// metrics is nil without metrics.listen (metrics.go); metricsSrv
+	// its HTTP listener.
+	metrics    *metrics.Registry
+	metricsSrv *metrics.Server
 	// timeRequests: the connection loop times requests (requestlog.go).
 	timeRequests bool
 	// stopping is set as Shutdown begins: /readyz answers not ready.
@@ -112,7 +111,7 @@ func New(cfg config.Config) (*Broker, error) {
 	}
 	b.pool = pool
 	if cfg.Observability.MetricsListen != "" {
-		b.metrics = newBrokerMetrics(b)
+		b.metrics = b.newMetrics()
 	}
 	b.timeRequests = b.observesRequests()
 	if b.quotas, err = newConnQuotas(cfg.Network); err != nil {

@@ -244,8 +244,8 @@ func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
 	o.Unclean = func(topicConfigs map[string]string) bool {
 		return strings.EqualFold(b.topicValue("unclean.leader.election.enable", topicConfigs), "true")
 	}
-	if b.metrics != nil {
-		o.Elected = b.metrics.elected
+	if m := b.metrics; m != nil {
+		o.Elected = func(e zk.LeaderElection) { m.Elected(e.Took, e.Unclean) }
 	}
 	return o
 }

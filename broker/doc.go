@@ -66,9 +66,10 @@
 //
 // Observability (Config.Observability): with metrics.listen the broker
 // keeps Prometheus metrics under jmx_exporter's names for Kafka's MBeans
-// (metrics.go: counted on the request paths through counters each
-// partition resolves once; metricscollect.go: computed at scrape) and
-// serves them with /healthz and /readyz (metricshttp.go); the connection
+// (the metrics package: counted on the request paths through counters
+// each partition resolves once, computed at scrape from the state
+// broker/metrics.go reports) and serves them with /healthz and /readyz
+// (metrics.Serve); the connection
 // loop times requests for them and for the request log (requestlog.go);
 // the controller driver reports leader elections (zk.LoopOptions.Elected)
 // and the engine each log flush (engine.Options.OnFlush), from their own

@@ -137,7 +137,7 @@ func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 		}
 	}
 	if b.metrics != nil {
-		o.OnFlush = b.metrics.flushed // read at a log's open only
+		o.OnFlush = b.metrics.Flushed // read at a log's open only
 	}
 	return o
 }

@@ -42,6 +42,7 @@ import (
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
@@ -511,7 +512,7 @@ func (p *partition) performFollower(rd *replication.Ready) (replication.FetchApp
 		res, err := p.log.AppendReplicated(batches)
 		if res.LastOffset >= 0 {
 			out.End = res.LastOffset + 1
-			p.metrics.replicated(replicationBytesIn, len(batches))
+			p.metrics.Replicated(metrics.ReplicationBytesIn, len(batches))
 		}
 		switch {
 		case err == nil:

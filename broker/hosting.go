@@ -233,7 +233,7 @@ func (b *Broker) publishTopic(ts *topicState) {
 	if empty {
 		delete(b.mu.topics, ts.meta.Name)
 		delete(b.mu.byID, ts.meta.ID)
-		b.metrics.dropTopic(ts.meta.Name) // as Kafka drops a topic's metrics with its last partition
+		b.metrics.DropTopic(ts.meta.Name) // as Kafka drops a topic's metrics with its last partition
 		return
 	}
 	b.mu.topics[ts.meta.Name] = ts
@@ -247,7 +247,7 @@ func (b *Broker) unhostTopic(ts *topicState) {
 	if b.mu.topics[ts.meta.Name] == ts {
 		delete(b.mu.topics, ts.meta.Name)
 		delete(b.mu.byID, ts.meta.ID)
-		b.metrics.dropTopic(ts.meta.Name)
+		b.metrics.DropTopic(ts.meta.Name)
 	}
 	b.mu.Unlock()
 	for _, p := range ts.partitions {
@@ -265,7 +265,7 @@ func (b *Broker) unhostTopic(ts *topicState) {
 // Configuration changes hold b.admin, as the callers do: the log's options
 // and t's configs are current.
 func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *partition {
-	p := &partition{topic: t.Name, index: index, log: l, metrics: b.metrics.forTopic(t.Name)}
+	p := &partition{topic: t.Name, index: index, log: l, metrics: b.metrics.ForTopic(t.Name)}
 	p.durableHW.Store(l.Options().FlushMessages == 1)
 	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
 	b.initReplica(p, p.minInsync.Load())

@@ -41,7 +41,7 @@ func (p *partition) proposeISR(b *Broker, ap replication.AlterPartition) {
 				p.rep.mu.Lock()
 				before := len(p.rep.mu.r.ISR())
 				p.rep.mu.Unlock()
-				b.metrics.isrChanged(before, len(res.ISR))
+				b.metrics.ISRChanged(before, len(res.ISR))
 			}
 		case res.Err != replication.ErrUnreachable:
 			b.log.Info("ISR change refused", "topic", p.topic, "partition", p.index, "isr", ap.ISR, "err", res.Err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/metrics"
 )
 
 // partition is one partition this broker hosts: the controller's
@@ -54,7 +55,7 @@ type partition struct {
 	leaderThrottled, followerThrottled atomic.Bool
 	// metrics are the topic's and the broker's counters (metrics.go), set
 	// when the partition is made; nil without metrics.
-	metrics *partitionMetrics
+	metrics *metrics.Topic
 
 	mu struct {
 		sync.Mutex

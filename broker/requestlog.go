@@ -12,6 +12,8 @@ import (
 	"encoding/binary"
 	"log/slog"
 	"time"
+
+	"github.com/sluice-io/sluice/metrics"
 )
 
 // observesRequests reports whether requests are timed at all.
@@ -28,7 +30,7 @@ func (c *conn) requestServed(frame []byte, took time.Duration) {
 	key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
 	b := c.b
 	if b.metrics != nil {
-		b.metrics.request(key, version, c.fetchFollower, took)
+		b.metrics.Request(key, version, c.fetchFollower, took)
 	}
 	slow := b.cfg.Observability.SlowRequest > 0 && took > b.cfg.Observability.SlowRequest
 	level := slog.LevelDebug
@@ -42,7 +44,7 @@ func (c *conn) requestServed(frame []byte, took time.Duration) {
 	if slow {
 		msg = "slow request"
 	}
-	b.log.Log(context.Background(), level, msg, "api", requestName(key), "version", version,
+	b.log.Log(context.Background(), level, msg, "api", metrics.RequestName(key), "version", version,
 		"client_id", clientIDOf(frame), "remote", c.nc.RemoteAddr().String(), "bytes", len(frame), "took", took)
 }
 

@@ -13,7 +13,7 @@ import (
 type ObservabilityConfig struct {
 	// MetricsListen is metrics.listen (sluice broker --metrics-addr),
 	// host:port of the HTTP listener serving /metrics, /healthz and
-	// /readyz (metricshttp.go). Default "": none, and no metric is kept,
+	// /readyz (metrics/http.go). Default "": none, and no metric is kept,
 	// so the request paths pay only a nil check.
 	MetricsListen string
 	// Pprof is metrics.pprof.enable: /debug/pprof on the same listener.

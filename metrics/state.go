@@ -1,12 +1,9 @@
-package broker
+package metrics
 
-// The metrics computed at scrape time from the broker's state (their names
-// are listed in metrics.go): the replica manager's partition counts, the
+// The gauges computed at each scrape from the broker's State (their names
+// are listed in doc.go): the replica manager's partition counts, the
 // controller's, each hosted log's size, offsets and segments, and the open
 // connections. Nothing of them is kept on the produce or fetch paths.
-//
-// A scrape takes Broker.mu (read) to list the partitions, releases it, then
-// each partition's replicaDriver.mu in turn, with no other lock held.
 
 import (
 	"strconv"
@@ -14,9 +11,36 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// stateCollector collects the scrape-time metrics of b.
+// State is the broker's state at a scrape.
+type State struct {
+	Partitions  []PartitionState // hosted
+	Connections int              // open client connections
+	// Controller: this broker is the active controller (the single node
+	// always is); OfflinePartitions, on it, partitions without a leader.
+	Controller        bool
+	OfflinePartitions int
+	// ControllerEpoch is the epoch of the controller whose metadata the
+	// broker holds.
+	ControllerEpoch int32
+}
+
+// PartitionState is one hosted partition at a scrape.
+type PartitionState struct {
+	Topic     string
+	Partition int32
+	Leader    bool // led here
+	// Failed: followed, and its log could not take the leader's records.
+	Failed bool
+	// UnderReplicated, UnderMinISR (led partitions): the ISR is smaller
+	// than the replicas, than min.insync.replicas.
+	UnderReplicated, UnderMinISR bool
+	Size, StartOffset, EndOffset int64
+	Segments                     int
+}
+
+// stateCollector collects the scrape-time metrics of a State.
 type stateCollector struct {
-	b *Broker
+	state func() State
 
 	partitions, leaders, underReplicated, underMinISR *prometheus.Desc
 	activeController, offline, controllerEpoch        *prometheus.Desc
@@ -24,12 +48,12 @@ type stateCollector struct {
 	connections, failedPartitions                     *prometheus.Desc
 }
 
-func newStateCollector(b *Broker) *stateCollector {
+func newStateCollector(state func() State) *stateCollector {
 	gauge := func(name, help string, labels ...string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, labels, nil)
 	}
 	const rm, kc, ll = "kafka_server_replicamanager_", "kafka_controller_kafkacontroller_", "kafka_log_log_"
-	return &stateCollector{b: b,
+	return &stateCollector{state: state,
 		partitions:       gauge(rm+"partitioncount", "Partitions hosted by this broker."),
 		leaders:          gauge(rm+"leadercount", "Partitions this broker leads."),
 		underReplicated:  gauge(rm+"underreplicatedpartitions", "Led partitions whose ISR is smaller than their replicas."),
@@ -51,72 +75,41 @@ func newStateCollector(b *Broker) *stateCollector {
 func (s *stateCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(s, ch) }
 
 func (s *stateCollector) Collect(ch chan<- prometheus.Metric) {
-	b := s.b
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	b.mu.RLock()
-	parts := b.hostedLocked()
-	conns := len(b.mu.conns)
-	b.mu.RUnlock()
-
+	st := s.state()
 	var leaders, under, underMin, failed int
-	for _, p := range parts {
-		if p.leader.Load() {
+	for _, p := range st.Partitions {
+		if p.Leader {
 			leaders++
 		}
-		if p.rep.failed.Load() {
+		if p.Failed {
 			failed++
 		}
-		p.rep.mu.Lock()
-		if p.rep.mu.r.UnderReplicated() {
+		if p.UnderReplicated {
 			under++
 		}
-		if p.rep.mu.r.UnderMinISR() {
+		if p.UnderMinISR {
 			underMin++
 		}
-		p.rep.mu.Unlock()
-		idx := strconv.Itoa(int(p.index))
-		gauge(s.logSize, float64(p.log.Size()), p.topic, idx)
-		gauge(s.logStart, float64(p.log.StartOffset()), p.topic, idx)
-		gauge(s.logEnd, float64(p.log.EndOffset()), p.topic, idx)
-		gauge(s.logSegments, float64(len(p.log.SegmentBases())), p.topic, idx)
+		idx := strconv.Itoa(int(p.Partition))
+		gauge(s.logSize, float64(p.Size), p.Topic, idx)
+		gauge(s.logStart, float64(p.StartOffset), p.Topic, idx)
+		gauge(s.logEnd, float64(p.EndOffset), p.Topic, idx)
+		gauge(s.logSegments, float64(p.Segments), p.Topic, idx)
 	}
-	gauge(s.partitions, float64(len(parts)))
+	gauge(s.partitions, float64(len(st.Partitions)))
 	gauge(s.leaders, float64(leaders))
 	gauge(s.underReplicated, float64(under))
 	gauge(s.underMinISR, float64(underMin))
 	gauge(s.failedPartitions, float64(failed), "Replica")
-
-	active, offline, epoch := 0, 0, int32(0)
-	if b.isController() {
+	active := 0
+	if st.Controller {
 		active = 1
 	}
-	if snap := b.ctl.cache.snap.Load(); snap != nil {
-		epoch = snap.controllerEpoch
-		if active == 1 {
-			for _, t := range snap.topics {
-				for _, p := range t.partitions {
-					if p.leader < 0 && p.leader != leaderDuringDelete {
-						offline++
-					}
-				}
-			}
-		}
-	}
 	gauge(s.activeController, float64(active))
-	gauge(s.offline, float64(offline))
-	gauge(s.controllerEpoch, float64(epoch))
-	gauge(s.connections, float64(conns), "PLAINTEXT", "0")
-}
-
-// isController reports whether this broker is the active controller: in
-// ZooKeeper mode the one elected, on the single node always (it runs its
-// own).
-func (b *Broker) isController() bool {
-	if b.cluster == nil {
-		return true
-	}
-	l := b.cluster.loop.Load()
-	return l != nil && l.IsController()
+	gauge(s.offline, float64(st.OfflinePartitions))
+	gauge(s.controllerEpoch, float64(st.ControllerEpoch))
+	gauge(s.connections, float64(st.Connections), "PLAINTEXT", "0")
 }

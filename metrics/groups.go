@@ -1,36 +1,44 @@
-package broker
+package metrics
 
-// The group coordinator's metrics, computed at scrape time from the groups
-// this broker coordinates (coordinator/group's Stats) and their sampled lag
-// (grouplag.go): nothing on the request paths. Names as jmx_exporter names
-// Kafka's GroupMetadataManager MBeans where Kafka has one; consumer lag as
-// kafka_exporter (danielqsj/kafka_exporter) names it, which lag dashboards
-// query (Kafka exports none):
-//
-//	kafka_coordinator_group_groupmetadatamanager_numgroups                        gauge  groups coordinated here
-//	kafka_coordinator_group_groupmetadatamanager_numgroups<state>                 gauge  of them in a state: stable, preparingrebalance,
-//	                                                                                     completingrebalance, empty, dead (Kafka's NumGroupsStable...)
-//	kafka_coordinator_group_groupmetadatamanager_numoffsets                       gauge  committed offsets held
-//	sluice_group_members{group}                                                   gauge  members of each group
-//	sluice_group_rebalances_total                                                 counter rebalances begun since the coordinator started
-//	kafka_consumergroup_current_offset{consumergroup,topic,partition}             gauge  a group's committed offset
-//	kafka_consumergroup_lag{consumergroup,topic,partition}                        gauge  the partition's high watermark less it (sampled at most every 10 s)
-//	kafka_consumergroup_lag_sum{consumergroup,topic}                              gauge  the lag summed over the topic's partitions
-//
-// A partition whose leader could not be asked has no lag series in that
-// scrape. A scrape takes lagSampler.mu first (doc.go's lock order).
+// The group coordinator's gauges, computed at each scrape from its Groups
+// (their names are listed in doc.go).
 
 import (
-	"context"
 	"strconv"
 	"strings"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// groupCollector collects the group metrics of b.
+// Groups is the group coordinator's state at a scrape.
+type Groups struct {
+	Groups     []Group
+	Rebalances uint64 // begun since the coordinator started
+	Lag        []Lag  // sampled
+}
+
+// Group is one group the broker coordinates.
+type Group struct {
+	ID      string
+	State   string // Kafka's state names (Empty, Stable, ...)
+	Members int
+	Offsets int // committed offsets held
+}
+
+// Lag is a group's lag on one partition.
+type Lag struct {
+	Group     string
+	Topic     string
+	Partition int32
+	// Committed is the group's committed offset, End the partition's high
+	// watermark when sampled (-1: the leader could not be asked, no lag
+	// series), Lag End less Committed.
+	Committed, End, Lag int64
+}
+
+// groupCollector collects the group metrics.
 type groupCollector struct {
-	b *Broker
+	groups func() (Groups, bool)
 
 	numGroups  *prometheus.Desc
 	byState    map[string]*prometheus.Desc
@@ -45,9 +53,9 @@ type groupCollector struct {
 // groupStates are Kafka's group states with an MBean of their own.
 var groupStates = []string{"Stable", "PreparingRebalance", "CompletingRebalance", "Empty", "Dead"}
 
-func newGroupCollector(b *Broker) *groupCollector {
+func newGroupCollector(groups func() (Groups, bool)) *groupCollector {
 	const gm = "kafka_coordinator_group_groupmetadatamanager_"
-	c := &groupCollector{b: b,
+	c := &groupCollector{groups: groups,
 		numGroups:  prometheus.NewDesc(gm+"numgroups", "Groups this broker coordinates.", nil, nil),
 		byState:    map[string]*prometheus.Desc{},
 		numOffsets: prometheus.NewDesc(gm+"numoffsets", "Committed offsets of the groups this broker coordinates.", nil, nil),
@@ -69,31 +77,30 @@ func newGroupCollector(b *Broker) *groupCollector {
 func (c *groupCollector) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(c, ch) }
 
 func (c *groupCollector) Collect(ch chan<- prometheus.Metric) {
-	g := c.b.existingGroups()
-	if g == nil {
+	g, ok := c.groups()
+	if !ok {
 		return // no group coordinator yet (no FindCoordinator served)
 	}
 	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
 		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 	}
-	stats := g.Stats()
 	counts := map[string]int{}
 	offsets := 0
-	for _, s := range stats {
+	for _, s := range g.Groups {
 		counts[s.State]++
-		offsets += len(s.Offsets)
+		offsets += s.Offsets
 		gauge(c.members, float64(s.Members), s.ID)
 	}
-	gauge(c.numGroups, float64(len(stats)))
+	gauge(c.numGroups, float64(len(g.Groups)))
 	for _, s := range groupStates {
 		gauge(c.byState[s], float64(counts[s]))
 	}
 	gauge(c.numOffsets, float64(offsets))
-	ch <- prometheus.MustNewConstMetric(c.rebalances, prometheus.CounterValue, float64(g.Rebalances()))
+	ch <- prometheus.MustNewConstMetric(c.rebalances, prometheus.CounterValue, float64(g.Rebalances))
 	type groupTopic struct{ group, topic string }
 	sums := map[groupTopic]int64{}
 	var order []groupTopic
-	for _, l := range c.b.GroupLag(context.Background()) {
+	for _, l := range g.Lag {
 		p := strconv.Itoa(int(l.Partition))
 		gauge(c.current, float64(l.Committed), l.Group, l.Topic, p)
 		if l.End < 0 {
