@@ -92,6 +92,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/security/acl"
@@ -202,7 +203,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	c.quotaBytes(quota.ProducerByteRate, int64(c.q.bytes))
 	if req.Acks == 0 {
 		if failed {
-			return nil, errCloseConn
+			return nil, server.ErrClose
 		}
 		return nil, nil
 	}

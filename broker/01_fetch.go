@@ -48,6 +48,7 @@ package broker
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"time"
 
@@ -139,14 +140,14 @@ func (f *wireFetch) release() {
 
 func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.FetchRequest)
-	c.fetchFollower = req.ReplicaID >= 0 || req.Version >= 15 && req.ReplicaState.ID >= 0
+	c.Follower = req.ReplicaID >= 0 || req.Version >= 15 && req.ReplicaState.ID >= 0
 	f := &c.fetch
 	f.resp = wire.FetchResponse{Version: req.Version, Topics: f.resp.Topics[:0]}
 	if req.SessionID != 0 {
 		f.resp.ErrorCode = kerr.FetchSessionIDNotFound.Code
 		return nil, c.writeFetch(h.CorrelationID, &f.resp)
 	}
-	if c.fetchFollower {
+	if c.Follower {
 		c.q.on = false // replication is not a client's quota
 	} else {
 		c.capFetchToQuota(req)
@@ -192,7 +193,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 	}
 	c.throttleFetch(f, bytes)
 	c.b.repl.leader.record(f.throttledBytes)
-	c.b.countFetch(f, c.fetchFollower)
+	c.b.countFetch(f, c.Follower)
 	err := c.writeFetch(h.CorrelationID, &f.resp)
 	f.release()
 	return nil, err
@@ -437,4 +438,14 @@ func fetchError(b *Broker, p *partition, err error) int16 {
 func recompressesTo(p *partition, c engine.Compression) bool {
 	r := p.log.Options().Recompression
 	return r.Enabled && r.Codec == c
+}
+
+// writeFetch writes a fetch response to the connection's stream: straight
+// to the socket (the records by sendfile) on plaintext, through a buffer
+// on TLS (server.Conn.Stream).
+func (c *conn) writeFetch(correlationID int32, resp *wire.FetchResponse) error {
+	if _, err := c.fetch.w.Write(c.Stream(), correlationID, resp); err != nil {
+		return fmt.Errorf("broker: fetch response: %w", err)
+	}
+	return c.Flush()
 }

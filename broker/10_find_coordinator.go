@@ -42,9 +42,9 @@ func handleFindCoordinator(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		switch {
 		case co.ErrorCode != 0:
 		case req.CoordinatorType == 0:
-			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key, c.ln.name)
+			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.clusterCoordinator(key, c.Listener().Name)
 		case req.CoordinatorType == 1:
-			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.txnCoordinator(key, c.ln.name)
+			co.NodeID, co.Host, co.Port, co.ErrorCode, msg = c.b.txnCoordinator(key, c.Listener().Name)
 		default:
 			co.ErrorCode, msg = kerr.InvalidRequest.Code, "unknown coordinator type"
 		}

@@ -91,7 +91,7 @@ func handleCreateAcls(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, er
 			continue
 		}
 		c.b.authz.authz.Set(map[acl.Resource][]acl.Entry{res: stored})
-		c.b.log.Info("ACLs added", "resource", res.String(), "principal", c.principal.String(), "added", len(add))
+		c.b.log.Info("ACLs added", "resource", res.String(), "principal", c.Principal.String(), "added", len(add))
 	}
 	return resp, nil
 }

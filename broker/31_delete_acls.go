@@ -88,7 +88,7 @@ func handleDeleteAcls(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, er
 			rr.MatchingACLs = append(rr.MatchingACLs, m)
 		}
 		if len(removed) > 0 {
-			c.b.log.Info("ACLs deleted", "resource", res.String(), "principal", c.principal.String(), "deleted", len(removed))
+			c.b.log.Info("ACLs deleted", "resource", res.String(), "principal", c.Principal.String(), "deleted", len(removed))
 		}
 	}
 	return resp, nil

@@ -21,6 +21,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/wire"
 )
 
@@ -50,10 +51,10 @@ func handleSaslAuthenticate(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 		resp.ErrorCode = kerr.SaslAuthenticationFailed.Code
 		msg := saslFailedMessage(s.mech)
 		resp.ErrorMessage = &msg
-		if werr := c.write(h.CorrelationID, resp); werr != nil {
+		if werr := c.Write(h.CorrelationID, resp); werr != nil {
 			return nil, werr
 		}
-		return nil, errCloseConn
+		return nil, server.ErrClose
 	}
 	resp.SASLAuthBytes = out
 	if done {

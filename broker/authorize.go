@@ -77,7 +77,7 @@ func (b *Broker) reloadACLs(a *acl.Authorizer, store coordinator.ACLStore, r acl
 // aclHost is the client's address as ACL hosts name it, computed once.
 func (c *conn) aclHost() string {
 	if c.host == "" {
-		if ip := remoteIP(c.nc); ip.IsValid() {
+		if ip := c.RemoteIP(); ip.IsValid() {
 			c.host = ip.String()
 		} else {
 			c.host = "unknown"
@@ -93,7 +93,7 @@ func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bo
 	if a == nil {
 		return true
 	}
-	return a.Authorize(c.principal, c.aclHost(), op, rt, name)
+	return a.Authorize(c.Principal, c.aclHost(), op, rt, name)
 }
 
 // readableTopics splits a request's topics into those the principal may
@@ -126,7 +126,7 @@ func (c *conn) authorizedByType(op acl.Operation, rt acl.ResourceType) bool {
 	if a == nil {
 		return true
 	}
-	return a.AuthorizeByResourceType(c.principal, c.aclHost(), op, rt)
+	return a.AuthorizeByResourceType(c.Principal, c.aclHost(), op, rt)
 }
 
 // topicNameOf is the name a request gives a topic, or the name of the

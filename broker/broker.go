@@ -10,11 +10,11 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
@@ -43,29 +43,26 @@ type Broker struct {
 		sync.RWMutex
 		topics   map[string]*topicState
 		byID     map[engine.TopicID]*topicState
-		conns    map[*conn]struct{}
 		ln       net.Listener // the first listener's
 		closing  bool
 		advertis coordinator.Broker
 		// endpoints are the advertised listeners' addresses (listeners.go).
 		endpoints []advertisedEndpoint
 	}
-	// listeners are the configured listeners, in order; their ln fields
-	// are guarded by mu (listeners.go).
-	listeners []*listener
-	lsetup    config.ListenerSetup
+	// srv accepts the listeners' connections and runs their loops
+	// (package server); its listeners' bound addresses are set and read
+	// under mu.
+	srv    *server.Server
+	lsetup config.ListenerSetup
 	// interTLS is the TLS client side of this broker's connections to
 	// others, when the inter-broker listener is SSL or SASL_SSL.
 	interTLS  *tlsconf.Client
 	listening chan struct{} // closed once Serve has bound every listener
 	closing   chan struct{}
-	connWG    sync.WaitGroup
 	groups    groupsState       // the group coordinator (groups.go)
 	txns      txnCoordinators   // the transaction coordinators (txncoord.go)
 	verifier  txnVerifier       // partitions' transaction verification (txnverify.go)
 	lag       lagSampler        // consumer lag, sampled when asked (grouplag.go)
-	pool      *requestPool      // request memory (reqpool.go)
-	quotas    *connQuotas       // connection bounds (connquota.go)
 	ctl       *controlState     // the controller's requests' state (controlplane.go)
 	cluster   *cluster          // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas // replication throttles (throttle.go)
@@ -83,8 +80,6 @@ type Broker struct {
 	// its HTTP listener.
 	metrics    *metrics.Registry
 	metricsSrv *metrics.Server
-	// timeRequests: the connection loop times requests (requestlog.go).
-	timeRequests bool
 	// stopping is set as Shutdown begins: /readyz answers not ready.
 	stopping atomic.Bool
 }
@@ -105,28 +100,23 @@ func New(cfg config.Config) (*Broker, error) {
 	if err := cfg.Authz.Validate(); err != nil {
 		return nil, err
 	}
-	pool, err := newRequestPool(cfg.Network.QueuedMaxRequestBytes, cfg.SocketRequestMaxBytes)
-	if err != nil {
-		return nil, err
-	}
-	b.pool = pool
 	if cfg.Observability.MetricsListen != "" {
 		b.metrics = b.newMetrics()
 	}
-	b.timeRequests = b.observesRequests()
-	if b.quotas, err = newConnQuotas(cfg.Network); err != nil {
-		return nil, err
-	}
 	b.mu.topics = map[string]*topicState{}
 	b.mu.byID = map[engine.TopicID]*topicState{}
-	b.mu.conns = map[*conn]struct{}{}
+	var err error
 	if b.lsetup, err = cfg.ListenerSetup(); err != nil {
 		return nil, err
 	}
-	for _, lc := range b.lsetup.Listeners {
-		b.listeners = append(b.listeners, &listener{name: lc.Name, protocol: b.lsetup.Protocols[lc.Name], addr: lc.Addr})
+	b.srv, err = server.New(b.lsetup.Listeners, b.lsetup.Protocols, server.Options{
+		Network: cfg.Network, MaxRequestBytes: cfg.SocketRequestMaxBytes, TLS: cfg.TLS, Logger: b.log,
+		Metrics: b.metrics, SlowRequest: cfg.Observability.SlowRequest, Handled: requestHandled,
+	}, sessions{b})
+	if err != nil {
+		return nil, err
 	}
-	if err := b.setupTLS(); err != nil { // tlsconn.go
+	if err := b.setupInterTLS(); err != nil { // listeners.go
 		return nil, err
 	}
 	if err := b.setupSASL(); err != nil { // sasl.go
@@ -298,9 +288,10 @@ func (b *Broker) self() coordinator.Broker {
 // ListenAndServe listens on every configured listener and serves until
 // Close.
 func (b *Broker) ListenAndServe() error {
-	ln, err := net.Listen("tcp", b.listeners[0].addr)
+	first := b.srv.Listeners()[0]
+	ln, err := net.Listen("tcp", first.Addr)
 	if err != nil {
-		return fmt.Errorf("broker: listen on %s (%s): %w", b.listeners[0].addr, b.listeners[0].name, err)
+		return fmt.Errorf("broker: listen on %s (%s): %w", first.Addr, first.Name, err)
 	}
 	return b.Serve(ln)
 }
@@ -316,20 +307,9 @@ func (b *Broker) Serve(ln net.Listener) error {
 		ln.Close()
 		return net.ErrClosed
 	}
-	b.listeners[0].ln = ln
-	for _, l := range b.listeners[1:] {
-		lln, err := net.Listen("tcp", l.addr)
-		if err != nil {
-			for _, o := range b.listeners {
-				if o.ln != nil {
-					o.ln.Close()
-					o.ln = nil
-				}
-			}
-			b.mu.Unlock()
-			return fmt.Errorf("broker: listen on %s (%s): %w", l.addr, l.name, err)
-		}
-		l.ln = lln
+	if err := b.srv.Bind(ln); err != nil {
+		b.mu.Unlock()
+		return err
 	}
 	b.mu.ln = ln
 	err := b.refreshSelfLocked()
@@ -341,94 +321,14 @@ func (b *Broker) Serve(ln net.Listener) error {
 	if b.cluster != nil {
 		b.cluster.start(b.self(), b.registeredEndpoints()) // registers, then competes for the controller
 	}
-	for _, l := range b.listeners {
+	for _, l := range b.srv.Listeners() {
 		var adv string
-		if host, port, ok := b.selfEndpoint(l.name); ok {
+		if host, port, ok := b.selfEndpoint(l.Name); ok {
 			adv = net.JoinHostPort(host, strconv.Itoa(int(port)))
 		}
-		b.log.Info("sluice broker listening", "addr", l.ln.Addr().String(), "listener", l.name, "protocol", l.protocol, "advertised", adv, "data", b.cfg.DataDir)
+		b.log.Info("sluice broker listening", "addr", l.Bound().String(), "listener", l.Name, "protocol", l.Protocol, "advertised", adv, "data", b.cfg.DataDir)
 	}
-	done := make(chan error, len(b.listeners))
-	for _, l := range b.listeners[1:] {
-		go func() { done <- b.accept(l) }()
-	}
-	err = b.accept(b.listeners[0])
-	if err != nil {
-		return err
-	}
-	for range b.listeners[1:] {
-		if err := <-done; err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// accept serves the connections of one listener until Close.
-func (b *Broker) accept(l *listener) error {
-	for {
-		nc, err := l.ln.Accept()
-		if err != nil {
-			select {
-			case <-b.closing:
-				return nil
-			default:
-			}
-			// Out of file descriptors is transient, as a timeout is: wait
-			// and accept again (as Kafka's acceptor does) rather than stop
-			// accepting for good.
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() || errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) {
-				time.Sleep(10 * time.Millisecond)
-				continue
-			}
-			return fmt.Errorf("broker: accept on %s: %w", l.name, err)
-		}
-		// At max.connections this waits, accepting nothing more.
-		ip := remoteIP(nc)
-		if err := b.quotas.inc(ip, b.closing); err != nil {
-			if errors.Is(err, errTooManyFromIP) {
-				b.log.Info("rejected connection", "remote", nc.RemoteAddr().String(), "err", err)
-			}
-			nc.Close()
-			continue
-		}
-		b.connWG.Add(1)
-		go func() {
-			defer b.connWG.Done()
-			defer b.quotas.dec(ip)
-			b.serveConn(l, nc)
-		}()
-	}
-}
-
-// serveConn serves one accepted connection: the listener's accept hook
-// first (a TLS handshake), then its requests.
-func (b *Broker) serveConn(l *listener, nc net.Conn) {
-	if l.accept != nil {
-		wrapped, err := l.accept(nc)
-		if err != nil {
-			b.log.Info("closing connection", "listener", l.name, "remote", nc.RemoteAddr().String(), "err", err)
-			nc.Close()
-			return
-		}
-		nc = wrapped
-	}
-	c := newConn(b, nc)
-	c.ln = l
-	c.sasl = b.newSASLConn(l)
-	b.mu.Lock()
-	if b.mu.closing {
-		b.mu.Unlock()
-		nc.Close()
-		return
-	}
-	b.mu.conns[c] = struct{}{}
-	b.mu.Unlock()
-	c.serve()
-	b.mu.Lock()
-	delete(b.mu.conns, c)
-	b.mu.Unlock()
+	return b.srv.Serve()
 }
 
 // Addr is the listener's address, once serving.
@@ -464,30 +364,12 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	}
 	b.mu.closing = true
 	close(b.closing)
-	for _, l := range b.listeners {
-		if l.ln != nil {
-			l.ln.Close()
-		}
-	}
-	for c := range b.mu.conns {
-		c.stopReading()
-	}
+	b.srv.Stop() // the listeners close, every connection ends after its request in hand
 	b.mu.Unlock()
 	b.closeGroups() // answers parked joins and syncs
 	b.closeTxns()   // answers requests waiting on a transaction coordinator
-	done := make(chan struct{})
-	go func() { b.connWG.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		b.mu.Lock()
-		for c := range b.mu.conns {
-			c.nc.Close()
-		}
-		b.mu.Unlock()
-		<-done
-	}
-	b.pool.close()
+	b.srv.Wait(ctx)
+	b.srv.Close()
 	b.closeLag()
 	if b.cluster != nil {
 		b.cluster.close() // the registration goes, another broker becomes controller

@@ -145,7 +145,7 @@ func (c *conn) quotaBegin(h wire.Header, size int) {
 		id = *h.ClientID
 	}
 	q.start = monoNow()
-	m.Resolve(&q.client, c.principal.Name, id, q.start)
+	m.Resolve(&q.client, c.Principal.Name, id, q.start)
 	q.on, q.bytes = true, size
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
@@ -415,7 +416,7 @@ func TestClientQuotasSurviveRestart(t *testing.T) {
 // quotaPath runs a produce request's quota accounting on a connection of
 // tb: resolve, its bytes, its time, its throttle into the response.
 func quotaPath(tb *testBroker) func() {
-	c := &conn{b: tb.Broker, principal: Anonymous}
+	c := &conn{Conn: &server.Conn{Principal: Anonymous}, b: tb.Broker}
 	id := "bench"
 	h := wire.Header{Key: 0, ClientID: &id}
 	resp := kmsg.NewPtrProduceResponse()

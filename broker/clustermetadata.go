@@ -76,7 +76,7 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
 	snap := b.ctl.cache.load()
 	for _, cb := range snap.brokers {
-		host, port, ok := b.endpoint(&cb, c.ln.name)
+		host, port, ok := b.endpoint(&cb, c.Listener().Name)
 		if !ok {
 			continue
 		}

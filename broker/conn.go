@@ -1,47 +1,22 @@
 package broker
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
-	"io"
-	"net"
 	"runtime/debug"
-	"sync/atomic"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/wire"
 )
 
-// errCloseConn asks the connection loop to close without answering (a
-// Produce with acks=0 that failed, as Kafka does).
-var errCloseConn = errors.New("broker: close connection")
-
-const (
-	readBufSize = 64 << 10 // also the largest request (with its size prefix) read in it
-	keepOutBuf  = 1 << 20  // response buffers above this are dropped after use
-)
-
-// conn is one client connection.
+// conn is the broker's session on one client connection (server.Conn):
+// what its handlers keep of it between requests.
 type conn struct {
-	b      *Broker
-	nc     net.Conn
-	r      *bufio.Reader
-	out    []byte
-	fetch  wireFetch
-	tlsOut *bufio.Writer // fetch responses of a TLS connection (tlsconn.go)
-	wake   chan struct{} // this connection's fetch waiter
-	closed atomic.Bool   // stop reading new requests
-	// fetchFollower: the last Fetch was a replica's (its metrics,
-	// requestlog.go).
-	fetchFollower bool
-
-	// ln is the listener the connection came on (listeners.go).
-	ln *listener
-	// principal is who the connection acts as (principal.go).
-	principal Principal
+	*server.Conn
+	b     *Broker
+	fetch wireFetch
+	wake  chan struct{} // this connection's fetch waiter
 	// host is the client's IP address as ACLs name hosts, once asked
 	// (authorize.go).
 	host string
@@ -49,63 +24,29 @@ type conn struct {
 	sasl *saslConn
 	// q is its client quotas' state (clientquotas.go).
 	q connQuota
-
-	// The request in hand and where it is (connread.go).
-	pending      int     // bytes of c.r it occupies, if it is read there
-	region       *region // for requests above readBufSize, once one came
-	inRegion     bool    // it is in region, with memory claimed from the pool
-	deadline     time.Time
-	deadlineIdle bool // deadline is an idle one (armIdle)
 }
 
-func newConn(b *Broker, nc net.Conn) *conn {
-	return &conn{b: b, nc: nc, r: bufio.NewReaderSize(nc, readBufSize), wake: make(chan struct{}, 1), principal: Anonymous}
-}
+// sessions opens the broker's session on each connection the server
+// accepts.
+type sessions struct{ b *Broker }
 
-// stopReading makes the loop end after the request in hand.
-func (c *conn) stopReading() {
-	c.closed.Store(true)
-	c.nc.SetReadDeadline(time.Now())
-}
-
-func (c *conn) serve() {
-	defer c.nc.Close()
-	defer c.closeRegion()
-	log := c.b.log.With("remote", c.nc.RemoteAddr().String())
-	if c.tlsPrincipal(log) != nil { // tlsconn.go
-		return
+func (s sessions) Open(sc *server.Conn) server.Session {
+	c := &conn{Conn: sc, b: s.b, wake: make(chan struct{}, 1)}
+	c.sasl = s.b.newSASLConn(sc.Listener())
+	if c.sasl != nil {
+		c.MaxRequestBytes = c.maxRequestBytes()
 	}
-	for !c.closed.Load() {
-		frame, err := c.readRequest()
-		if err != nil {
-			switch {
-			case errors.Is(err, errIdle):
-				log.Debug("closing idle connection", "connections.max.idle.ms", c.b.cfg.Network.ConnectionsMaxIdle.Milliseconds())
-			case !errors.Is(err, io.EOF) && !c.closed.Load() && !errors.Is(err, net.ErrClosed) && !errors.Is(err, errPoolClosed):
-				log.Info("closing connection", "err", err)
-			}
-			return
-		}
-		var start time.Time
-		if c.b.timeRequests {
-			start = time.Now()
-		}
-		err = c.handle(frame)
-		if c.b.timeRequests {
-			c.requestServed(frame, time.Since(start)) // requestlog.go
-		}
-		if requestHandled != nil {
-			requestHandled(frame)
-		}
-		c.requestDone()
-		if err != nil {
-			if !errors.Is(err, errCloseConn) {
-				log.Info("closing connection", "err", err)
-			}
-			return
-		}
-		c.mute() // a throttled client's next request waits (clientquotas.go)
+	return c
+}
+
+// Between bounds the next request by the SASL state the last left
+// (sasl.go), and makes a throttled client's next request wait
+// (clientquotas.go).
+func (c *conn) Between() {
+	if c.sasl != nil {
+		c.MaxRequestBytes = c.maxRequestBytes()
 	}
+	c.mute()
 }
 
 // requestHandled, when set, is called with each request's frame once the
@@ -117,8 +58,8 @@ func (c *conn) serve() {
 // before any broker starts; it is never changed while connections run.
 var requestHandled func(frame []byte)
 
-// handle serves one request frame.
-func (c *conn) handle(frame []byte) (err error) {
+// Handle serves one request frame.
+func (c *conn) Handle(frame []byte) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			c.b.log.Error("panic handling request; closing the connection", "panic", r, "stack", string(debug.Stack()))
@@ -143,7 +84,7 @@ func (c *conn) handle(frame []byte) (err error) {
 	}
 	if h.Version < api.min || h.Version > api.max {
 		if h.Key == wire.ApiVersionsKey {
-			return c.write(h.CorrelationID, unsupportedApiVersions())
+			return c.Write(h.CorrelationID, unsupportedApiVersions())
 		}
 		return fmt.Errorf("broker: %s v%d is not served (v%d to v%d)", kmsg.NameForKey(h.Key), h.Version, api.min, api.max)
 	}
@@ -160,17 +101,7 @@ func (c *conn) handle(frame []byte) (err error) {
 	if resp == nil {
 		return nil
 	}
-	return c.write(h.CorrelationID, resp)
-}
-
-// write sends one response.
-func (c *conn) write(correlationID int32, resp kmsg.Response) error {
-	c.out = wire.AppendResponse(c.out[:0], correlationID, resp)
-	_, err := c.nc.Write(c.out)
-	if cap(c.out) > keepOutBuf {
-		c.out = nil
-	}
-	return err
+	return c.Write(h.CorrelationID, resp)
 }
 
 // api is a served API key.

@@ -1,21 +1,13 @@
-// Package broker is the sluice server: it accepts Kafka clients, decodes
-// their requests (package wire), dispatches each to the handler of its API
-// key (one file per key, named by it: 00_produce.go, 01_fetch.go, …), and
-// keeps the partitions (engine logs) and their waiting fetches.
-//
-// Each connection is served by one goroutine that reads a request, handles
-// it and writes its response before reading the next, so responses go out
-// in request order, as Kafka guarantees. Framing violations (a size over
-// socket.request.max.bytes, a truncated frame, an unknown API key, an
-// unsupported version, a body that does not decode) close that connection
-// and nothing else; every other problem is answered with a Kafka error code.
-//
-// What clients can hold is bounded (config/network.go): the memory of requests
-// being read or waiting to be handled by queued.max.request.bytes (the
-// request pool, reqpool.go, which reads requests above 64 KiB into
-// per-connection mappings as their bytes arrive: region.go, connread.go),
-// the time a request takes to arrive and a connection may stay silent, and
-// the number of connections (connquota.go).
+// Package broker is the sluice server: its connections are package
+// server's (listeners, the connection loop, request memory, connection
+// quotas, TLS, the request log), which hands each request frame to the
+// broker's session on the connection (conn.go); the session decodes it
+// (package wire), answers SASL's state, dispatches it to the handler of its
+// API key (one file per key, named by it: 00_produce.go, 01_fetch.go, …),
+// and keeps the partitions (engine logs) and their waiting fetches.
+// Framing violations the session sees (an unknown API key, an unsupported
+// version, a body that does not decode) close that connection and nothing
+// else; every other problem is answered with a Kafka error code.
 //
 // Configuration (package config: the keys, their parsing, validation and
 // defaults, the layers a value comes from; dynconfig.go: this broker's
@@ -70,7 +62,7 @@
 // each partition resolves once, computed at scrape from the state
 // broker/metrics.go reports) and serves them with /healthz and /readyz
 // (metrics.Serve); the connection
-// loop times requests for them and for the request log (requestlog.go);
+// loop times requests for them and for the request log (package server);
 // the controller driver reports leader elections (zk.LoopOptions.Elected)
 // and the engine each log flush (engine.Options.OnFlush), from their own
 // goroutines, into metrics that take no broker lock.
@@ -89,9 +81,9 @@
 // lock; it is held while the coordinator records a new block of producer
 // ids (a small file written and fsync'd, once per 1000 ids), so
 // InitProducerId requests wait for that write rather than hand out ids not
-// yet recorded. requestPool.mu and connQuotas.mu nest no other lock, and no
-// other lock is held while a connection waits for request memory or a
-// connection slot. controlState.mu is taken with no other lock held and
+// yet recorded. Broker.mu is held around server.Server's Bind and Stop,
+// which take the server's lock (a leaf); no broker lock is held while a
+// connection waits for request memory or a connection slot. controlState.mu is taken with no other lock held and
 // nests Broker.admin (hosting.go opens and deletes logs under both), hence
 // everything after it; in ZooKeeper mode nothing holding Broker.admin
 // takes controlState.mu. The group coordinator's Load and Unload are

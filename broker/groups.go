@@ -353,8 +353,8 @@ func readOffsetsRun(batches []byte, run *engine.BatchHeader, it *engine.RecordIt
 
 // clientHost is the connection's peer as Kafka reports it: "/" and the IP.
 func (c *conn) clientHost() string {
-	if a, ok := c.nc.RemoteAddr().(*net.TCPAddr); ok {
+	if a, ok := c.RemoteAddr().(*net.TCPAddr); ok {
 		return "/" + a.IP.String()
 	}
-	return "/" + c.nc.RemoteAddr().String()
+	return "/" + c.RemoteAddr().String()
 }

@@ -9,25 +9,12 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"strings"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
-
-// listener is one listener at run time.
-type listener struct {
-	name, protocol string
-	addr           string // configured host:port
-	ln             net.Listener
-	// accept turns an accepted TCP connection into the connection the
-	// broker serves (a TLS server connection); nil serves it as it is.
-	// It runs on the connection's own goroutine.
-	accept func(nc net.Conn) (net.Conn, error)
-	// tls is the TLS side of an SSL or SASL_SSL listener (tlsconn.go).
-	tls *tlsSide
-}
 
 // advertisedEndpoint is one advertised listener's address.
 type advertisedEndpoint struct {
@@ -44,10 +31,8 @@ func (b *Broker) Listening() <-chan struct{} { return b.listening }
 func (b *Broker) ListenerAddr(name string) net.Addr {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
-	for _, l := range b.listeners {
-		if l.name == strings.ToUpper(name) && l.ln != nil {
-			return l.ln.Addr()
-		}
+	if l := b.srv.Listener(name); l != nil {
+		return l.Bound()
 	}
 	return nil
 }
@@ -58,32 +43,33 @@ func (b *Broker) ListenerAddr(name string) net.Addr {
 // 0 the bound port. b.mu is held.
 func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
 	var out []advertisedEndpoint
-	for _, l := range b.listeners {
-		addr, ok := b.lsetup.Advertised[l.name]
+	for _, l := range b.srv.Listeners() {
+		bound := l.Bound()
+		addr, ok := b.lsetup.Advertised[l.Name]
 		if !ok {
 			continue
 		}
-		if !b.lsetup.Explicit[l.name] && l.ln != nil {
+		if !b.lsetup.Explicit[l.Name] && bound != nil {
 			// The configured host (a certificate names it, not the
 			// address it resolved to), the bound port.
 			host, _, _ := net.SplitHostPort(addr)
-			_, port, _ := net.SplitHostPort(l.ln.Addr().String())
+			_, port, _ := net.SplitHostPort(bound.String())
 			addr = net.JoinHostPort(host, port)
 		}
 		host, port, err := net.SplitHostPort(addr)
 		if err != nil {
-			return nil, fmt.Errorf("broker: advertised listener %s %q: %w", l.name, addr, err)
+			return nil, fmt.Errorf("broker: advertised listener %s %q: %w", l.Name, addr, err)
 		}
 		if host == "" || host == "0.0.0.0" || host == "::" {
 			host = "localhost"
 		}
 		p, _ := strconv.Atoi(port)
-		if p == 0 && l.ln != nil {
-			if ta, ok := l.ln.Addr().(*net.TCPAddr); ok {
+		if p == 0 && bound != nil {
+			if ta, ok := bound.(*net.TCPAddr); ok {
 				p = ta.Port
 			}
 		}
-		out = append(out, advertisedEndpoint{listener: l.name, protocol: l.protocol, host: host, port: int32(p)})
+		out = append(out, advertisedEndpoint{listener: l.Name, protocol: l.Protocol, host: host, port: int32(p)})
 	}
 	return out, nil
 }
@@ -144,6 +130,19 @@ func (b *Broker) registeredEndpoints() []zk.Endpoint {
 		out[i] = zk.Endpoint{Listener: e.listener, SecurityProtocol: e.protocol, Host: e.host, Port: e.port}
 	}
 	return out
+}
+
+// setupInterTLS gives the broker's own connections their TLS client
+// configuration when the inter-broker listener is SSL or SASL_SSL.
+func (b *Broker) setupInterTLS() error {
+	if p := b.lsetup.Protocols[b.lsetup.InterName]; p == config.ProtoSSL || p == config.ProtoSASLSSL {
+		cfg, err := b.cfg.TLS.Client(b.lsetup.InterName, b.log)
+		if err != nil {
+			return err
+		}
+		b.interTLS = cfg
+	}
+	return nil
 }
 
 // openInterBroker opens a client of the other brokers through the

@@ -6,7 +6,7 @@ package broker
 // coordinator's), and the HTTP listener started in New and stopped at the
 // end of Shutdown. The request paths count into the metrics.Topic each
 // partition resolves once (hosting.go) and into the registry
-// (requestlog.go, isrchange.go, the controller driver's Elected, the
+// (broker/server/requestlog.go, isrchange.go, the controller driver's Elected, the
 // engine's OnFlush).
 //
 // A scrape takes Broker.mu (read) to list the partitions, releases it, then
@@ -37,8 +37,11 @@ func (b *Broker) newMetrics() *metrics.Registry {
 func (b *Broker) metricsState() metrics.State {
 	b.mu.RLock()
 	parts := b.hostedLocked()
-	st := metrics.State{Connections: len(b.mu.conns), Partitions: make([]metrics.PartitionState, 0, len(parts))}
+	st := metrics.State{Partitions: make([]metrics.PartitionState, 0, len(parts))}
 	b.mu.RUnlock()
+	if b.srv != nil { // nil at the registry's first collect, in New before the server is made
+		st.Connections = b.srv.Connections()
+	}
 	for _, p := range parts {
 		ps := metrics.PartitionState{Topic: p.topic, Partition: p.index, Leader: p.leader.Load(), Failed: p.rep.failed.Load(),
 			Size: p.log.Size(), StartOffset: p.log.StartOffset(), EndOffset: p.log.EndOffset(), Segments: len(p.log.SegmentBases())}

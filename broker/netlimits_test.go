@@ -3,7 +3,9 @@ package broker
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"net"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -249,3 +251,5 @@ func TestNetworkConfigKeys(t *testing.T) {
 		t.Errorf("a pool smaller than socket.request.max.bytes: %v", err)
 	}
 }
+
+func isTimeout(err error) bool { return errors.Is(err, os.ErrDeadlineExceeded) }

@@ -5,15 +5,18 @@ package broker
 // PLAINTEXT connection; an SSL listener makes it the client certificate's
 // subject (as ssl.principal.mapping.rules map it), a SASL exchange the
 // user it authenticated. The connection's goroutine alone sets and reads
-// it, so it needs no lock.
+// it (server.Conn.Principal), so it needs no lock.
 
-import "github.com/sluice-io/sluice/security/acl"
+import (
+	"github.com/sluice-io/sluice/broker/server"
+	"github.com/sluice-io/sluice/security/acl"
+)
 
 // Principal is a KafkaPrincipal, the authorizer's type.
 type Principal = acl.Principal
 
 // principalUser is the type of every principal sluice builds.
-const principalUser = "User"
+const principalUser = server.PrincipalUser
 
 // Anonymous is the principal of a connection that did not authenticate.
-var Anonymous = Principal{Type: principalUser, Name: "ANONYMOUS"}
+var Anonymous = server.Anonymous

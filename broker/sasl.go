@@ -24,13 +24,13 @@ package broker
 // closes the connection.
 
 import (
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/plain"
 	"github.com/sluice-io/sluice/security/scram"
@@ -112,16 +112,17 @@ func (e *plainExchange) user() string { return e.name }
 // ZooKeeper mode only: the single node talks to no other broker).
 func (b *Broker) setupSASL() error {
 	b.saslLns = map[string]*config.SASLListener{}
-	for _, l := range b.listeners {
-		if l.protocol != config.ProtoSASLPlaintext && l.protocol != config.ProtoSASLSSL {
+	for _, lc := range b.lsetup.Listeners {
+		name := lc.Name
+		if p := b.lsetup.Protocols[name]; p != config.ProtoSASLPlaintext && p != config.ProtoSASLSSL {
 			continue
 		}
-		sl, err := b.cfg.SASL.Resolve(l.name)
+		sl, err := b.cfg.SASL.Resolve(name)
 		if err != nil {
 			return err
 		}
-		b.saslLns[l.name] = sl
-		if l.name != b.lsetup.InterName || !b.cfg.Cluster.Enabled() {
+		b.saslLns[name] = sl
+		if name != b.lsetup.InterName || !b.cfg.Cluster.Enabled() {
 			continue
 		}
 		mech, user, password, err := b.cfg.SASL.InterBrokerIdentity(sl)
@@ -135,8 +136,8 @@ func (b *Broker) setupSASL() error {
 
 // newSASLConn is the SASL state of a new connection on l, nil unless l is
 // SASL_*.
-func (b *Broker) newSASLConn(l *listener) *saslConn {
-	if sl := b.saslLns[l.name]; sl != nil {
+func (b *Broker) newSASLConn(l *server.Listener) *saslConn {
+	if sl := b.saslLns[l.Name]; sl != nil {
 		return &saslConn{l: sl}
 	}
 	return nil
@@ -159,7 +160,7 @@ func (c *conn) saslGate(key int16) error {
 		return fmt.Errorf("broker: %s during SASL authentication on listener %s", kmsg.NameForKey(key), s.l.Name)
 	}
 	if !s.expires.IsZero() && key != saslHandshakeKey && !time.Now().Before(s.expires) {
-		return fmt.Errorf("broker: %s after the SASL session of %s expired (connections.max.reauth.ms %d)", kmsg.NameForKey(key), c.principal, s.l.Reauth.Milliseconds())
+		return fmt.Errorf("broker: %s after the SASL session of %s expired (connections.max.reauth.ms %d)", kmsg.NameForKey(key), c.Principal, s.l.Reauth.Milliseconds())
 	}
 	return nil
 }
@@ -185,20 +186,20 @@ func (c *conn) saslStep(token []byte) (resp []byte, done, failed bool) {
 	resp, done, err := s.server.step(token)
 	if err == nil && done {
 		p := Principal{Type: principalUser, Name: s.server.user()}
-		if s.reauth && p != c.principal {
-			err = fmt.Errorf("re-authentication may not change the principal from %s to %s", c.principal, p)
+		if s.reauth && p != c.Principal {
+			err = fmt.Errorf("re-authentication may not change the principal from %s to %s", c.Principal, p)
 		} else {
-			c.principal = p
+			c.Principal = p
 			s.phase, s.reauth, s.server = authenticated, false, nil
 			s.expires = time.Time{}
 			if s.l.Reauth > 0 {
 				s.expires = time.Now().Add(s.l.Reauth)
 			}
-			c.b.log.Debug("SASL authenticated", "remote", c.nc.RemoteAddr().String(), "listener", s.l.Name, "mechanism", s.mech, "principal", p.String())
+			c.b.log.Debug("SASL authenticated", "remote", c.RemoteAddr().String(), "listener", s.l.Name, "mechanism", s.mech, "principal", p.String())
 		}
 	}
 	if err != nil {
-		c.b.log.Info("failed authentication", "remote", c.nc.RemoteAddr().String(), "listener", s.l.Name, "mechanism", s.mech, "err", err)
+		c.b.log.Info("failed authentication", "remote", c.RemoteAddr().String(), "listener", s.l.Name, "mechanism", s.mech, "err", err)
 		return nil, false, true
 	}
 	return resp, done, false
@@ -214,23 +215,20 @@ func saslFailedMessage(mechanism string) string {
 func (c *conn) saslRawToken(frame []byte) error {
 	resp, done, failed := c.saslStep(frame)
 	if failed {
-		return errCloseConn // logged by saslStep; v0 has no error token
+		return server.ErrClose // logged by saslStep; v0 has no error token
 	}
 	if done {
 		c.sasl.raw = false
 	}
-	c.out = binary.BigEndian.AppendUint32(c.out[:0], uint32(len(resp)))
-	c.out = append(c.out, resp...)
-	_, werr := c.nc.Write(c.out)
-	return werr
+	return c.WriteFrame(resp)
 }
 
 // saslRefuse answers resp, logs why with the client's address and closes
 // the connection.
 func (c *conn) saslRefuse(h wire.Header, resp kmsg.Response, why string) (kmsg.Response, error) {
-	c.b.log.Info("refusing SASL", "remote", c.nc.RemoteAddr().String(), "listener", c.sasl.l.Name, "why", why)
-	if err := c.write(h.CorrelationID, resp); err != nil {
+	c.b.log.Info("refusing SASL", "remote", c.RemoteAddr().String(), "listener", c.sasl.l.Name, "why", why)
+	if err := c.Write(h.CorrelationID, resp); err != nil {
 		return nil, err
 	}
-	return nil, errCloseConn
+	return nil, server.ErrClose
 }

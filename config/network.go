@@ -18,7 +18,7 @@ import (
 type NetworkConfig struct {
 	// QueuedMaxRequestBytes is queued.max.request.bytes, the bound on the
 	// bytes held by requests being read or waiting to be handled
-	// (broker/reqpool.go). Default (0): an eighth of the memory available to the
+	// (broker/server/reqpool.go). Default (0): an eighth of the memory available to the
 	// process (physical memory, its cgroup's limit or GOMEMLIMIT, the
 	// least), and at least what socket.request.max.bytes needs (8/7 of
 	// it); negative: no bound, as Kafka's default -1.

@@ -20,7 +20,7 @@ type ObservabilityConfig struct {
 	// Default false.
 	Pprof bool
 	// LogLevel is log.level (--log-level): debug, info, warn or error.
-	// Default info. At debug every request is logged (requestlog.go).
+	// Default info. At debug every request is logged (broker/server/requestlog.go).
 	LogLevel string
 	// LogFormat is log.format (--log-format): text or json. Default text.
 	LogFormat string

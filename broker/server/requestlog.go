@@ -1,11 +1,11 @@
-package broker
+package server
 
 // What the connection loop records of each request once its response is
-// written: its count and time into the request metrics (metrics.go), a
+// written: its count and time into the request metrics (package metrics), a
 // debug log line per request (API, version, client id, size, time) when the
 // logger takes debug, and an info line for one slower than
 // log.slow.request.ms. With none of the three the loop does not read the
-// clock (Broker.observeRequests is false).
+// clock (Server.timeRequests is false).
 
 import (
 	"context"
@@ -16,35 +16,30 @@ import (
 	"github.com/sluice-io/sluice/metrics"
 )
 
-// observesRequests reports whether requests are timed at all.
-func (b *Broker) observesRequests() bool {
-	return b.metrics != nil || b.cfg.Observability.SlowRequest > 0 || b.log.Enabled(context.Background(), slog.LevelDebug)
-}
-
 // requestServed records the request in frame, served in took; the frame is
 // still the connection's (it is read before the next request).
-func (c *conn) requestServed(frame []byte, took time.Duration) {
+func (c *Conn) requestServed(frame []byte, took time.Duration) {
 	if len(frame) < 8 {
 		return
 	}
 	key, version := int16(binary.BigEndian.Uint16(frame)), int16(binary.BigEndian.Uint16(frame[2:]))
-	b := c.b
-	if b.metrics != nil {
-		b.metrics.Request(key, version, c.fetchFollower, took)
+	o := &c.srv.o
+	if o.Metrics != nil {
+		o.Metrics.Request(key, version, c.Follower, took)
 	}
-	slow := b.cfg.Observability.SlowRequest > 0 && took > b.cfg.Observability.SlowRequest
+	slow := o.SlowRequest > 0 && took > o.SlowRequest
 	level := slog.LevelDebug
 	if slow {
 		level = slog.LevelInfo
 	}
-	if !b.log.Enabled(context.Background(), level) {
+	if !c.srv.log.Enabled(context.Background(), level) {
 		return
 	}
 	msg := "request"
 	if slow {
 		msg = "slow request"
 	}
-	b.log.Log(context.Background(), level, msg, "api", metrics.RequestName(key), "version", version,
+	c.srv.log.Log(context.Background(), level, msg, "api", metrics.RequestName(key), "version", version,
 		"client_id", clientIDOf(frame), "remote", c.nc.RemoteAddr().String(), "bytes", len(frame), "took", took)
 }
 

@@ -1,4 +1,4 @@
-package broker
+package server
 
 // The request pool: the memory of requests being read or waiting to be
 // handled, bounded by queued.max.request.bytes (P).

@@ -1,4 +1,4 @@
-package broker
+package server
 
 // Reading a request off a connection, within its bounds:
 //
@@ -39,7 +39,7 @@ var errReceiveTimeout = errors.New("broker: request not received in time")
 
 // readRequest reads the next request frame, which is valid (and may be
 // written to) until requestDone.
-func (c *conn) readRequest() ([]byte, error) {
+func (c *Conn) readRequest() ([]byte, error) {
 	if c.r.Buffered() == 0 {
 		c.armIdle()
 		if _, err := c.r.Peek(1); err != nil {
@@ -57,7 +57,7 @@ func (c *conn) readRequest() ([]byte, error) {
 	if err != nil {
 		return nil, rd.failed(err, "size prefix", int64(c.r.Buffered()), 4)
 	}
-	size, err := wire.FrameSize(prefix, c.maxRequestBytes())
+	size, err := wire.FrameSize(prefix, c.MaxRequestBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -80,8 +80,8 @@ func (c *conn) readRequest() ([]byte, error) {
 
 // readIntoRegion reads a request of n bytes into the connection's region,
 // claiming its memory as the bytes arrive.
-func (c *conn) readIntoRegion(rd *receiving, n int64) ([]byte, error) {
-	p := c.b.pool
+func (c *Conn) readIntoRegion(rd *receiving, n int64) ([]byte, error) {
+	p := c.srv.pool
 	if c.region == nil {
 		r, err := p.region()
 		if err != nil {
@@ -103,7 +103,7 @@ func (c *conn) readIntoRegion(rd *receiving, n int64) ([]byte, error) {
 					return nil, rd.failed(err, "frame", 0, n)
 				}
 			}
-			if err := p.grow(r, rd.deadline, c.b.closing); err != nil {
+			if err := p.grow(r, rd.deadline, c.srv.closing); err != nil {
 				return nil, rd.failed(err, "frame", got, n)
 			}
 		}
@@ -118,29 +118,29 @@ func (c *conn) readIntoRegion(rd *receiving, n int64) ([]byte, error) {
 
 // requestDone ends the request readRequest returned: its bytes leave the
 // read buffer, or its region memory goes back to the pool.
-func (c *conn) requestDone() {
+func (c *Conn) requestDone() {
 	if c.pending > 0 {
 		c.r.Discard(c.pending)
 		c.pending = 0
 	}
 	if c.inRegion {
-		c.b.pool.end(c.region)
+		c.srv.pool.end(c.region)
 		c.inRegion = false
 	}
 }
 
 // closeRegion gives the connection's region back to the pool.
-func (c *conn) closeRegion() {
+func (c *Conn) closeRegion() {
 	if c.region != nil {
-		c.b.pool.putRegion(c.region)
+		c.srv.pool.putRegion(c.region)
 		c.region, c.inRegion = nil, false
 	}
 }
 
 // armIdle sets the read deadline for a wait between requests, unless the
 // one set is an idle deadline at least the bound away.
-func (c *conn) armIdle() {
-	idle := c.b.cfg.Network.ConnectionsMaxIdle
+func (c *Conn) armIdle() {
+	idle := c.srv.o.Network.ConnectionsMaxIdle
 	if idle <= 0 {
 		if c.deadlineIdle || !c.deadline.IsZero() {
 			c.setReadDeadline(time.Time{}, true)
@@ -156,7 +156,7 @@ func (c *conn) armIdle() {
 
 // setReadDeadline sets the connection's read deadline, unless stopReading
 // has been called, whose deadline stands.
-func (c *conn) setReadDeadline(t time.Time, idle bool) {
+func (c *Conn) setReadDeadline(t time.Time, idle bool) {
 	c.nc.SetReadDeadline(t)
 	c.deadline, c.deadlineIdle = t, idle
 	if c.closed.Load() { // stopReading stores closed before its deadline
@@ -166,7 +166,7 @@ func (c *conn) setReadDeadline(t time.Time, idle bool) {
 
 // receiving is one request's receive bound.
 type receiving struct {
-	c        *conn
+	c        *Conn
 	armed    bool
 	deadline time.Time // zero: none
 }
@@ -178,7 +178,7 @@ func (rd *receiving) arm() {
 		return
 	}
 	rd.armed = true
-	if t := rd.c.b.cfg.Network.RequestReceiveTimeout; t > 0 {
+	if t := rd.c.srv.o.Network.RequestReceiveTimeout; t > 0 {
 		rd.deadline = time.Now().Add(t)
 	}
 	rd.c.setReadDeadline(rd.deadline, false)
@@ -191,7 +191,7 @@ func (rd *receiving) failed(err error, part string, got, want int64) error {
 	case rd.c.closed.Load(), errors.Is(err, errPoolClosed):
 		return errPoolClosed
 	case isTimeout(err) || errors.Is(err, errPoolTimeout):
-		return fmt.Errorf("%w: %d of the %d bytes of its %s within %v (socket.request.receive.timeout.ms)", errReceiveTimeout, got, want, part, rd.c.b.cfg.Network.RequestReceiveTimeout)
+		return fmt.Errorf("%w: %d of the %d bytes of its %s within %v (socket.request.receive.timeout.ms)", errReceiveTimeout, got, want, part, rd.c.srv.o.Network.RequestReceiveTimeout)
 	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
 		if part == "size prefix" {
 			return fmt.Errorf("%w: size prefix cut short", wire.ErrBadFrame)

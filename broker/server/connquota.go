@@ -1,4 +1,4 @@
-package broker
+package server
 
 // Connection quotas: max.connections, max.connections.per.ip and its
 // overrides, as Kafka's ConnectionQuotas applies them. The acceptor, having

@@ -1,4 +1,4 @@
-package broker
+package server
 
 // TLS on a connection: the accept hook of SSL and SASL_SSL listeners wraps
 // the TCP connection (no I/O on the accept goroutine), and the
@@ -27,8 +27,8 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/config"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/security/tlsconf"
-	"github.com/sluice-io/sluice/wire"
 )
 
 // tlsSide is a TLS listener's server side.
@@ -48,42 +48,17 @@ func newTLSSide(cfg config.TLSConfig, listener, protocol string, log *slog.Logge
 	return &tlsSide{srv: srv, cfg: srv.Config(), timeout: cfg.HandshakeTimeout, certPrincipal: protocol == "SSL"}, nil
 }
 
-// setupTLS gives every SSL and SASL_SSL listener its TLS side and accept
-// hook, and the broker's own connections their TLS client configuration
-// when the inter-broker listener is SSL or SASL_SSL.
-func (b *Broker) setupTLS() error {
-	for _, l := range b.listeners {
-		if l.protocol != config.ProtoSSL && l.protocol != config.ProtoSASLSSL {
-			continue
-		}
-		side, err := newTLSSide(b.cfg.TLS, l.name, l.protocol, b.log)
-		if err != nil {
-			return err
-		}
-		l.tls = side
-		l.accept = func(nc net.Conn) (net.Conn, error) { return b.handshakeTLS(side, nc) }
-	}
-	if p := b.lsetup.Protocols[b.lsetup.InterName]; p == config.ProtoSSL || p == config.ProtoSASLSSL {
-		cfg, err := b.cfg.TLS.Client(b.lsetup.InterName, b.log)
-		if err != nil {
-			return err
-		}
-		b.interTLS = cfg
-	}
-	return nil
-}
-
 // handshakeTLS is a TLS listener's accept hook, on the connection's
 // goroutine: the server handshake, bounded by ssl.handshake.timeout.ms and
 // the broker's closing. Its error is logged by the caller, with the
 // listener and the client's address.
-func (b *Broker) handshakeTLS(t *tlsSide, nc net.Conn) (net.Conn, error) {
+func (s *Server) handshakeTLS(t *tlsSide, nc net.Conn) (net.Conn, error) {
 	tc := tls.Server(nc, t.cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), t.timeout)
 	defer cancel()
 	go func() {
 		select {
-		case <-b.closing:
+		case <-s.closing:
 			cancel()
 		case <-ctx.Done():
 		}
@@ -96,8 +71,8 @@ func (b *Broker) handshakeTLS(t *tlsSide, nc net.Conn) (net.Conn, error) {
 
 // tlsPrincipal sets the principal of a connection on an SSL listener from
 // its client certificate; an error closes the connection.
-func (c *conn) tlsPrincipal(log *slog.Logger) error {
-	if c.ln == nil || c.ln.tls == nil || !c.ln.tls.certPrincipal {
+func (c *Conn) tlsPrincipal(log *slog.Logger) error {
+	if c.ln.tls == nil || !c.ln.tls.certPrincipal {
 		return nil
 	}
 	tc, ok := c.nc.(*tls.Conn)
@@ -109,26 +84,33 @@ func (c *conn) tlsPrincipal(log *slog.Logger) error {
 		log.Info("closing connection: TLS client certificate not mapped to a principal", "err", err)
 		return err
 	}
-	c.principal = Principal{Type: principalUser, Name: name}
-	log.Debug("TLS client authenticated", "principal", c.principal.String())
+	c.Principal = acl.Principal{Type: PrincipalUser, Name: name}
+	log.Debug("TLS client authenticated", "principal", c.Principal.String())
 	return nil
 }
 
-// tlsFetchBuf is the buffer fetch responses of TLS connections go through.
-const tlsFetchBuf = 64 << 10
+// tlsStreamBuf is the buffer streamed responses of TLS connections go
+// through.
+const tlsStreamBuf = 64 << 10
 
-// writeFetch writes a fetch response: straight to the socket (sendfile)
-// on plaintext, through a buffer on TLS.
-func (c *conn) writeFetch(correlationID int32, resp *wire.FetchResponse) error {
-	if _, isTLS := c.nc.(*tls.Conn); !isTLS {
-		_, err := c.fetch.w.Write(c.nc, correlationID, resp)
-		return err
+// Stream is where a response written in pieces goes (a fetch response,
+// whose records a plaintext connection sends by sendfile: the socket
+// itself), then Flush. On TLS it is a 64 KiB buffer that hides its
+// ReadFrom, so records are copied in their reader's chunks through it.
+func (c *Conn) Stream() io.Writer {
+	if !c.IsTLS() {
+		return c.nc
 	}
 	if c.tlsOut == nil {
-		c.tlsOut = bufio.NewWriterSize(c.nc, tlsFetchBuf)
+		c.tlsOut = bufio.NewWriterSize(c.nc, tlsStreamBuf)
 	}
-	if _, err := c.fetch.w.Write(onlyWriter{c.tlsOut}, correlationID, resp); err != nil {
-		return fmt.Errorf("broker: fetch response: %w", err)
+	return onlyWriter{c.tlsOut}
+}
+
+// Flush sends what Stream buffered.
+func (c *Conn) Flush() error {
+	if c.tlsOut == nil || c.tlsOut.Buffered() == 0 {
+		return nil
 	}
 	return c.tlsOut.Flush()
 }
