@@ -6,7 +6,7 @@ package broker
 // Behavior:
 //   - acks must be 0, 1 or -1, else INVALID_REQUIRED_ACKS. acks=-1 waits
 //     until the high watermark passes the batch: every in-sync replica has
-//     it (replica.go; on a single node the leader alone, so nothing more
+//     it (replication/host/driver.go; on a single node the leader alone, so nothing more
 //     than 1).
 //   - Each partition's records must be exactly one RecordBatch v2
 //     (INVALID_RECORD otherwise); the engine validates it: a damaged batch
@@ -95,6 +95,7 @@ import (
 	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
@@ -107,7 +108,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	resp := req.ResponseKind().(*kmsg.ProduceResponse)
 	failed := false
 	type appended struct {
-		p      *partition
+		p      *host.Partition
 		res    engine.AppendResult
 		ti, pi int
 	}
@@ -129,7 +130,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			sp := kmsg.NewProduceResponseTopicPartition()
 			sp.Partition = rp.Partition
 			sp.BaseOffset, sp.LogAppendTime, sp.LogStartOffset = -1, -1, -1
-			var p *partition
+			var p *host.Partition
 			var res engine.AppendResult
 			var code int16
 			var msg string
@@ -159,7 +160,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 					sp.ErrorRecords = recErrs
 				}
 			} else {
-				sp.BaseOffset, sp.LogStartOffset, sp.LogAppendTime = res.FirstOffset, p.log.StartOffset(), res.LogAppendTime
+				sp.BaseOffset, sp.LogStartOffset, sp.LogAppendTime = res.FirstOffset, p.Log.StartOffset(), res.LogAppendTime
 				done = append(done, appended{p, res, len(resp.Topics), len(st.Partitions)})
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -169,15 +170,15 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	// Every partition is written before any waits for its flush policy, so
 	// one group-commit round can cover them all.
 	for _, a := range done {
-		if err := a.p.log.AwaitFlushPolicy(a.res); err != nil {
+		if err := a.p.Log.AwaitFlushPolicy(a.res); err != nil {
 			failed = true
-			a.p.metrics.Add(metrics.FailedProduce, 1)
+			a.p.Metrics.Add(metrics.FailedProduce, 1)
 			sp := &resp.Topics[a.ti].Partitions[a.pi]
 			code, msg := produceError(c.b, a.p, err)
 			sp.BaseOffset = -1
 			setProduceError(req, sp, code, msg)
 		}
-		a.p.notify()
+		a.p.Notify()
 	}
 	if req.Acks == -1 {
 		// acks=all: until the in-sync replicas have every batch (the high
@@ -189,9 +190,9 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			if sp.ErrorCode != 0 {
 				continue
 			}
-			if err := a.p.awaitReplicated(a.res.LastOffset+1, timeout, c.b.closing); err != nil {
+			if err := a.p.AwaitReplicated(a.res.LastOffset+1, timeout, c.b.closing); err != nil {
 				failed = true
-				a.p.metrics.Add(metrics.FailedProduce, 1)
+				a.p.Metrics.Add(metrics.FailedProduce, 1)
 				sp.BaseOffset = -1
 				setProduceError(req, sp, errorCode(err), err.Error())
 			}
@@ -213,19 +214,19 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 // countProduce counts one partition of a Produce into the metrics: a
 // request, its bytes and records once appended (a duplicate's bytes, not
 // its records: nothing was appended), or a failure.
-func (b *Broker) countProduce(p *partition, code int16, res engine.AppendResult, bytes int) {
+func (b *Broker) countProduce(p *host.Partition, code int16, res engine.AppendResult, bytes int) {
 	switch {
 	case b.metrics == nil:
 	case p == nil:
 		b.metrics.FailedUnknown(metrics.FailedProduce)
 	case code != 0:
-		p.metrics.Add(metrics.TotalProduce, 1)
-		p.metrics.Add(metrics.FailedProduce, 1)
+		p.Metrics.Add(metrics.TotalProduce, 1)
+		p.Metrics.Add(metrics.FailedProduce, 1)
 	default:
-		p.metrics.Add(metrics.TotalProduce, 1)
-		p.metrics.Add(metrics.BytesIn, int64(bytes))
+		p.Metrics.Add(metrics.TotalProduce, 1)
+		p.Metrics.Add(metrics.BytesIn, int64(bytes))
 		if !res.Duplicate {
-			p.metrics.Add(metrics.MessagesIn, res.LastOffset-res.FirstOffset+1)
+			p.Metrics.Add(metrics.MessagesIn, res.LastOffset-res.FirstOffset+1)
 		}
 	}
 }
@@ -242,7 +243,7 @@ func setProduceError(req *kmsg.ProduceRequest, sp *kmsg.ProduceResponseTopicPart
 // records in a compacted topic). p is the partition once found, also when
 // the append is refused (its metrics count the failure). guard is the
 // batch's transaction verification (txnverify.go), 0 for most batches.
-func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, guard engine.VerificationGuard) (p *partition, res engine.AppendResult, code int16, msg string, recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord) {
+func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, guard engine.VerificationGuard) (p *host.Partition, res engine.AppendResult, code int16, msg string, recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord) {
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
 	}
@@ -267,14 +268,14 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 		return p, res, kerr.InvalidTopicException.Code, "Cannot append to internal topic " + topic, nil
 	}
 	if req.Acks == -1 {
-		if err := p.checkAcksAll(); err != nil {
-			return p, res, errorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.minInsync.Load()), nil
+		if err := p.CheckAcksAll(); err != nil {
+			return p, res, errorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.MinInsync()), nil
 		}
 	}
 	if hasHeader && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
 		return p, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
 	}
-	if hasHeader && hdr.Control() && len(records) <= p.log.Options().MaxBatchBytes {
+	if hasHeader && hdr.Control() && len(records) <= p.Log.Options().MaxBatchBytes {
 		// As Kafka's LogValidator.validateBatch, after the checks of size
 		// and damage (which the append reports).
 		if _, err := engine.ValidateBatch(records); err == nil {
@@ -283,12 +284,12 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	}
 	// The keys are checked after the size, as Kafka checks max.message.bytes
 	// before it validates records: the append refuses an oversized batch.
-	if p.compacted.Load() && len(records) <= p.log.Options().MaxBatchBytes {
+	if p.Compacted.Load() && len(records) <= p.Log.Options().MaxBatchBytes {
 		if code, msg, recErrs := checkKeys(records, p); code != 0 {
 			return p, res, code, msg, recErrs
 		}
 	}
-	res, err := p.appendAsLeader(records, appendHow{guard: guard, acksAll: req.Acks == -1})
+	res, err := p.AppendAsLeader(records, host.AppendHow{Guard: guard, AcksAll: req.Acks == -1})
 	if err != nil {
 		code, msg := produceError(b, p, err)
 		return p, res, code, msg, nil
@@ -344,9 +345,9 @@ func checkTransactional(req *kmsg.ProduceRequest) int16 {
 // shows the first three, as its processRecordErrors words it. A batch
 // that cannot be read (corrupt, or not decompressing) gets the error its
 // append would.
-func checkKeys(batch []byte, p *partition) (int16, string, []kmsg.ProduceResponseTopicPartitionErrorRecord) {
+func checkKeys(batch []byte, p *host.Partition) (int16, string, []kmsg.ProduceResponseTopicPartitionErrorRecord) {
 	var recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord
-	why := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d.", p.topic, p.index)
+	why := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d.", p.Topic, p.Index)
 	it := engine.NewRecordIterator(batch)
 	for i := int32(0); it.Next(); i++ {
 		if it.Record().Key == nil {
@@ -373,4 +374,34 @@ func checkKeys(batch []byte, p *partition) (int16, string, []kmsg.ProduceRespons
 	msg := fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
 		len(recErrs), strings.Join(shown, ", "))
 	return kerr.InvalidRecord.Code, msg, recErrs
+}
+
+// produceError maps an engine append error to Kafka's code.
+func produceError(b *Broker, p *host.Partition, err error) (int16, string) {
+	var ke *kerr.Error
+	switch {
+	case errors.As(err, &ke):
+		// The owner's refusals (replication/host/owner.go): NOT_LEADER_OR_FOLLOWER, and
+		// NOT_ENOUGH_REPLICAS checked again under its lock.
+		return ke.Code, err.Error()
+	case errors.Is(err, engine.ErrBatchTooLarge):
+		return kerr.MessageTooLarge.Code, err.Error()
+	case errors.Is(err, engine.ErrCorrupt):
+		return kerr.CorruptMessage.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidBatch):
+		return kerr.InvalidRecord.Code, err.Error()
+	case errors.Is(err, engine.ErrOutOfOrderSequence):
+		return kerr.OutOfOrderSequenceNumber.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidProducerEpoch):
+		return kerr.InvalidProducerEpoch.Code, err.Error()
+	case errors.Is(err, engine.ErrInvalidTxnState):
+		return kerr.InvalidTxnState.Code, err.Error()
+	case errors.Is(err, engine.ErrCoordinatorFenced):
+		return kerr.TransactionCoordinatorFenced.Code, err.Error()
+	case errors.Is(err, engine.ErrClosed):
+		return kerr.NotLeaderForPartition.Code, ""
+	default:
+		b.log.Error("append failed", "topic", p.Topic, "partition", p.Index, "err", err)
+		return kerr.KafkaStorageError.Code, ""
+	}
 }

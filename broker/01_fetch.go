@@ -58,6 +58,7 @@ import (
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
@@ -92,13 +93,13 @@ type wireFetch struct {
 type abortedRun struct{ ti, pi, lo, hi int }
 
 type fetchCount struct {
-	p      *partition
+	p      *host.Partition
 	failed bool
 	bytes  int64
 }
 
 // note keeps one partition's outcome for countFetch.
-func (f *wireFetch) note(b *Broker, p *partition, failed bool, bytes int64) {
+func (f *wireFetch) note(b *Broker, p *host.Partition, failed bool, bytes int64) {
 	if b.metrics != nil {
 		f.counts = append(f.counts, fetchCount{p, failed, bytes})
 	}
@@ -116,16 +117,16 @@ func (b *Broker) countFetch(f *wireFetch, follower bool) {
 		case n.p == nil:
 			b.metrics.FailedUnknown(metrics.FailedFetch)
 		case n.failed:
-			n.p.metrics.Add(metrics.TotalFetch, 1)
-			n.p.metrics.Add(metrics.FailedFetch, 1)
+			n.p.Metrics.Add(metrics.TotalFetch, 1)
+			n.p.Metrics.Add(metrics.FailedFetch, 1)
 		default:
-			n.p.metrics.Add(metrics.TotalFetch, 1)
+			n.p.Metrics.Add(metrics.TotalFetch, 1)
 			switch {
 			case n.bytes == 0:
 			case follower:
-				n.p.metrics.Replicated(metrics.ReplicationBytesOut, int(n.bytes))
+				n.p.Metrics.Replicated(metrics.ReplicationBytesOut, int(n.bytes))
 			default:
-				n.p.metrics.Add(metrics.BytesOut, n.bytes)
+				n.p.Metrics.Add(metrics.BytesOut, n.bytes)
 			}
 		}
 	}
@@ -192,7 +193,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 		c.quotaWait(now) // the long poll is not request time
 	}
 	c.throttleFetch(f, bytes)
-	c.b.repl.leader.record(f.throttledBytes)
+	c.b.repl.leader.Record(f.throttledBytes)
 	c.b.countFetch(f, c.Follower)
 	err := c.writeFetch(h.CorrelationID, &f.resp)
 	f.release()
@@ -286,7 +287,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 		for pi := range rt.Partitions {
 			rp := &rt.Partitions[pi]
 			fp := wire.FetchPartition{Partition: rp.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
-			var p *partition
+			var p *host.Partition
 			if ts != nil && rp.Partition >= 0 && int(rp.Partition) < len(ts.partitions) {
 				p = ts.partitions[rp.Partition]
 			}
@@ -297,19 +298,19 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 				fp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil && req.Version >= 13 && ts == nil:
 				fp.ErrorCode = kerr.NotLeaderForPartition.Code
-			case p == nil || !p.leader.Load():
+			case p == nil || !p.Leads():
 				name := rt.Topic
 				if ts != nil {
 					name = ts.meta.Name
 				}
 				// Led here since the topic state was read: the current one.
 				if p, fp.ErrorCode = b.leaderPartition(name, rp.Partition); p != nil {
-					fp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+					fp.ErrorCode = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 				}
 			case req.Version < 10 && recompressesTo(p, engine.CompressionZstd):
 				fp.ErrorCode = kerr.UnsupportedCompressionType.Code
 			default:
-				fp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+				fp.ErrorCode = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 			}
 			if fp.ErrorCode != 0 {
 				failed = true
@@ -318,31 +319,31 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 				continue
 			}
 			if register {
-				p.wait(wake)
+				p.Wait(wake)
 			}
-			hw := p.highWatermark()
-			lso := p.lastStableOffset(hw)
+			hw := p.HighWatermark()
+			lso := p.LastStableOffset(hw)
 			upTo, from := hw, rp.FetchOffset
 			if readCommitted {
 				upTo = lso
 			}
 			throttled := false // a follower's fetch of a leader-throttled partition
-			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, lso, p.log.StartOffset()
+			fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = hw, lso, p.Log.StartOffset()
 			if follower >= 0 {
-				// A replica's fetch: the core answers it (replica.go).
+				// A replica's fetch: the core answers it (replication/host).
 				lastFetched := int32(-1)
 				if req.Version >= 12 {
 					lastFetched = rp.LastFetchedEpoch
 				}
-				a, inISR := p.followerFetch(replication.FollowerFetch{Replica: follower, ReplicaEpoch: followerEpoch,
-					FetchOffset: rp.FetchOffset, LastFetchedEpoch: lastFetched, CurrentLeaderEpoch: rp.CurrentLeaderEpoch, Now: now()})
+				a, inISR := p.FollowerFetch(replication.FollowerFetch{Replica: follower, ReplicaEpoch: followerEpoch,
+					FetchOffset: rp.FetchOffset, LastFetchedEpoch: lastFetched, CurrentLeaderEpoch: rp.CurrentLeaderEpoch})
 				switch {
 				case a.Err != nil:
 					fp.ErrorCode = errorCode(a.Err)
 				case a.Diverged:
 					fp.Diverging, fp.DivergingEpoch, fp.DivergingEndOffset = true, a.Diverging.Epoch, a.Diverging.EndOffset
 				}
-				fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = a.HighWatermark, p.lastStableOffset(a.HighWatermark), a.LogStart
+				fp.HighWatermark, fp.LastStableOffset, fp.LogStartOffset = a.HighWatermark, p.LastStableOffset(a.HighWatermark), a.LogStart
 				if a.Err != nil || a.Diverged {
 					failed = failed || a.Err != nil
 					f.note(b, p, a.Err != nil, 0)
@@ -350,9 +351,9 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 					continue
 				}
 				from, upTo = a.From, a.LogEnd
-				if throttled = p.leaderThrottled.Load(); throttled && !inISR {
+				if throttled = p.LeaderThrottled.Load(); throttled && !inISR {
 					if !quotaChecked {
-						f.throttledFor, quotaChecked = b.repl.leader.exceeded(), true
+						f.throttledFor, quotaChecked = b.repl.leader.Exceeded(), true
 					}
 					if f.throttledFor > 0 {
 						f.note(b, p, false, 0)
@@ -364,7 +365,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 			limit := min(int64(rp.PartitionMaxBytes), remaining)
 			var read int64
 			if limit > 0 || total == 0 {
-				v, err := p.log.Read(from, max(limit, 1), upTo)
+				v, err := p.Log.Read(from, max(limit, 1), upTo)
 				switch {
 				case err != nil:
 					fp.ErrorCode = fetchError(b, p, err)
@@ -409,8 +410,8 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 
 // noteAborted keeps the transactions aborted in [from, to) of p for the
 // response's partition (ti, pi), reusing f's slices.
-func (f *wireFetch) noteAborted(p *partition, from, to int64, ti, pi int) {
-	f.found = p.log.AbortedTxns(f.found[:0], from, to)
+func (f *wireFetch) noteAborted(p *host.Partition, from, to int64, ti, pi int) {
+	f.found = p.Log.AbortedTxns(f.found[:0], from, to)
 	if len(f.found) == 0 {
 		return
 	}
@@ -421,22 +422,22 @@ func (f *wireFetch) noteAborted(p *partition, from, to int64, ti, pi int) {
 	f.abortedAt = append(f.abortedAt, abortedRun{ti, pi, lo, len(f.aborted)})
 }
 
-func fetchError(b *Broker, p *partition, err error) int16 {
+func fetchError(b *Broker, p *host.Partition, err error) int16 {
 	switch {
 	case errors.Is(err, engine.ErrOffsetOutOfRange):
 		return kerr.OffsetOutOfRange.Code
 	case errors.Is(err, engine.ErrClosed):
 		return kerr.NotLeaderForPartition.Code
 	default:
-		b.log.Error("read failed", "topic", p.topic, "partition", p.index, "err", err)
+		b.log.Error("read failed", "topic", p.Topic, "partition", p.Index, "err", err)
 		return kerr.KafkaStorageError.Code
 	}
 }
 
 // recompressesTo reports whether p's topic stores its batches in codec c
 // (compression.type names it).
-func recompressesTo(p *partition, c engine.Compression) bool {
-	r := p.log.Options().Recompression
+func recompressesTo(p *host.Partition, c engine.Compression) bool {
+	r := p.Log.Options().Recompression
 	return r.Enabled && r.Codec == c
 }
 

@@ -38,6 +38,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -62,14 +63,14 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				sp.ErrorCode = code
-			case req.Version >= 4 && p.checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
-				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
-			case !replica && !p.offsetsAvailable():
+			case req.Version >= 4 && p.CheckLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
+				sp.ErrorCode = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
+			case !replica && !p.OffsetsAvailable():
 				sp.ErrorCode = kerr.OffsetNotAvailable.Code
 			case rp.Timestamp == -2 || rp.Timestamp == -4:
-				off = p.log.StartOffset()
+				off = p.Log.StartOffset()
 			case (rp.Timestamp == -1 || rp.Timestamp == -5) && replica:
-				off = p.log.EndOffset()
+				off = p.Log.EndOffset()
 			case rp.Timestamp == -1 || rp.Timestamp == -5:
 				off = lastFetchable(req, p)
 			case rp.Timestamp >= 0 || rp.Timestamp == -3 && req.Version >= 7:
@@ -78,11 +79,11 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 				sp.ErrorCode = kerr.InvalidRequest.Code
 			}
 			if sp.ErrorCode == 0 {
-				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, p.epoch.Load()
+				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, p.Epoch()
 				if rp.Timestamp != -1 && rp.Timestamp != -5 && off >= 0 {
 					// The found record's epoch, as Kafka answers all but
 					// latest (which is the current leader epoch).
-					sp.LeaderEpoch = p.log.EpochAt(off)
+					sp.LeaderEpoch = p.Log.EpochAt(off)
 				}
 				if req.Version == 0 {
 					sp.OldStyleOffsets = []int64{off}
@@ -97,28 +98,28 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 
 // lastFetchable is the offset a client's ListOffsets is bounded by: the
 // high watermark, or the last stable offset for read_committed (v2+).
-func lastFetchable(req *kmsg.ListOffsetsRequest, p *partition) int64 {
-	hw := p.highWatermark()
+func lastFetchable(req *kmsg.ListOffsetsRequest, p *host.Partition) int64 {
+	hw := p.HighWatermark()
 	if req.Version >= 2 && req.IsolationLevel == 1 {
-		return p.lastStableOffset(hw)
+		return p.LastStableOffset(hw)
 	}
 	return hw
 }
 
 // lookupTimestamp answers a timestamp or max-timestamp (-3) lookup, bounded
 // by limit (lastFetchable) unless a replica asks.
-func lookupTimestamp(b *Broker, p *partition, target int64, replica bool, limit int64) (offset, timestamp int64, code int16) {
+func lookupTimestamp(b *Broker, p *host.Partition, target int64, replica bool, limit int64) (offset, timestamp int64, code int16) {
 	var err error
 	if target == -3 {
-		offset, timestamp, err = p.log.MaxTimestampOffset()
+		offset, timestamp, err = p.Log.MaxTimestampOffset()
 	} else {
-		offset, timestamp, err = p.log.OffsetForTimestamp(target)
+		offset, timestamp, err = p.Log.OffsetForTimestamp(target)
 	}
 	switch {
 	case errors.Is(err, engine.ErrClosed):
 		return -1, -1, kerr.NotLeaderForPartition.Code
 	case err != nil:
-		b.log.Error("timestamp lookup failed", "topic", p.topic, "partition", p.index, "err", err)
+		b.log.Error("timestamp lookup failed", "topic", p.Topic, "partition", p.Index, "err", err)
 		return -1, -1, kerr.KafkaStorageError.Code
 	case offset < 0 || !replica && offset >= limit:
 		return -1, -1, 0

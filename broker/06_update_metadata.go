@@ -49,7 +49,7 @@ func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence fenceFunc
 	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
 		func() { deleted = b.ctl.cache.update(req) })
 	if resp.ErrorCode == 0 {
-		b.liveBrokersChanged() // replica.go
+		b.liveBrokersChanged() // replicas.go
 	}
 	// The committed offsets of deleted topics go, on every broker for the
 	// groups it coordinates, as Kafka's handleUpdateMetadataRequest has

@@ -53,14 +53,14 @@ func (b *Broker) deleteRecords(topic string, index int32, offset int64) (int64, 
 	if p == nil {
 		return -1, code
 	}
-	hw := p.highWatermark()
+	hw := p.HighWatermark()
 	if offset == -1 {
 		offset = hw
 	}
 	if offset < 0 || offset > hw {
 		return -1, kerr.OffsetOutOfRange.Code
 	}
-	low, err := p.deleteRecordsAsLeader(offset)
+	low, err := p.DeleteRecordsAsLeader(offset)
 	switch {
 	case errors.Is(err, kerr.NotLeaderForPartition):
 		return -1, kerr.NotLeaderForPartition.Code

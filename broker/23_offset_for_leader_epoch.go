@@ -53,17 +53,17 @@ func handleOffsetForLeaderEpoch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Re
 			p, code := c.b.leaderPartition(rt.Topic, rp.Partition)
 			var leaderEpoch int32
 			if p != nil {
-				leaderEpoch = p.epoch.Load()
+				leaderEpoch = p.Epoch()
 			}
 			switch {
 			case p == nil:
 				sp.ErrorCode = code
-			case req.Version >= 2 && p.checkLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
-				sp.ErrorCode = p.checkLeaderEpoch(rp.CurrentLeaderEpoch)
+			case req.Version >= 2 && p.CheckLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
+				sp.ErrorCode = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
 			case rp.LeaderEpoch == leaderEpoch:
-				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, p.log.EndOffset()
+				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, p.Log.EndOffset()
 			default:
-				sp.LeaderEpoch, sp.EndOffset = p.log.EndOffsetForEpoch(rp.LeaderEpoch)
+				sp.LeaderEpoch, sp.EndOffset = p.Log.EndOffsetForEpoch(rp.LeaderEpoch)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

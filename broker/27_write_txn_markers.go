@@ -13,7 +13,7 @@ package broker
 //   - The leader appends a control batch (engine.AppendControlBatch: one
 //     record, the marker's type and coordinator epoch, stamped with the
 //     broker's time) as the coordinator's append (appendAsLeader with
-//     appendHow.coordinator, owner.go), so it is not refused as a
+//     host.AppendHow.Coordinator, replication/host/owner.go), so it is not refused as a
 //     client's control batch, internal topics included. An epoch below the
 //     producer's in that partition is INVALID_PRODUCER_EPOCH, a coordinator
 //     epoch below the one of the producer's last marker there
@@ -43,6 +43,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -83,7 +84,7 @@ func handleWriteTxnMarkers(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse {
 	resp := req.ResponseKind().(*kmsg.WriteTxnMarkersResponse)
 	type written struct {
-		p      *partition
+		p      *host.Partition
 		end    int64
 		mi     int // the marker's index
 		ti, pi int
@@ -122,14 +123,14 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersR
 	}
 	for _, w := range done {
 		rp := &resp.Markers[w.mi].Topics[w.ti].Partitions[w.pi]
-		if err := w.p.awaitReplicated(w.end, timeout, b.closing); err != nil {
+		if err := w.p.AwaitReplicated(w.end, timeout, b.closing); err != nil {
 			rp.ErrorCode = errorCode(err)
 			continue
 		}
-		if w.p.topic == offsetsTopic {
+		if w.p.Topic == offsetsTopic {
 			if g := b.existingGroups(); g != nil {
 				m := &req.Markers[w.mi]
-				g.CompleteTxn(w.p.index, m.ProducerID, m.Committed)
+				g.CompleteTxn(w.p.Index, m.ProducerID, m.Committed)
 			}
 		}
 	}
@@ -139,22 +140,22 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersR
 // writeMarker appends one marker batch to a partition this broker leads
 // and returns the partition and its log end after the marker, or the
 // partition's error code.
-func (b *Broker) writeMarker(topic string, index int32, batch []byte) (*partition, int64, int16) {
+func (b *Broker) writeMarker(topic string, index int32, batch []byte) (*host.Partition, int64, int16) {
 	p := b.partition(topic, index)
 	switch {
 	case p == nil:
 		return nil, 0, kerr.UnknownTopicOrPartition.Code
-	case !p.leader.Load():
+	case !p.Leads():
 		return nil, 0, kerr.NotLeaderForPartition.Code
 	}
-	if err := p.checkAcksAll(); err != nil {
+	if err := p.CheckAcksAll(); err != nil {
 		return nil, 0, errorCode(err)
 	}
-	res, err := p.appendAsLeader(batch, appendHow{coordinator: true, acksAll: true})
+	res, err := p.AppendAsLeader(batch, host.AppendHow{Coordinator: true, AcksAll: true})
 	if err == nil {
-		err = p.log.AwaitFlushPolicy(res)
+		err = p.Log.AwaitFlushPolicy(res)
 	}
-	p.notify()
+	p.Notify()
 	if err != nil {
 		code, _ := produceError(b, p, err) // logs a storage error
 		return nil, 0, code

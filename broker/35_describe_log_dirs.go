@@ -55,7 +55,7 @@ func handleDescribeLogDirs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 				continue
 			}
 			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-			dp.Partition, dp.Size = i, ts.partitions[i].log.Size()
+			dp.Partition, dp.Size = i, ts.partitions[i].Log.Size()
 			dt.Partitions = append(dt.Partitions, dp)
 		}
 		if len(dt.Partitions) > 0 {

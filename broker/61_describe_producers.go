@@ -47,7 +47,7 @@ func handleDescribeProducers(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respo
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code
 			default:
-				infos = p.log.Producers(infos[:0])
+				infos = p.Log.Producers(infos[:0])
 				for _, pi := range infos {
 					ap := kmsg.NewDescribeProducersResponseTopicPartitionActiveProducer()
 					ap.ProducerID, ap.ProducerEpoch, ap.LastSequence = pi.ProducerID, int32(pi.Epoch), pi.LastSequence

@@ -600,8 +600,8 @@ func TestProduce(t *testing.T) {
 		if got[18] != "mixed-good" {
 			t.Errorf("last record %q", got[18])
 		}
-		if p := tb.partition("p", 0); p.highWatermark() != 19 {
-			t.Errorf("high watermark %d after the failed produces, want 19", p.highWatermark())
+		if p := tb.partition("p", 0); p.HighWatermark() != 19 {
+			t.Errorf("high watermark %d after the failed produces, want 19", p.HighWatermark())
 		}
 	})
 

@@ -171,8 +171,8 @@ func TestBadInput(t *testing.T) {
 			steadyOK(t, steady)
 		})
 	}
-	if p := tb.partition("ledger", 0); p.highWatermark() != int64(len(l.values)) {
-		t.Errorf("ledger holds %d records, %d were acknowledged", p.highWatermark(), len(l.values))
+	if p := tb.partition("ledger", 0); p.HighWatermark() != int64(len(l.values)) {
+		t.Errorf("ledger holds %d records, %d were acknowledged", p.HighWatermark(), len(l.values))
 	}
 }
 

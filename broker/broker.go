@@ -19,6 +19,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/wire/interbroker"
@@ -37,7 +38,10 @@ type Broker struct {
 	admin sync.Mutex
 	pids  producerIDs // InitProducerId's ids, from the coordinator's blocks
 	cfgs  configState // configuration beyond Config (dynconfig.go)
-	live  liveBrokers // the live brokers last stepped into the replicas (replica.go)
+	live  liveBrokers // the live brokers last stepped into the replicas (replicas.go)
+	// replicas makes the hosted partitions and runs the followers'
+	// fetchers (replication/host).
+	replicas *host.Manager
 
 	mu struct {
 		sync.RWMutex
@@ -133,8 +137,7 @@ func New(cfg config.Config) (*Broker, error) {
 			return nil, err
 		}
 		cl.b, b.cluster, coord = b, cl, cl.backend
-		cl.fetchers = newFetchers(b, cfg.Cluster.Fetch.WithDefaults(), cl.zk)
-		cl.isrSend = b.openInterBroker(cl.zk, interbroker.Options{RequestTimeout: replicaFetchSendTimeout,
+		cl.isrSend = b.openInterBroker(cl.zk, interbroker.Options{RequestTimeout: host.RequestTimeout,
 			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"})
 		if cfg.ControlPlane == nil {
 			b.ctl.plane = cl
@@ -148,6 +151,7 @@ func New(cfg config.Config) (*Broker, error) {
 	}
 	b.coord = coord
 	b.pids.coord = coord
+	b.replicas = b.newReplicas() // replicas.go
 	if err := b.startAuthz(); err != nil {
 		b.closeCoordinator()
 		return nil, err
@@ -174,7 +178,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b.startClusterGroups()
 	coord.OnConfigChange(b.remoteConfigChange)
 	b.loadClientQuotas()                        // after the hook: a change from now on is applied again
-	go b.tickReplicas(cfg.Cluster.LagTimeMax()) // replica.go
+	go b.tickReplicas(cfg.Cluster.LagTimeMax()) // replicas.go
 	if emb, ok := coord.(*coordinator.Embedded); ok {
 		if err := b.startSingleNode(emb); err != nil {
 			store.Close()
@@ -255,7 +259,7 @@ func (b *Broker) topicByID(id engine.TopicID) *topicState {
 }
 
 // partition returns a hosted partition, or nil.
-func (b *Broker) partition(topic string, index int32) *partition {
+func (b *Broker) partition(topic string, index int32) *host.Partition {
 	ts := b.topic(topic)
 	if ts == nil || index < 0 || int(index) >= len(ts.partitions) {
 		return nil
@@ -267,10 +271,10 @@ func (b *Broker) partition(topic string, index int32) *partition {
 // answers a request for it: NOT_LEADER_OR_FOLLOWER for a partition the
 // cluster has but this broker does not lead (the client refreshes its
 // metadata), UNKNOWN_TOPIC_OR_PARTITION for one nobody has.
-func (b *Broker) leaderPartition(topic string, index int32) (*partition, int16) {
+func (b *Broker) leaderPartition(topic string, index int32) (*host.Partition, int16) {
 	p := b.partition(topic, index)
 	switch {
-	case p != nil && p.leader.Load():
+	case p != nil && p.Leads():
 		return p, 0
 	case p != nil || b.ctl.cache.hasPartition(topic, index):
 		return nil, kerr.NotLeaderForPartition.Code

@@ -54,10 +54,9 @@ type cluster struct {
 	registered chan struct{}
 	// epoch is the broker epoch of the current registration, -1 before
 	// the first.
-	epoch    atomic.Int64
-	loop     atomic.Pointer[zk.ControllerLoop]
-	fetchers *fetchers          // the followers' fetchers (fetcher.go)
-	isrSend  interbroker.Sender // AlterPartition and ControlledShutdown to the controller
+	epoch   atomic.Int64
+	loop    atomic.Pointer[zk.ControllerLoop]
+	isrSend interbroker.Sender // AlterPartition and ControlledShutdown to the controller
 	// logDirWake asks for a log directory event (logdirevents.go).
 	logDirWake chan struct{}
 	// shutdownAsked: the controlled shutdown ran (controlledshutdown.go).

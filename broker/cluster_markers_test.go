@@ -37,12 +37,12 @@ func TestClusterFollowersTrackTransactions(t *testing.T) {
 	mustMark(t, rc, a, 0, true, 3, "ctxn", 0)
 	mustMark(t, rc, bp, 0, false, 4, "ctxn", 0)
 	lp := c.broker(leader).partition("ctxn", 0)
-	end := lp.log.EndOffset()
-	if lp.log.FirstUnstableOffset() != 3 {
-		t.Fatalf("the leader's first unstable offset %d, want 3 (c's transaction)", lp.log.FirstUnstableOffset())
+	end := lp.Log.EndOffset()
+	if lp.Log.FirstUnstableOffset() != 3 {
+		t.Fatalf("the leader's first unstable offset %d, want 3 (c's transaction)", lp.Log.FirstUnstableOffset())
 	}
-	wantProducers := lp.log.Producers(nil)
-	wantAborted := lp.log.AbortedTxns(nil, 0, end)
+	wantProducers := lp.Log.Producers(nil)
+	wantAborted := lp.Log.AbortedTxns(nil, 0, end)
 	if len(wantAborted) != 1 || wantAborted[0].ProducerID != bp {
 		t.Fatalf("the leader's aborted transactions %+v", wantAborted)
 	}
@@ -54,19 +54,19 @@ func TestClusterFollowersTrackTransactions(t *testing.T) {
 		}
 		follower = tb.cfg.ID
 		p := tb.partition("ctxn", 0)
-		for p.log.EndOffset() < end || p.highWatermark() < end {
+		for p.Log.EndOffset() < end || p.HighWatermark() < end {
 			if time.Now().After(deadline) {
-				t.Fatalf("broker %d has %d of %d (high watermark %d)", tb.cfg.ID, p.log.EndOffset(), end, p.highWatermark())
+				t.Fatalf("broker %d has %d of %d (high watermark %d)", tb.cfg.ID, p.Log.EndOffset(), end, p.HighWatermark())
 			}
 			time.Sleep(20 * time.Millisecond) // the follower fetches on its own schedule
 		}
-		if got := p.log.FirstUnstableOffset(); got != 3 {
+		if got := p.Log.FirstUnstableOffset(); got != 3 {
 			t.Errorf("broker %d: first unstable offset %d, want 3", tb.cfg.ID, got)
 		}
-		if got := p.log.Producers(nil); !slices.Equal(got, wantProducers) {
+		if got := p.Log.Producers(nil); !slices.Equal(got, wantProducers) {
 			t.Errorf("broker %d: producers %+v, the leader's %+v", tb.cfg.ID, got, wantProducers)
 		}
-		if got := p.log.AbortedTxns(nil, 0, end); !slices.Equal(got, wantAborted) {
+		if got := p.Log.AbortedTxns(nil, 0, end); !slices.Equal(got, wantAborted) {
 			t.Errorf("broker %d: aborted %+v, the leader's %+v", tb.cfg.ID, got, wantAborted)
 		}
 	}

@@ -21,8 +21,8 @@ func logBytes(t testing.TB, tb *testBroker, topic string, partition int32) []byt
 		return nil
 	}
 	var out []byte
-	for off := p.log.StartOffset(); off < p.log.EndOffset(); {
-		v, err := p.log.Read(off, 1<<20, p.log.EndOffset())
+	for off := p.Log.StartOffset(); off < p.Log.EndOffset(); {
+		v, err := p.Log.Read(off, 1<<20, p.Log.EndOffset())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -182,9 +182,9 @@ func TestClusterFollowerBehindTheLeadersLogStart(t *testing.T) {
 		return len(md.Brokers) == 3 && slices.Equal(isrOf(md, "behind", 0), all)
 	})
 	p := back.partition("behind", 0)
-	if p == nil || p.log.StartOffset() != 8 || p.log.EndOffset() != 12 {
+	if p == nil || p.Log.StartOffset() != 8 || p.Log.EndOffset() != 12 {
 		if p != nil {
-			t.Fatalf("the returned follower's log: [%d, %d), want [8, 12) as the leader's", p.log.StartOffset(), p.log.EndOffset())
+			t.Fatalf("the returned follower's log: [%d, %d), want [8, 12) as the leader's", p.Log.StartOffset(), p.Log.EndOffset())
 		}
 		t.Fatal("the returned follower hosts no replica")
 	}
@@ -213,9 +213,8 @@ func TestClusterFetchErrorsBackOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := func() uint64 {
-		p.rep.mu.Lock()
-		defer p.rep.mu.Unlock()
-		return p.rep.mu.fetch.Seq
+		s, _ := p.PendingFetch()
+		return s
 	}
 	first := seq() + 1 // the first fetch answered with the error
 	for seq() < first {

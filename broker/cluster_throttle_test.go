@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/config"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -79,7 +80,7 @@ func (tc *throttleCluster) waitISR(isr ...int32) {
 // writes throttleBehind bytes it misses. It returns the size of its log.
 func (tc *throttleCluster) stopFollower() int64 {
 	tc.t.Helper()
-	size := tc.broker(tc.follower).partition("moved", 0).log.Size()
+	size := tc.broker(tc.follower).partition("moved", 0).Log.Size()
 	tc.stopBroker(tc.follower)
 	tc.waitISR(tc.leader)
 	tc.produce(throttleBehind)
@@ -88,7 +89,7 @@ func (tc *throttleCluster) stopFollower() int64 {
 
 // followerLog is the follower's log of "moved"'s partition, once it hosts
 // it.
-func (tc *throttleCluster) followerLog(back *testBroker) *partition {
+func (tc *throttleCluster) followerLog(back *testBroker) *host.Partition {
 	tc.t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -104,12 +105,12 @@ func (tc *throttleCluster) followerLog(back *testBroker) *partition {
 
 // waitSize waits until p's log holds at least size bytes and returns when
 // it first did (to 5 ms).
-func (tc *throttleCluster) waitSize(p *partition, size int64) time.Time {
+func (tc *throttleCluster) waitSize(p *host.Partition, size int64) time.Time {
 	tc.t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
-	for p.log.Size() < size {
+	for p.Log.Size() < size {
 		if time.Now().After(deadline) {
-			tc.t.Fatalf("the follower's log has %d bytes after 60 s, want %d", p.log.Size(), size)
+			tc.t.Fatalf("the follower's log has %d bytes after 60 s, want %d", p.Log.Size(), size)
 		}
 		time.Sleep(5 * time.Millisecond) // the follower fetches on its own schedule
 	}
@@ -142,7 +143,7 @@ func TestClusterFollowerThrottle(t *testing.T) {
 	adm := kadm.NewClient(clusterClient(t, tc.bootstrap()))
 	mustAlter(t)(adm.AlterTopicConfigs(tc.ctx, []kadm.AlterConfig{set("follower.replication.throttled.replicas", "0:"+strconv.Itoa(int(tc.follower)))}, "moved"))
 	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{set("follower.replication.throttled.rate", strconv.Itoa(throttleRate))}))
-	want := tc.broker(tc.leader).partition("moved", 0).log.Size()
+	want := tc.broker(tc.leader).partition("moved", 0).Log.Size()
 
 	start := time.Now()
 	back := tc.start(tc.follower)
@@ -158,7 +159,7 @@ func TestClusterFollowerThrottle(t *testing.T) {
 	if limit := time.Duration(float64(inSync) / throttleRate / 2 * float64(time.Second)); took > limit {
 		t.Fatalf("acks=all produce of %d bytes with the follower in sync took %v, want under %v (half the throttled time)", inSync, took, limit)
 	}
-	if back.repl.follower.exceeded() == 0 {
+	if back.repl.follower.Exceeded() == 0 {
 		t.Fatal("the in-sync follower's bytes were not counted against its quota")
 	}
 }
@@ -177,7 +178,7 @@ func TestClusterLeaderThrottle(t *testing.T) {
 	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{set("leader.replication.throttled.rate", strconv.Itoa(throttleRate))}))
 	leader := tc.broker(tc.leader)
 	deadline := time.Now().Add(30 * time.Second)
-	for leader.repl.leader.bound.Load() != throttleRate || !leader.partition("moved", 0).leaderThrottled.Load() {
+	for leader.repl.leader.bound.Load() != throttleRate || !leader.partition("moved", 0).LeaderThrottled.Load() {
 		if time.Now().After(deadline) {
 			t.Fatal("the leader did not take the rate and the throttled replicas set through the other broker")
 		}
@@ -186,7 +187,7 @@ func TestClusterLeaderThrottle(t *testing.T) {
 	adm = kadm.NewClient(clusterClient(t, []string{leader.addr}))
 
 	before := tc.stopFollower()
-	want := tc.broker(tc.leader).partition("moved", 0).log.Size()
+	want := tc.broker(tc.leader).partition("moved", 0).Log.Size()
 	start := time.Now()
 	back := tc.start(tc.follower)
 	p := tc.followerLog(back)
@@ -197,12 +198,12 @@ func TestClusterLeaderThrottle(t *testing.T) {
 	// window's burst is copied.
 	tc.waitISR(tc.leader, tc.follower)
 	before = tc.stopFollower()
-	want = tc.broker(tc.leader).partition("moved", 0).log.Size()
+	want = tc.broker(tc.leader).partition("moved", 0).Log.Size()
 	back = tc.start(tc.follower)
 	p = tc.followerLog(back)
 	mid := tc.waitSize(p, before+2*throttleRate)
 	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{del("leader.replication.throttled.rate")}))
-	rest := want - p.log.Size()
+	rest := want - p.Log.Size()
 	took := tc.waitSize(p, want).Sub(mid)
 	t.Logf("the last %d bytes after the rate was deleted: %v", rest, took)
 	if limit := time.Duration(float64(rest) / throttleRate / 2 * float64(time.Second)); took > limit {

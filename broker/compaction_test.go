@@ -35,7 +35,7 @@ func (tb *testBroker) forceClean(t testing.TB, topic string) []engine.CleanStats
 		t.Fatalf("no topic %s", topic)
 	}
 	for _, p := range ts.partitions {
-		if err := p.log.Flush(); err != nil {
+		if err := p.Log.Flush(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -77,7 +77,7 @@ func TestCompactedTopic(t *testing.T) {
 	}, "table"); err != nil {
 		t.Fatal(err)
 	}
-	if p := tb.partition("table", 0).log.Options().Compaction.Policy; p != engine.PolicyCompact {
+	if p := tb.partition("table", 0).Log.Options().Compaction.Policy; p != engine.PolicyCompact {
 		t.Fatalf("log policy %v, want compact", p)
 	}
 	cl := tb.client(t, kgo.RecordPartitioner(kgo.ManualPartitioner()))
@@ -116,7 +116,7 @@ func TestCompactedTopic(t *testing.T) {
 		}
 		seen[k] = true
 	}
-	if end := tb.partition("table", 0).log.EndOffset(); end != updates+1 {
+	if end := tb.partition("table", 0).Log.EndOffset(); end != updates+1 {
 		t.Errorf("log end %d after cleaning, want %d", end, updates+1)
 	}
 }
@@ -202,7 +202,7 @@ func TestCleanupPolicyConfig(t *testing.T) {
 	adm := tb.admin(t)
 	ctx := ctxTimeout(t, 60*time.Second)
 	tb.createTopic(t, "flip", 1)
-	opts := func() engine.CompactionOptions { return tb.partition("flip", 0).log.Options().Compaction }
+	opts := func() engine.CompactionOptions { return tb.partition("flip", 0).Log.Options().Compaction }
 	wantConfig(t, "default", describedTopic(t, adm, "flip")["cleanup.policy"], "delete", kmsg.ConfigSourceDefaultConfig)
 	if opts().Policy != engine.PolicyDelete {
 		t.Fatalf("default policy %v", opts().Policy)
@@ -320,7 +320,7 @@ func TestCleanerBrokerConfig(t *testing.T) {
 	tb.createTopic(t, "from-file", 1)
 	wantOpts := engine.CompactionOptions{Policy: engine.PolicyCompactDelete, MinCleanableDirtyRatio: 0.1, MinCompactionLag: 5 * time.Millisecond,
 		MaxCompactionLag: 7 * time.Second, DeleteRetention: time.Second}
-	if got := tb.partition("from-file", 0).log.Options().Compaction; got != wantOpts {
+	if got := tb.partition("from-file", 0).Log.Options().Compaction; got != wantOpts {
 		t.Errorf("topic options %+v, want %+v", got, wantOpts)
 	}
 	adm := tb.admin(t)
@@ -365,7 +365,7 @@ func TestCleanerBrokerConfig(t *testing.T) {
 	}
 	mustAlter(t)(tb2.admin(t).AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("log.cleaner.min.cleanable.ratio", "0.3")}))
 	tb2.createTopic(t, "ratio", 1)
-	if got := tb2.partition("ratio", 0).log.Options().Compaction.MinCleanableDirtyRatio; got != 0.3 {
+	if got := tb2.partition("ratio", 0).Log.Options().Compaction.MinCleanableDirtyRatio; got != 0.3 {
 		t.Errorf("ratio from the dynamic log.cleaner.min.cleanable.ratio: %v", got)
 	}
 }
@@ -392,7 +392,7 @@ func TestBackgroundCleaner(t *testing.T) {
 	if err := produceKeyed(t, cl, "bg", kv...); err != nil {
 		t.Fatal(err)
 	}
-	l := tb.partition("bg", 0).log
+	l := tb.partition("bg", 0).Log
 	if err := l.Flush(); err != nil { // the cleaner stays below the recovery point
 		t.Fatal(err)
 	}

@@ -97,7 +97,7 @@ func TestConcurrentProducers(t *testing.T) {
 		if n != producers*perProd/partitions {
 			t.Errorf("partition %d holds %d records, want %d", p, n, producers*perProd/partitions)
 		}
-		if hw := tb.partition("many", int32(p)).highWatermark(); hw != n {
+		if hw := tb.partition("many", int32(p)).HighWatermark(); hw != n {
 			t.Errorf("partition %d: high watermark %d, consumed %d", p, hw, n)
 		}
 		total += n

@@ -21,7 +21,7 @@ import (
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
-	"github.com/sluice-io/sluice/replication"
+	"github.com/sluice-io/sluice/replication/host"
 )
 
 // refreshPartition brings the settings the broker keeps for p in line with
@@ -30,19 +30,17 @@ import (
 // point, so the high watermark does not move back over what was readable
 // (but for appends that race with the change: they become readable again
 // once synced, which their producers wait for).
-func (b *Broker) refreshPartition(p *partition, topicConfigs map[string]string) {
-	if n := b.minInsyncReplicas(topicConfigs); p.minInsync.Swap(n) != n {
-		p.step(replication.MinInsyncChanged{MinInsyncReplicas: int(n)})
-	}
-	p.compacted.Store(p.log.Options().Compaction.Policy != engine.PolicyDelete)
+func (b *Broker) refreshPartition(p *host.Partition, topicConfigs map[string]string) {
+	p.SetMinInsync(b.minInsyncReplicas(topicConfigs))
+	p.Compacted.Store(p.Log.Options().Compaction.Policy != engine.PolicyDelete)
 	b.refreshThrottles(p, topicConfigs)
-	durable := p.log.Options().FlushMessages == 1
-	if durable && !p.durableHW.Load() {
-		if err := p.log.Flush(); err != nil && !errors.Is(err, engine.ErrClosed) {
-			b.log.Warn("flushing for flush.messages=1", "topic", p.topic, "partition", p.index, "err", err)
+	durable := p.Log.Options().FlushMessages == 1
+	if durable && !p.DurableHW.Load() {
+		if err := p.Log.Flush(); err != nil && !errors.Is(err, engine.ErrClosed) {
+			b.log.Warn("flushing for flush.messages=1", "topic", p.Topic, "partition", p.Index, "err", err)
 		}
 	}
-	p.durableHW.Store(durable)
+	p.DurableHW.Store(durable)
 }
 
 // setTopicConfigsLocked validates a topic's complete new override set and,
@@ -96,7 +94,7 @@ func (b *Broker) applyTopicConfigsLocked(name string, id engine.TopicID, configs
 	// The topic's state is replaced, not changed in place: readers hold it
 	// without a lock.
 	b.mu.Lock()
-	var parts []*partition
+	var parts []*host.Partition
 	if old := b.mu.topics[name]; old != nil && (old.meta.ID == id || id == engine.TopicID{}) {
 		meta := old.meta
 		meta.Configs = configs
@@ -199,7 +197,7 @@ func (b *Broker) refreshAllLocked() {
 	b.applyReplicationRates()
 	b.store.ReloadAllOptions()
 	type part struct {
-		p       *partition
+		p       *host.Partition
 		configs map[string]string
 	}
 	var parts []part

@@ -123,7 +123,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 	ctx := ctxTimeout(t, 30*time.Second)
 	tb.createTopic(t, "alt", 2)
 	opts := func() (segBytes int64, retention time.Duration) {
-		o := tb.partition("alt", 1).log.Options()
+		o := tb.partition("alt", 1).Log.Options()
 		return o.SegmentBytes, o.Retention
 	}
 

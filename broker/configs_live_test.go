@@ -115,7 +115,7 @@ func TestConfigChangesApplyLive(t *testing.T) {
 		if err := produceAt(t, cl, "live-seg", time.Time{}, "first"); err != nil {
 			t.Fatal(err)
 		}
-		l := tb.partition("live-seg", 0).log
+		l := tb.partition("live-seg", 0).Log
 		if n := len(l.SegmentBases()); n != 1 {
 			t.Fatalf("%d segments before", n)
 		}
@@ -171,21 +171,21 @@ func TestConfigChangesApplyLive(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := tb.partition("live-flush", 0)
-		if p.durableHW.Load() {
+		if p.DurableHW.Load() {
 			t.Fatal("durable high watermark without flush.messages")
 		}
 		mustAlter(t)(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("flush.messages", "1")}, "live-flush"))
-		if !p.durableHW.Load() || p.log.RecoveryPoint() != 1 {
-			t.Fatalf("after flush.messages=1: durable %v, recovery point %d (the record before must be flushed)", p.durableHW.Load(), p.log.RecoveryPoint())
+		if !p.DurableHW.Load() || p.Log.RecoveryPoint() != 1 {
+			t.Fatalf("after flush.messages=1: durable %v, recovery point %d (the record before must be flushed)", p.DurableHW.Load(), p.Log.RecoveryPoint())
 		}
 		if err := produceAt(t, cl, "live-flush", time.Time{}, "b"); err != nil {
 			t.Fatal(err)
 		}
-		if rp := p.log.RecoveryPoint(); rp != 2 {
+		if rp := p.Log.RecoveryPoint(); rp != 2 {
 			t.Fatalf("acknowledged with the recovery point at %d", rp)
 		}
 		mustAlter(t)(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{del("flush.messages")}, "live-flush"))
-		if p.durableHW.Load() {
+		if p.DurableHW.Load() {
 			t.Fatal("durable high watermark after flush.messages was removed")
 		}
 	})
@@ -212,7 +212,7 @@ func TestConfigChangesApplyLive(t *testing.T) {
 		if _, err := adm.CreateTopic(ctx, 1, 1, map[string]*string{"message.timestamp.type": kadm.StringPtr("CreateTime"), "max.message.bytes": kadm.StringPtr("8192")}, "live-bd-b"); err != nil {
 			t.Fatal(err)
 		}
-		a, b := tb.partition("live-bd-a", 0).log, tb.partition("live-bd-b", 0).log
+		a, b := tb.partition("live-bd-a", 0).Log, tb.partition("live-bd-b", 0).Log
 		mustAlter(t)(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("log.message.timestamp.type", "LogAppendTime"), set("message.max.bytes", "1024")}))
 		if !a.Options().LogAppendTime || b.Options().LogAppendTime {
 			t.Fatalf("cluster default LogAppendTime: topic without override %v, with CreateTime override %v", a.Options().LogAppendTime, b.Options().LogAppendTime)
@@ -289,11 +289,11 @@ func TestConfigsSurviveRestart(t *testing.T) {
 		wantConfig(t, what, kept["retention.ms"], "7200000", srcCluster)
 		wantConfig(t, what, plain["segment.bytes"], "3145728", srcBroker)
 		k, p := tb.partition("kept", 0), tb.partition("plain", 0)
-		ko, po := k.log.Options(), p.log.Options()
-		if ko.SegmentBytes != 1<<20 || ko.FlushMessages != 1 || !k.durableHW.Load() || ko.Retention != 2*time.Hour {
-			t.Errorf("%s: kept's options %+v durable %v", what, ko, k.durableHW.Load())
+		ko, po := k.Log.Options(), p.Log.Options()
+		if ko.SegmentBytes != 1<<20 || ko.FlushMessages != 1 || !k.DurableHW.Load() || ko.Retention != 2*time.Hour {
+			t.Errorf("%s: kept's options %+v durable %v", what, ko, k.DurableHW.Load())
 		}
-		if po.SegmentBytes != 3<<20 || po.Retention != 2*time.Hour || po.ProducerIDExpiration != time.Minute || p.durableHW.Load() {
+		if po.SegmentBytes != 3<<20 || po.Retention != 2*time.Hour || po.ProducerIDExpiration != time.Minute || p.DurableHW.Load() {
 			t.Errorf("%s: plain's options %+v", what, po)
 		}
 		if c := describedBroker(t, tb, "")["log.segment.bytes"]; c.Value == nil || *c.Value != "2097152" {
@@ -315,14 +315,14 @@ func TestConfigsAndTopicAdmin(t *testing.T) {
 	}
 	for i := range int32(3) {
 		p := tb.partition("grown", i)
-		if p == nil || p.log.Options().SegmentBytes != 1<<20 || !p.durableHW.Load() || p.minInsync.Load() != 2 {
+		if p == nil || p.Log.Options().SegmentBytes != 1<<20 || !p.DurableHW.Load() || p.MinInsync() != 2 {
 			t.Fatalf("partition %d after growth: %+v", i, p)
 		}
 	}
 	mustAlter(t)(adm.AlterTopicConfigsState(ctx, nil, "grown"))
 	for i := range int32(3) {
-		if p := tb.partition("grown", i); p.log.Options().SegmentBytes != 1<<30 || p.durableHW.Load() || p.minInsync.Load() != 1 {
-			t.Fatalf("partition %d after its overrides were removed: %+v", i, p.log.Options())
+		if p := tb.partition("grown", i); p.Log.Options().SegmentBytes != 1<<30 || p.DurableHW.Load() || p.MinInsync() != 1 {
+			t.Fatalf("partition %d after its overrides were removed: %+v", i, p.Log.Options())
 		}
 	}
 	wantConfig(t, "grown", describedTopic(t, adm, "grown")["segment.bytes"], "1073741824", srcDefault)

@@ -40,7 +40,11 @@
 // (controlplane.go) and fill the metadata cache (metadatacache.go) and the
 // replica role table (replicaroles.go), both copy-on-write snapshots that
 // readers load without a lock; LeaderAndIsr and StopReplica open, lead,
-// follow and delete logs (hosting.go). The single node is a one-broker
+// follow and delete logs (hosting.go), whose partitions are
+// replication/host's: the owner of each log and role, the driver of its
+// replication core, the followers' fetchers and the leaders' ISR changes,
+// made by the broker's host.Manager (replicas.go) with its collaborators
+// (the inter-broker transport, the controller, the follower quota). The single node is a one-broker
 // cluster: its own controller (coordinator's localcontroller.go, the same
 // decision core) sends it these requests by a call (localcontrol.go), and
 // it refuses them from the network.
@@ -92,19 +96,17 @@
 // appends in progress on the partition, which take only the partition's
 // role lock (read), its replica lock, the Store's and the log's. No broker lock is held across a ZooKeeper call except
 // Broker.admin around topic administration and configuration writes. A
-// partition's replicaDriver.mu (replica.go: its replication core) is taken
-// after controlState.mu and Broker.admin (LeaderAndIsr and configuration
-// changes step the core under them) and before the engine Log's lock (the
-// core's effects set the log's high watermark); an acks=all produce waits
-// for its completion with no lock held. A partition's role lock
-// (owner.go: appends and fetch answers read it, role changes write it) is
-// taken after controlState.mu, Broker.admin, coordinator/group's locks and
-// txnDriver.mu, and before replicaDriver.mu; a role change holding it calls
-// no coordinator. A metrics scrape takes Broker.mu (read)
+// hosted partition's own locks (replication/host's doc.go: its role lock,
+// then its replica lock, then the engine Log's) are taken after
+// controlState.mu, Broker.admin (LeaderAndIsr and configuration changes
+// step the partitions under them), coordinator/group's locks and
+// txnDriver.mu (their appends), and a role change holding a partition's
+// role lock calls no coordinator; an acks=all produce waits for its
+// completion with no lock held. A metrics scrape takes Broker.mu (read)
 // to list the partitions and releases it before it takes each partition's
-// replicaDriver.mu. A replication quota's mutex
+// replica lock (Partition.Health). A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota
-// under a partition's replicaDriver.mu. txnCoordinators.mu (txncoord.go) is
+// under a partition's replica lock. txnCoordinators.mu (txncoord.go) is
 // taken under controlState.mu and Broker.admin (LeaderAndIsr starts and
 // stops transaction coordinators) and nests a driver's txnDriver.mu, held
 // across its appends to __transaction_state (the partition's and engine's

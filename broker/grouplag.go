@@ -85,8 +85,8 @@ func (b *Broker) sampleLag(ctx context.Context) []GroupLag {
 				continue
 			}
 			ends[k] = -1
-			if p := b.partition(o.Topic, o.Partition); p != nil && p.leader.Load() {
-				ends[k] = p.highWatermark()
+			if p := b.partition(o.Topic, o.Partition); p != nil && p.Leads() {
+				ends[k] = p.HighWatermark()
 				continue
 			}
 			if b.cluster == nil {

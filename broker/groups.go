@@ -33,6 +33,7 @@ import (
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication/host"
 )
 
 // offsetsCommitTimeout is offsets.commit.timeout.ms, Kafka's default: an
@@ -181,7 +182,7 @@ type offsetsStore struct {
 	b *Broker
 }
 
-func (s *offsetsStore) partition(partition int32) (*partition, error) {
+func (s *offsetsStore) partition(partition int32) (*host.Partition, error) {
 	p, code := s.b.leaderPartition(offsetsTopic, partition)
 	if p == nil {
 		return nil, fmt.Errorf("broker: %s-%d: %w (%v)", offsetsTopic, partition, group.ErrNotLeader, kerr.ErrorForCode(code))
@@ -228,7 +229,7 @@ func (s *offsetsStore) append(partition int32, records []group.Record, producerI
 	for _, r := range records {
 		bb.Add(engine.Record{Timestamp: now, Key: r.Key, Value: r.Value})
 	}
-	res, err := p.appendAsLeader(bb.Build(), appendHow{coordinator: txn, guard: guard})
+	res, err := p.AppendAsLeader(bb.Build(), host.AppendHow{Coordinator: txn, Guard: guard})
 	switch {
 	case errors.Is(err, kerr.NotLeaderForPartition):
 		err = fmt.Errorf("broker: %s-%d: %w (%w)", offsetsTopic, partition, group.ErrNotLeader, err)
@@ -238,12 +239,12 @@ func (s *offsetsStore) append(partition int32, records []group.Record, producerI
 		err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidTxnState, err)
 	}
 	if err == nil {
-		err = p.log.AwaitFlushPolicy(res)
+		err = p.Log.AwaitFlushPolicy(res)
 	}
-	p.notify()
+	p.Notify()
 	if err == nil {
 		// acks=all, as Kafka's group coordinator writes (offsets.commit.timeout.ms).
-		err = p.awaitReplicated(res.LastOffset+1, offsetsCommitTimeout, s.b.closing)
+		err = p.AwaitReplicated(res.LastOffset+1, offsetsCommitTimeout, s.b.closing)
 	}
 	return err
 }

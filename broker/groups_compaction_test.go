@@ -191,7 +191,7 @@ func TestOffsetsTopicMigration(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("configs after the migration: %v, want %v", got, want)
 	}
-	if tb.partition(offsetsTopic, 0).log.Options().Compaction.Policy.String() != "compact" || !tb.partition(offsetsTopic, 0).compacted.Load() {
+	if tb.partition(offsetsTopic, 0).Log.Options().Compaction.Policy.String() != "compact" || !tb.partition(offsetsTopic, 0).Compacted.Load() {
 		t.Errorf("the log is not compacted after the migration")
 	}
 	if got := fetchGroup(t, tb.admin(t), "g", "t"); got[1] != "6/g" {

@@ -34,6 +34,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication/host"
 )
 
 // hostedState is one partition a LeaderAndIsr made this broker a replica
@@ -44,7 +45,7 @@ type hostedState struct {
 }
 
 // host opens the logs of a topic's partitions in states (creating them),
-// and makes each leader or follower as its role says (owner.go: each under
+// and makes each leader or follower as its role says (replication/host/owner.go: each under
 // its partition's role lock). It returns the partitions whose logs could not
 // be opened or lead, with why.
 func (b *Broker) host(topic string, states []hostedState) map[int32]error {
@@ -69,7 +70,7 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 				lead = false
 			}
 		} else {
-			p.becomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)
+			p.BecomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)
 		}
 		// The coordinators move after the role lock is released: their
 		// appends hold their own locks, then it.
@@ -86,7 +87,7 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 // hostedPartition is a state of a LeaderAndIsr with its opened partition.
 type hostedPartition struct {
 	state hostedState
-	p     *partition
+	p     *host.Partition
 }
 
 // leaderEpochWorkers bounds the logs becoming leader at once.
@@ -112,7 +113,7 @@ func (b *Broker) becomeLeaders(hs []hostedPartition) []error {
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = h.p.becomeLeader(leadership{epoch: r.leaderEpoch, partitionEpoch: r.zkVersion, isr: r.isr, replicas: r.replicas, live: live})
+			errs[i] = h.p.BecomeLeader(host.Leadership{Epoch: r.leaderEpoch, PartitionEpoch: r.zkVersion, ISR: r.isr, Replicas: r.replicas, Live: live})
 		}()
 	}
 	wg.Wait()
@@ -151,7 +152,7 @@ func (b *Broker) openHosted(topic string, states []hostedState) (*topicState, ma
 	}
 	meta, _ := b.coord.Topic(topic)
 	meta.Name, meta.ID = topic, engine.TopicID(id)
-	var parts []*partition
+	var parts []*host.Partition
 	if old != nil {
 		parts = slices.Clone(old.partitions)
 		meta.Partitions = old.meta.Partitions
@@ -200,12 +201,12 @@ func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error
 	b.admin.Lock()
 	defer b.admin.Unlock()
 	ts := b.topic(tp.topic)
-	var p *partition
+	var p *host.Partition
 	if ts != nil && tp.partition >= 0 && int(tp.partition) < len(ts.partitions) {
 		p = ts.partitions[tp.partition]
 	}
 	if p != nil {
-		p.stop() // no more fetching, waiting produces fail
+		p.Stop() // no more fetching, waiting produces fail
 		if tp.topic == offsetsTopic {
 			b.moveGroups(tp.partition, false, leaderEpoch)
 		}
@@ -227,7 +228,7 @@ func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error
 // publishTopic replaces a topic's state, dropping the topic when it hosts
 // no partition any more. Under Broker.admin.
 func (b *Broker) publishTopic(ts *topicState) {
-	empty := !slices.ContainsFunc(ts.partitions, func(p *partition) bool { return p != nil })
+	empty := !slices.ContainsFunc(ts.partitions, func(p *host.Partition) bool { return p != nil })
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if empty {
@@ -254,9 +255,9 @@ func (b *Broker) unhostTopic(ts *topicState) {
 		if p == nil {
 			continue
 		}
-		p.stop()
-		if err := b.store.DeleteLog(engine.Partition{Topic: p.topic, Partition: p.index}); err != nil {
-			b.log.Warn("deleting a log", "topic", p.topic, "partition", p.index, "err", err)
+		p.Stop()
+		if err := b.store.DeleteLog(engine.Partition{Topic: p.Topic, Partition: p.Index}); err != nil {
+			b.log.Warn("deleting a log", "topic", p.Topic, "partition", p.Index, "err", err)
 		}
 	}
 }
@@ -264,12 +265,10 @@ func (b *Broker) unhostTopic(ts *topicState) {
 // newPartition wraps a log opened for t, following t's configuration.
 // Configuration changes hold b.admin, as the callers do: the log's options
 // and t's configs are current.
-func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *partition {
-	p := &partition{topic: t.Name, index: index, log: l, metrics: b.metrics.ForTopic(t.Name)}
-	p.durableHW.Store(l.Options().FlushMessages == 1)
-	p.minInsync.Store(b.minInsyncReplicas(t.Configs))
-	b.initReplica(p, p.minInsync.Load())
-	p.compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
+func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *host.Partition {
+	p := b.replicas.NewPartition(t.Name, index, l, b.minInsyncReplicas(t.Configs), b.metrics.ForTopic(t.Name))
+	p.DurableHW.Store(l.Options().FlushMessages == 1)
+	p.Compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
 	b.refreshThrottles(p, t.Configs)
 	return p
 }

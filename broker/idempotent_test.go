@@ -144,7 +144,7 @@ func TestIdempotentProduceErrors(t *testing.T) {
 			}
 		}
 		// Nothing but the accepted batches was written, each once.
-		if end := tb.partition(topic, 0).log.EndOffset(); end != 15 {
+		if end := tb.partition(topic, 0).Log.EndOffset(); end != 15 {
 			t.Errorf("v%d: the log ends at %d, want 15", v, end)
 		}
 	}
@@ -226,7 +226,7 @@ func TestIdempotentRetryAfterLostResponse(t *testing.T) {
 	}
 	t.Logf("%d Produce answers, %d lost", px.answers(0), px.drops())
 	for p := range int32(3) {
-		if end := tb.partition("retry", p).log.EndOffset(); end != n {
+		if end := tb.partition("retry", p).Log.EndOffset(); end != n {
 			t.Errorf("partition %d ends at %d, want %d: a retry was written twice", p, end, n)
 		}
 		for i, v := range tb.consumeValues(t, "retry", p, n) {
@@ -267,7 +267,7 @@ func TestIdempotentRetryAcrossRestart(t *testing.T) {
 	px.waitDropped(t, 10*time.Second)
 	// The broker wrote the batch; the client has not heard. Restart the
 	// broker on the same data before letting the client back in.
-	end := tb.partition("restart", 0).log.EndOffset()
+	end := tb.partition("restart", 0).Log.EndOffset()
 	tb.stop(t)
 	tb = startBroker(t, dir, mod)
 	px.setTarget(tb.addr)
@@ -280,7 +280,7 @@ func TestIdempotentRetryAcrossRestart(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the retried produce did not finish")
 	}
-	if got := tb.partition("restart", 0).log.EndOffset(); got != end {
+	if got := tb.partition("restart", 0).Log.EndOffset(); got != end {
 		t.Fatalf("after the retry the log ends at %d, before the restart at %d: the retry was written again", got, end)
 	}
 	if end != 5 {

@@ -1,139 +1,42 @@
 package broker
 
-// ISR changes a leader asks the controller for (Kafka's
-// AlterPartitionManager): the core's Ready.AlterPartition, one in flight
-// per partition, sent as AlterPartition v3 (topic ids, ISR members with
-// their broker epochs, KIP-903) to the controller the metadata names: by a
-// call when this broker is the controller, else over its listener. The
-// answer, or ErrUnreachable after a failure, is stepped back into the
-// partition's core, an error after a pause: the core sends the same
-// proposal again after any error but those that wait for a LeaderAndIsr
-// (replication's alterPartitionResult, as Kafka's
-// handleAlterPartitionError), handing it out at each Tick and follower
-// fetch until it is answered; replicaDriver.mu.alterInFlight keeps one
-// request in flight. Only ZooKeeper mode changes ISRs: the single node
-// has no followers.
+// The controller's side of the leaders' ISR changes (replication/host's
+// isrchange.go builds them): each goes to the controller the metadata
+// names, by a call when this broker is the controller, else over the
+// inter-broker listener.
 
 import (
-	"time"
+	"context"
+	"errors"
 
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
-
-	"github.com/sluice-io/sluice/replication"
 )
 
-// alterPartitionRetry is the pause before an unanswered ISR change is
-// reported unanswered (Kafka's AlterPartitionManager retries after 50 ms
-// and more).
-const alterPartitionRetry = 200 * time.Millisecond
+// errNoController: the metadata names no controller, or this broker's
+// controller loop has not started.
+var errNoController = errors.New("broker: no controller to ask")
 
-// proposeISR sends the core's ISR change for p, in its own goroutine.
-func (p *partition) proposeISR(b *Broker, ap replication.AlterPartition) {
-	b.log.Info("asking the controller to change the ISR", "topic", p.topic, "partition", p.index,
-		"leader_epoch", ap.LeaderEpoch, "partition_epoch", ap.PartitionEpoch, "isr", ap.ISR)
-	go func() {
-		res := b.alterPartition(p, ap)
-		switch {
-		case res.Err == nil:
-			b.log.Info("ISR changed", "topic", p.topic, "partition", p.index, "isr", res.ISR, "partition_epoch", res.PartitionEpoch)
-			if b.metrics != nil { // the core has the ISR before the change: one change is in flight at a time
-				p.rep.mu.Lock()
-				before := len(p.rep.mu.r.ISR())
-				p.rep.mu.Unlock()
-				b.metrics.ISRChanged(before, len(res.ISR))
-			}
-		case res.Err != replication.ErrUnreachable:
-			b.log.Info("ISR change refused", "topic", p.topic, "partition", p.index, "isr", ap.ISR, "err", res.Err)
-		}
-		if res.Err != nil {
-			// Unreachable or a retriable error: asked again; refused (an
-			// ineligible replica, a stale epoch): not at once, so a
-			// follower the controller will not take does not make the
-			// leader ask at every fetch.
-			select {
-			case <-time.After(alterPartitionRetry):
-			case <-b.closing:
-				return
-			}
-		}
-		p.rep.mu.Lock()
-		defer p.rep.mu.Unlock()
-		if p.rep.mu.alterInFlight == ap.Seq {
-			p.rep.mu.alterInFlight = 0
-		}
-		p.stepLocked(res)
-	}()
-}
+// isrController carries a cluster's ISR changes (host.Controller).
+type isrController struct{ c *cluster }
 
-// alterPartition asks the controller for ap and returns its answer as the
-// core takes it.
-func (b *Broker) alterPartition(p *partition, ap replication.AlterPartition) replication.AlterPartitionResult {
-	res := replication.AlterPartitionResult{Request: ap, Err: replication.ErrUnreachable}
-	cl := b.cluster
-	ts := b.topic(p.topic)
-	if cl == nil || ts == nil {
-		return res
-	}
-	req := kmsg.NewPtrAlterPartitionRequest()
-	req.SetVersion(3)
-	req.BrokerID, req.BrokerEpoch = b.cfg.ID, cl.BrokerEpoch()
-	rt := kmsg.NewAlterPartitionRequestTopic()
-	rt.TopicID = ts.meta.ID
-	rp := kmsg.NewAlterPartitionRequestTopicPartition()
-	rp.Partition, rp.LeaderEpoch, rp.PartitionEpoch = p.index, ap.LeaderEpoch, ap.PartitionEpoch
-	for i, id := range ap.ISR {
-		m := kmsg.NewAlterPartitionRequestTopicPartitionNewEpochISR()
-		m.BrokerID = id
-		if i < len(ap.BrokerEpochs) {
-			m.BrokerEpoch = ap.BrokerEpochs[i]
-		}
-		rp.NewEpochISR = append(rp.NewEpochISR, m)
-	}
-	rt.Partitions = append(rt.Partitions, rp)
-	req.Topics = append(req.Topics, rt)
+func (i isrController) BrokerEpoch() int64 { return i.c.BrokerEpoch() }
 
-	ctx, cancel := b.closingContext(replicaFetchSendTimeout)
-	defer cancel()
-	var resp *kmsg.AlterPartitionResponse
+func (i isrController) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
+	cl, b := i.c, i.c.b
 	controller := b.ctl.cache.load().controllerID
-	var err error
 	switch {
 	case controller < 0:
-		return res
+		return nil, errNoController
 	case controller == b.cfg.ID:
 		loop := cl.loop.Load()
 		if loop == nil {
-			return res
+			return nil, errNoController
 		}
-		resp, err = loop.AlterPartition(ctx, req)
-	default:
-		var raw kmsg.Response
-		raw, err = cl.isrSend.Send(ctx, controller, req)
-		if err == nil {
-			resp = raw.(*kmsg.AlterPartitionResponse)
-		}
+		return loop.AlterPartition(ctx, req)
 	}
+	raw, err := cl.isrSend.Send(ctx, controller, req)
 	if err != nil {
-		b.log.Debug("asking the controller for an ISR change", "topic", p.topic, "partition", p.index, "err", err)
-		return res
+		return nil, err
 	}
-	if resp.ErrorCode != 0 {
-		res.Err = kerr.ErrorForCode(resp.ErrorCode)
-		return res
-	}
-	for _, t := range resp.Topics {
-		for _, part := range t.Partitions {
-			if part.Partition != p.index {
-				continue
-			}
-			if part.ErrorCode != 0 {
-				res.Err = kerr.ErrorForCode(part.ErrorCode)
-				return res
-			}
-			res.Err, res.ISR, res.LeaderEpoch, res.PartitionEpoch = nil, part.ISR, part.LeaderEpoch, part.PartitionEpoch
-			return res
-		}
-	}
-	return res
+	return raw.(*kmsg.AlterPartitionResponse), nil
 }

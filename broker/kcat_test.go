@@ -71,7 +71,7 @@ func TestKcat(t *testing.T) {
 	kcat(t, strings.Join(lines, "\n")+"\n", "-b", tb.addr, "-P", "-t", "kcat-topic", "-K:")
 	var total int64
 	for _, p := range tb.topic("kcat-topic").partitions {
-		total += p.highWatermark()
+		total += p.HighWatermark()
 	}
 	if total != 50 {
 		t.Fatalf("the topic holds %d records after kcat -P, want 50", total)

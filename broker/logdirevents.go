@@ -1,7 +1,7 @@
 package broker
 
 // Log directory events: a follower whose log could not take the leader's
-// records (replica.go's noteFailure), or takes them again, tells the
+// records (replication/host/driver.go's noteFailure), or takes them again, tells the
 // controller through ZooKeeper (coordinator/zk's NotifyLogDirEvent, Kafka's
 // LogDirEventNotification); the controller asks this broker about its
 // replicas, and LeaderAndIsr answers KAFKA_STORAGE_ERROR for a failed one
@@ -58,5 +58,5 @@ func (c *cluster) logDirChanged() {
 // follower whose log could not take the leader's records.
 func (b *Broker) replicaFailed(topic string, index int32) bool {
 	p := b.partition(topic, index)
-	return p != nil && p.rep.failed.Load()
+	return p != nil && p.Failed()
 }

@@ -247,7 +247,7 @@ func TestWriteTxnMarkersErrors(t *testing.T) {
 	}
 	codes = writeMarker(rc, pid, 1, true, 3, "nope", 0)
 	wantCode(t, "marker for an unknown topic", codes[0], kerr.UnknownTopicOrPartition)
-	if end := tb.partition("m", 0).log.EndOffset(); end != 3 {
+	if end := tb.partition("m", 0).Log.EndOffset(); end != 3 {
 		t.Errorf("partition 0 ends at %d, want 3 (the batch and two markers)", end)
 	}
 
@@ -403,7 +403,7 @@ func TestTxnOffsetCommitThroughMarkers(t *testing.T) {
 	}
 	gp := int32(-1)
 	for p := range g.Partitions() {
-		if tb.partition(offsetsTopic, p).log.FirstUnstableOffset() >= 0 {
+		if tb.partition(offsetsTopic, p).Log.FirstUnstableOffset() >= 0 {
 			gp = p
 		}
 	}
@@ -457,10 +457,10 @@ func TestWriteTxnMarkersInProcess(t *testing.T) {
 	}
 	wantCode(t, "the marker", resp.Markers[0].Topics[0].Partitions[0].ErrorCode, nil)
 	wantCode(t, "min.insync.replicas=2 on one broker", resp.Markers[0].Topics[1].Partitions[0].ErrorCode, kerr.NotEnoughReplicas)
-	if p := tb.partition("ip", 0); p.log.FirstUnstableOffset() != -1 || p.lastStableOffset(p.highWatermark()) != 2 {
-		t.Errorf("after the in-process marker: first unstable %d, last stable %d", p.log.FirstUnstableOffset(), p.lastStableOffset(p.highWatermark()))
+	if p := tb.partition("ip", 0); p.Log.FirstUnstableOffset() != -1 || p.LastStableOffset(p.HighWatermark()) != 2 {
+		t.Errorf("after the in-process marker: first unstable %d, last stable %d", p.Log.FirstUnstableOffset(), p.LastStableOffset(p.HighWatermark()))
 	}
-	if end := tb.partition("isr2", 0).log.EndOffset(); end != 0 {
+	if end := tb.partition("isr2", 0).Log.EndOffset(); end != 0 {
 		t.Errorf("the refused marker was written: isr2-0 ends at %d", end)
 	}
 }

@@ -6,7 +6,7 @@ package broker
 // coordinator's), and the HTTP listener started in New and stopped at the
 // end of Shutdown. The request paths count into the metrics.Topic each
 // partition resolves once (hosting.go) and into the registry
-// (broker/server/requestlog.go, isrchange.go, the controller driver's Elected, the
+// (broker/server/requestlog.go, replication/host/isrchange.go, the controller driver's Elected, the
 // engine's OnFlush).
 //
 // A scrape takes Broker.mu (read) to list the partitions, releases it, then
@@ -43,11 +43,9 @@ func (b *Broker) metricsState() metrics.State {
 		st.Connections = b.srv.Connections()
 	}
 	for _, p := range parts {
-		ps := metrics.PartitionState{Topic: p.topic, Partition: p.index, Leader: p.leader.Load(), Failed: p.rep.failed.Load(),
-			Size: p.log.Size(), StartOffset: p.log.StartOffset(), EndOffset: p.log.EndOffset(), Segments: len(p.log.SegmentBases())}
-		p.rep.mu.Lock()
-		ps.UnderReplicated, ps.UnderMinISR = p.rep.mu.r.UnderReplicated(), p.rep.mu.r.UnderMinISR()
-		p.rep.mu.Unlock()
+		ps := metrics.PartitionState{Topic: p.Topic, Partition: p.Index, Leader: p.Leads(), Failed: p.Failed(),
+			Size: p.Log.Size(), StartOffset: p.Log.StartOffset(), EndOffset: p.Log.EndOffset(), Segments: len(p.Log.SegmentBases())}
+		ps.UnderReplicated, ps.UnderMinISR = p.Health()
 		st.Partitions = append(st.Partitions, ps)
 	}
 	st.Controller = b.isController()

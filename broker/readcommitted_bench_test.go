@@ -69,7 +69,7 @@ func BenchmarkReadCommittedFetch(b *testing.B) {
 			b.Fatal(kerr.ErrorForCode(codes[0]))
 		}
 	}
-	end := tb.partition("rcb", 0).log.EndOffset()
+	end := tb.partition("rcb", 0).Log.EndOffset()
 	total := rcbTxns * rcbBatches * rcbRecords
 	for _, iso := range []struct {
 		name  string

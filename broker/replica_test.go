@@ -36,7 +36,7 @@ func TestHighWatermarkFollowsTheISR(t *testing.T) {
 	if fp := fr.Topics[0].Partitions[0]; fp.ErrorCode != 0 || len(fp.RecordBatches) != 0 || fp.HighWatermark != 0 {
 		t.Fatalf("a consumer's fetch with the high watermark at 0: error %d, %d bytes, high watermark %d; want no records", fp.ErrorCode, len(fp.RecordBatches), fp.HighWatermark)
 	}
-	if end := tb.partition("t", 0).log.EndOffset(); end != 2 {
+	if end := tb.partition("t", 0).Log.EndOffset(); end != 2 {
 		t.Fatalf("log end %d, want 2 (both batches written)", end)
 	}
 	// A replica asking (as a follower whose fetch was out of range does)
@@ -242,9 +242,7 @@ func TestHighWatermarkWakesWaitingFetches(t *testing.T) {
 	p := tb.partition("t", 0)
 	deadline := time.Now().Add(10 * time.Second)
 	for waiting := false; !waiting; {
-		p.mu.Lock()
-		waiting = len(p.mu.waiters) > 0
-		p.mu.Unlock()
+		waiting = p.Waiting() > 0
 		if time.Now().After(deadline) {
 			t.Fatal("the consumer's fetch is not waiting after 10 s")
 		}

@@ -24,7 +24,7 @@ package broker
 //     a follower's fetch of a leader-throttled partition gets no records
 //     while the follower is outside the ISR and the leader quota is
 //     exceeded; the fetch waits (long poll) until the quota allows again or
-//     its MaxWaitMs passes. Follower side (fetcher.go,
+//     its MaxWaitMs passes. Follower side (replication/host/fetcher.go,
 //     ReplicaFetcherThread.shouldFollowerThrottle): a follower-throttled
 //     partition not in sync (its last fetch did not reach the leader's high
 //     watermark) is left out of the fetch while the follower quota is
@@ -50,6 +50,7 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/config"
+	"github.com/sluice-io/sluice/replication/host"
 )
 
 // rateMeter is a byte rate over a ring of sampled windows (Kafka's
@@ -72,7 +73,7 @@ func newRateMeter(windows int, size time.Duration) rateMeter {
 	return rateMeter{window: int64(max(size, time.Nanosecond)), samples: make([]rateSample, max(windows, 1))}
 }
 
-// record adds n bytes at now, in a new sample if the current one is a
+// Record adds n bytes at now, in a new sample if the current one is a
 // window old.
 func (m *rateMeter) record(now, n int64) {
 	s := &m.samples[m.cur]
@@ -155,7 +156,7 @@ func (q *replicationQuota) init(windows int, size time.Duration) {
 }
 
 // record counts n bytes of throttled partitions, copied now.
-func (q *replicationQuota) record(n int64) {
+func (q *replicationQuota) Record(n int64) {
 	if n <= 0 {
 		return
 	}
@@ -164,9 +165,9 @@ func (q *replicationQuota) record(n int64) {
 	q.mu.Unlock()
 }
 
-// exceeded returns how long the quota stays exceeded from now (0: it is
+// Exceeded returns how long the quota stays exceeded from now (0: it is
 // not). Unbounded, it takes no lock.
-func (q *replicationQuota) exceeded() time.Duration {
+func (q *replicationQuota) Exceeded() time.Duration {
 	bound := q.bound.Load()
 	if bound == math.MaxInt64 {
 		return 0
@@ -219,9 +220,9 @@ func (b *Broker) applyReplicationRates() {
 }
 
 // refreshThrottles sets p's throttle flags from its topic's configs.
-func (b *Broker) refreshThrottles(p *partition, topicConfigs map[string]string) {
-	p.leaderThrottled.Store(namesReplica(topicConfigs["leader.replication.throttled.replicas"], p.index, b.cfg.ID))
-	p.followerThrottled.Store(namesReplica(topicConfigs["follower.replication.throttled.replicas"], p.index, b.cfg.ID))
+func (b *Broker) refreshThrottles(p *host.Partition, topicConfigs map[string]string) {
+	p.LeaderThrottled.Store(namesReplica(topicConfigs["leader.replication.throttled.replicas"], p.Index, b.cfg.ID))
+	p.FollowerThrottled.Store(namesReplica(topicConfigs["follower.replication.throttled.replicas"], p.Index, b.cfg.ID))
 }
 
 // namesReplica reports whether a *.replication.throttled.replicas value

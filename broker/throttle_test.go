@@ -112,20 +112,20 @@ func TestReplicationQuota(t *testing.T) {
 	q.init(11, time.Second)
 	var clock int64
 	q.clock = func() int64 { return clock }
-	q.record(10 << 20)
-	if d := q.exceeded(); d != 0 {
+	q.Record(10 << 20)
+	if d := q.Exceeded(); d != 0 {
 		t.Fatalf("no bound: exceeded for %v", d)
 	}
 	q.bound.Store(1 << 20)
-	if d := q.exceeded(); d != 10*time.Second {
+	if d := q.Exceeded(); d != 10*time.Second {
 		t.Fatalf("10 MiB at 0 against 1 MiB/s: exceeded for %v, want 10 s", d)
 	}
 	clock = 4 * sec
-	if d := q.exceeded(); d != 6*time.Second {
+	if d := q.Exceeded(); d != 6*time.Second {
 		t.Fatalf("at 4 s: exceeded for %v, want 6 s", d)
 	}
 	q.bound.Store(math.MaxInt64)
-	if d := q.exceeded(); d != 0 {
+	if d := q.Exceeded(); d != 0 {
 		t.Fatalf("bound removed: exceeded for %v", d)
 	}
 }
@@ -217,7 +217,7 @@ func TestThrottledReplicasFlags(t *testing.T) {
 	flags := func() (leader, follower [3]bool) {
 		for i := range 3 {
 			p := tb.partition("flags", int32(i))
-			leader[i], follower[i] = p.leaderThrottled.Load(), p.followerThrottled.Load()
+			leader[i], follower[i] = p.LeaderThrottled.Load(), p.FollowerThrottled.Load()
 		}
 		return
 	}

@@ -97,8 +97,8 @@ func BenchmarkTransactionalProduce(b *testing.B) {
 			b.ReportMetric(records/tIdem.Seconds(), "idempotent-records/s")
 			b.ReportMetric(ratios[len(ratios)/2], "txn/idempotent-median")
 			b.ReportMetric(tIdem.Seconds()/tTx.Seconds(), "txn/idempotent-total")
-			if p := tb.partition("tx", 0); p.log.FirstUnstableOffset() != -1 {
-				b.Fatalf("a transaction left open at %d", p.log.FirstUnstableOffset())
+			if p := tb.partition("tx", 0); p.Log.FirstUnstableOffset() != -1 {
+				b.Fatalf("a transaction left open at %d", p.Log.FirstUnstableOffset())
 			}
 		})
 	}

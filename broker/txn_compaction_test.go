@@ -92,7 +92,7 @@ func TestTxnCompactedTopic(t *testing.T) {
 	// Commit more until the cleaner (which only cleans dirty data) has
 	// dropped every aborted record and, past their horizon, every abort
 	// marker below the active segment.
-	l := tb.partition(topic, 0).log
+	l := tb.partition(topic, 0).Log
 	clean := func() bool {
 		if len(l.AbortedTxns(nil, 0, l.EndOffset())) > 0 {
 			return false
@@ -148,7 +148,7 @@ func TestTxnCompactedTopic(t *testing.T) {
 // whose value starts with prefix.
 func (tb *testBroker) holdsValue(t testing.TB, topic string, prefix []byte) bool {
 	t.Helper()
-	l := tb.partition(topic, 0).log
+	l := tb.partition(topic, 0).Log
 	end := l.EndOffset()
 	for off := l.StartOffset(); off < end; {
 		v, err := l.Read(off, 1<<20, end)

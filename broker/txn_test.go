@@ -93,9 +93,9 @@ func (tb *testBroker) markers(t testing.TB, topic string, partition int32) []mar
 		t.Fatalf("%s-%d is not hosted", topic, partition)
 	}
 	var out []marker
-	end := p.log.EndOffset()
-	for off := p.log.StartOffset(); off < end; {
-		v, err := p.log.Read(off, 1<<20, end)
+	end := p.Log.EndOffset()
+	for off := p.Log.StartOffset(); off < end; {
+		v, err := p.Log.Read(off, 1<<20, end)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -279,7 +279,7 @@ func TestTxnFencing(t *testing.T) {
 	if err := old.EndTransaction(ctx, kgo.TryCommit); err == nil {
 		t.Error("the fenced client committed")
 	}
-	if got := tb.partition("f", 0).log.EndOffset(); got != 4 {
+	if got := tb.partition("f", 0).Log.EndOffset(); got != 4 {
 		t.Errorf("f-0 ends at %d, want 4 (old, abort, new, commit)", got)
 	}
 }
@@ -309,7 +309,7 @@ func TestTxnTimedOutIsAborted(t *testing.T) {
 	if open.TimeoutMillis != 1000 {
 		t.Errorf("timeout %d ms, want 1000", open.TimeoutMillis)
 	}
-	if lso := tb.partition("s", 0).log.LastStableOffset(); lso != 0 {
+	if lso := tb.partition("s", 0).Log.LastStableOffset(); lso != 0 {
 		t.Errorf("s-0's last stable offset with the transaction open: %d, want 0", lso)
 	}
 	d := awaitTxnState(t, ctx, adm, "slow", "CompleteAbort")
@@ -497,7 +497,7 @@ func TestTxnIDExpires(t *testing.T) {
 	}
 	// Its records and its tombstone are in __transaction_state.
 	p := group.PartitionFor("short-lived", 50)
-	if got := tb.partition(txnStateTopic, p).log.EndOffset(); got < 4 {
+	if got := tb.partition(txnStateTopic, p).Log.EndOffset(); got < 4 {
 		t.Errorf("%s-%d ends at %d: want the id's records and its tombstone", txnStateTopic, p, got)
 	}
 }
@@ -533,7 +533,7 @@ func TestTxnMarkersResentAfterRestart(t *testing.T) {
 		if len(ms) != 1 || ms[0].Type != engine.ControlCommit {
 			t.Errorf("held-%d: markers %+v, want one commit", p, ms)
 		}
-		if fu := tb.partition("held", p).log.FirstUnstableOffset(); fu != -1 {
+		if fu := tb.partition("held", p).Log.FirstUnstableOffset(); fu != -1 {
 			t.Errorf("held-%d: a transaction is still open at %d", p, fu)
 		}
 	}

@@ -66,6 +66,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/coordinator/txn"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
@@ -439,7 +440,7 @@ func (d *txnDriver) write(ws []txn.Write) {
 		fail(code)
 		return
 	}
-	if err := p.checkAcksAll(); err != nil {
+	if err := p.CheckAcksAll(); err != nil {
 		fail(errorCode(err))
 		return
 	}
@@ -454,18 +455,18 @@ func (d *txnDriver) write(ws []txn.Write) {
 		fail(kerr.NotCoordinator.Code)
 		return
 	}
-	res, err := p.appendAsLeader(bb.Build(), appendHow{acksAll: true})
+	res, err := p.AppendAsLeader(bb.Build(), host.AppendHow{AcksAll: true})
 	d.mu.Unlock()
 	if err != nil {
 		code, _ := produceError(d.b, p, err)
 		fail(code)
 		return
 	}
-	p.notify()
+	p.Notify()
 	go func() {
-		err := p.log.AwaitFlushPolicy(res)
+		err := p.Log.AwaitFlushPolicy(res)
 		if err == nil {
-			err = p.awaitReplicated(res.LastOffset+1, txnWriteTimeout, d.b.closing)
+			err = p.AwaitReplicated(res.LastOffset+1, txnWriteTimeout, d.b.closing)
 		}
 		for _, w := range ws {
 			if err != nil {
@@ -501,7 +502,7 @@ func (d *txnDriver) load(c *txn.Coordinator) (int, error) {
 
 // readLog calls fn for every record of a partition's data batches up to
 // its log end, with its key and value copied.
-func readLog(p *partition, fn func(engine.Record) error) error {
+func readLog(p *host.Partition, fn func(engine.Record) error) error {
 	it := engine.NewRecordIterator(nil)
 	return forEachChunk(p, func(buf []byte, off int64) error {
 		*it = *engine.NewRecordIterator(buf)
@@ -516,7 +517,7 @@ func readLog(p *partition, fn func(engine.Record) error) error {
 			}
 		}
 		if err := it.Err(); err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
+			return fmt.Errorf("broker: read %s-%d at %d: %w", p.Topic, p.Index, off, err)
 		}
 		return nil
 	})
@@ -526,13 +527,13 @@ func readLog(p *partition, fn func(engine.Record) error) error {
 // the high watermark: see offsetsStore.Read) in chunks of whole batches of
 // up to 1 MiB, each copied into a buffer the next reuses, and calls fn
 // with each chunk and the offset it starts at.
-func forEachChunk(p *partition, fn func(buf []byte, off int64) error) error {
-	end := p.log.EndOffset()
+func forEachChunk(p *host.Partition, fn func(buf []byte, off int64) error) error {
+	end := p.Log.EndOffset()
 	var buf []byte
-	for off := p.log.StartOffset(); off < end; {
-		v, err := p.log.Read(off, 1<<20, end)
+	for off := p.Log.StartOffset(); off < end; {
+		v, err := p.Log.Read(off, 1<<20, end)
 		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
+			return fmt.Errorf("broker: read %s-%d at %d: %w", p.Topic, p.Index, off, err)
 		}
 		if v.Len() == 0 {
 			v.Release()
@@ -541,7 +542,7 @@ func forEachChunk(p *partition, fn func(buf []byte, off int64) error) error {
 		buf, err = v.AppendTo(buf[:0])
 		v.Release()
 		if err != nil {
-			return fmt.Errorf("broker: read %s-%d at %d: %w", p.topic, p.index, off, err)
+			return fmt.Errorf("broker: read %s-%d at %d: %w", p.Topic, p.Index, off, err)
 		}
 		if err := fn(buf, off); err != nil {
 			return err
@@ -550,7 +551,7 @@ func forEachChunk(p *partition, fn func(buf []byte, off int64) error) error {
 		for pos := 0; pos < len(buf); {
 			h, err := engine.ParseBatchHeader(buf[pos:])
 			if err != nil || h.Size() > int64(len(buf)-pos) || h.LastOffset() < next {
-				return fmt.Errorf("broker: read %s-%d at %d: %w (%v)", p.topic, p.index, next, engine.ErrCorrupt, err)
+				return fmt.Errorf("broker: read %s-%d at %d: %w (%v)", p.Topic, p.Index, next, engine.ErrCorrupt, err)
 			}
 			next = h.LastOffset() + 1
 			pos += int(h.Size())

@@ -64,7 +64,7 @@ func openOffsetsTxns(t *testing.T, tb *testBroker) int {
 	}
 	n := 0
 	for p := range g.Partitions() {
-		if tb.partition(offsetsTopic, p).log.FirstUnstableOffset() >= 0 {
+		if tb.partition(offsetsTopic, p).Log.FirstUnstableOffset() >= 0 {
 			n++
 		}
 	}

@@ -63,6 +63,7 @@ import (
 
 	"github.com/sluice-io/sluice/coordinator/group"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
@@ -323,7 +324,7 @@ func (c *conn) verifyProduce(req *kmsg.ProduceRequest) map[engine.Partition]txnV
 			if p == nil {
 				continue
 			}
-			guard := p.log.StartTxnVerification(h.ProducerID, h.BaseSequence, h.ProducerEpoch)
+			guard := p.Log.StartTxnVerification(h.ProducerID, h.BaseSequence, h.ProducerEpoch)
 			if guard == 0 {
 				continue
 			}
@@ -392,20 +393,20 @@ func (b *Broker) awaitVerification(t kmsg.AddPartitionsToTxnRequestTransaction, 
 // this broker does not lead is NOT_LEADER_OR_FOLLOWER; the coordinator's
 // codes are verifyAnswers', untranslated (the group coordinator maps them
 // as TxnOffsetCommit answers them).
-func (b *Broker) verifyOffsets(p *partition, transactionalID string, producerID int64, producerEpoch int16) (engine.VerificationGuard, int16) {
+func (b *Broker) verifyOffsets(p *host.Partition, transactionalID string, producerID int64, producerEpoch int16) (engine.VerificationGuard, int16) {
 	if !b.cfg.Txns.VerifyPartitions() {
 		return 0, 0
 	}
-	guard := p.log.StartTxnVerification(producerID, -1, producerEpoch)
+	guard := p.Log.StartTxnVerification(producerID, -1, producerEpoch)
 	if guard == 0 {
 		return 0, 0
 	}
 	t := kmsg.NewAddPartitionsToTxnRequestTransaction()
 	t.TransactionalID, t.ProducerID, t.ProducerEpoch = transactionalID, producerID, producerEpoch
 	tt := kmsg.NewAddPartitionsToTxnRequestTransactionTopic()
-	tt.Topic, tt.Partitions = offsetsTopic, []int32{p.index}
+	tt.Topic, tt.Partitions = offsetsTopic, []int32{p.Index}
 	t.Topics = append(t.Topics, tt)
-	if code := b.awaitVerification(t, txnVerifyTimeout)[engine.Partition{Topic: offsetsTopic, Partition: p.index}]; code != 0 {
+	if code := b.awaitVerification(t, txnVerifyTimeout)[engine.Partition{Topic: offsetsTopic, Partition: p.Index}]; code != 0 {
 		return 0, code
 	}
 	return guard, 0

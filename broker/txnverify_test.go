@@ -67,10 +67,10 @@ func TestTxnVerifyProduce(t *testing.T) {
 	rc := dialRaw(t, tb.addr)
 	p, code := initTxn(rc, "vt", 60000, -1, -1)
 	wantCode(t, "InitProducerId", code, nil)
-	log0 := tb.partition("v", 0).log
+	log0 := tb.partition("v", 0).Log
 	refused := func(what string, partition int32, b []byte, want *kerr.Error) {
 		t.Helper()
-		log := tb.partition("v", partition).log
+		log := tb.partition("v", partition).Log
 		end := log.EndOffset()
 		sp := txnProduceSettled(ctx, rc, "vt", "v", partition, b)
 		wantCode(t, what, sp.ErrorCode, want)
@@ -135,7 +135,7 @@ func TestTxnVerifyDisabled(t *testing.T) {
 	if sp := txnProduceAs(rc, "vt", "v", 0, txnBatch(p.pid, p.epoch, 0, "x")); sp.ErrorCode != 0 || sp.BaseOffset != 0 {
 		t.Fatalf("unverified batch: %v at %d", kerr.ErrorForCode(sp.ErrorCode), sp.BaseOffset)
 	}
-	if fu := tb.partition("v", 0).log.FirstUnstableOffset(); fu != 0 {
+	if fu := tb.partition("v", 0).Log.FirstUnstableOffset(); fu != 0 {
 		t.Fatalf("first unstable %d, want 0", fu)
 	}
 }
@@ -190,8 +190,8 @@ func TestClusterTxnVerify(t *testing.T) {
 	lp := c.broker(leader).partition("cvt", part)
 	sp := txnProduceAs(rc, "cv", "cvt", part, txnBatch(p.pid, p.epoch, 0, "x"))
 	wantCode(t, "not added, coordinator elsewhere", sp.ErrorCode, kerr.InvalidTxnState)
-	if lp.log.EndOffset() != 0 || lp.log.FirstUnstableOffset() != -1 {
-		t.Fatalf("written: end %d, first unstable %d", lp.log.EndOffset(), lp.log.FirstUnstableOffset())
+	if lp.Log.EndOffset() != 0 || lp.Log.FirstUnstableOffset() != -1 {
+		t.Fatalf("written: end %d, first unstable %d", lp.Log.EndOffset(), lp.Log.FirstUnstableOffset())
 	}
 	wantCode(t, "AddPartitionsToTxn", p.addPartitions(crc, 3, "cvt", part)[part], nil)
 	if sp := txnProduceAs(rc, "cv", "cvt", part, txnBatch(p.pid, p.epoch, 0, "x")); sp.ErrorCode != 0 || sp.BaseOffset != 0 {
@@ -201,8 +201,8 @@ func TestClusterTxnVerify(t *testing.T) {
 	awaitStable(t, ctx, rc, "cvt", part, 2)
 	sp = txnProduceSettled(ctx, rc, "cv", "cvt", part, txnBatch(p.pid, p.epoch, 1, "late"))
 	wantCode(t, "late batch", sp.ErrorCode, kerr.InvalidTxnState)
-	if lp.log.EndOffset() != 2 {
-		t.Fatalf("late batch written: end %d", lp.log.EndOffset())
+	if lp.Log.EndOffset() != 2 {
+		t.Fatalf("late batch written: end %d", lp.Log.EndOffset())
 	}
 }
 

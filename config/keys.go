@@ -527,7 +527,7 @@ var BrokerKeys = []Key{
 		check: atLeast(1), field: num(func(c *Config) *int64 { return &c.Txns.StateSegmentBytes }), Doc: "Segment size of __transaction_state."},
 	{Name: "transaction.partition.verification.enable", Type: kmsg.ConfigTypeBoolean, Default: str("true"),
 		field: flag(func(c *Config) **bool { return &c.Txns.PartitionVerification }), Doc: "Whether a partition leader verifies with the transaction coordinator that a transactional batch's partition is in its transaction (KIP-890)."},
-	// The cluster's keys (cluster.go, fetcher.go), read when
+	// The cluster's keys (cluster.go, fetcher.go; replication/host's fetchers read them), read when
 	// the broker starts. Kafka can change num.replica.fetchers at run time;
 	// sluice reads it when it starts.
 	{Name: "zookeeper.connect", Type: kmsg.ConfigTypeString,

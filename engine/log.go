@@ -51,7 +51,7 @@ type Log struct {
 	view          atomic.Pointer[segmentView] // readers' snapshot of mu.tree
 	nextOffset    atomic.Int64                // log end offset: the offset the next record gets
 	startOffset   atomic.Int64
-	highWatermark atomic.Int64 // in [startOffset, nextOffset]; replica.go
+	highWatermark atomic.Int64 // in [startOffset, nextOffset]; replication/host/driver.go
 	firstUnstable atomic.Int64 // first offset of the oldest open transaction, -1: none; state.go
 	leaderEpoch   atomic.Int32
 	recoveryPoint atomic.Int64 // everything below is on disk

@@ -56,7 +56,7 @@
 //	kafka_server_replicamanager_leadercount                 gauge  partitions led
 //	kafka_server_replicamanager_underreplicatedpartitions   gauge  led partitions whose ISR is smaller than their replicas
 //	kafka_server_replicamanager_underminisrpartitioncount   gauge  led partitions whose ISR is under min.insync.replicas
-//	kafka_server_replicafetchermanager_failedpartitionscount{clientId="Replica"}  gauge  followed partitions whose log could not take the leader's records (owner.go)
+//	kafka_server_replicafetchermanager_failedpartitionscount{clientId="Replica"}  gauge  followed partitions whose log could not take the leader's records (replication/host)
 //	kafka_controller_kafkacontroller_activecontrollercount  gauge  1 on the controller's broker (the single node is its own), else 0
 //	kafka_controller_kafkacontroller_offlinepartitionscount gauge  on the controller, partitions without a leader; 0 elsewhere
 //	kafka_controller_kafkacontroller_controllerepoch        gauge  the epoch of the controller whose metadata the broker holds (sluice's; Kafka has no such MBean)

@@ -11,7 +11,7 @@ package replication
 // producing with acks=all and acks=1 to whichever broker thinks it leads.
 // Every schedule crashes a broker and changes the leader at least once.
 // It also plays the broker's driver (stepBroker, write, handleLeaderAndIsr:
-// broker/owner.go's rules), with its faults: a follower's log refusing or
+// replication/host/owner.go's rules), with its faults: a follower's log refusing or
 // failing an append (nothing or a prefix taken), client appends in flight
 // across role changes and fetch answers, the controller's AlterPartition
 // errors (NOT_CONTROLLER, REQUEST_TIMED_OUT with the change committed or

@@ -1,4 +1,4 @@
-package broker
+package host
 
 // Followers' fetchers (Kafka's ReplicaFetcherThread): per source broker
 // (the leader followed) num.replica.fetchers goroutines, each with its own
@@ -40,7 +40,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/config"
-	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication"
@@ -50,14 +49,14 @@ import (
 const (
 	replicaFetchVersion       = 12
 	replicaListOffsetsVersion = 4 // carries CurrentLeaderEpoch
-	replicaFetchSendTimeout   = 30 * time.Second
+	// RequestTimeout bounds the fetchers' requests and the ISR changes'.
+	RequestTimeout = 30 * time.Second
 )
 
 // fetchers are a broker's fetchers, by source broker and fetcher id.
 type fetchers struct {
-	b   *Broker
+	m   *Manager
 	cfg config.FetcherConfig
-	zk  *zk.Client
 
 	mu struct {
 		sync.Mutex
@@ -82,7 +81,7 @@ type fetcher struct {
 
 	mu struct {
 		sync.Mutex
-		parts map[*partition]struct{}
+		parts map[*Partition]struct{}
 		// delayed are partitions whose last answer was an error, not
 		// fetched before the time given, as Kafka's fetcher delays a
 		// partition in error: a leader that refuses a partition is not
@@ -92,12 +91,12 @@ type fetcher struct {
 		// has not yet had its own LeaderAndIsr, clears within
 		// milliseconds, and waiting the whole backoff for it (Kafka's
 		// way) made failovers a second slower.
-		delayed map[*partition]time.Time
+		delayed map[*Partition]time.Time
 	}
 
 	// errs counts each partition's errors in a row (delay); the fetcher
 	// goroutine's.
-	errs map[*partition]int
+	errs map[*Partition]int
 
 	// The fetcher goroutine's, reused for every partition of every answer:
 	// the batches of the answer being stepped and their spans (fetched).
@@ -105,34 +104,34 @@ type fetcher struct {
 	spans   [][2]int
 }
 
-func newFetchers(b *Broker, cfg config.FetcherConfig, c *zk.Client) *fetchers {
-	fs := &fetchers{b: b, cfg: cfg, zk: c}
+func newFetchers(m *Manager, cfg config.FetcherConfig) *fetchers {
+	fs := &fetchers{m: m, cfg: cfg}
 	fs.mu.bySource = map[fetcherKey]*fetcher{}
 	return fs
 }
 
 // fetcherID is the fetcher of p among n per leader.
-func fetcherID(p *partition, n int) int {
+func fetcherID(p *Partition, n int) int {
 	if n <= 1 {
 		return 0
 	}
 	h := fnv.New32a()
-	h.Write([]byte(p.topic))
-	h.Write([]byte{byte(p.index >> 24), byte(p.index >> 16), byte(p.index >> 8), byte(p.index)})
+	h.Write([]byte(p.Topic))
+	h.Write([]byte{byte(p.Index >> 24), byte(p.Index >> 16), byte(p.Index >> 8), byte(p.Index)})
 	return int(h.Sum32() % uint32(n))
 }
 
 // want registers p with its leader's fetcher (starting it), to send the
 // fetch p's core decided. Called under p's replica lock.
-func (fs *fetchers) want(leader int32, p *partition) {
+func (fs *fetchers) want(leader int32, p *Partition) {
 	key := fetcherKey{leader, fetcherID(p, fs.cfg.Fetchers)}
 	fs.mu.Lock()
 	f := fs.mu.bySource[key]
 	if f == nil {
 		f = &fetcher{f: fs, leader: leader, wake: make(chan struct{}, 1)}
-		f.send = fs.b.openInterBroker(fs.zk, interbroker.Options{RequestTimeout: replicaFetchSendTimeout, ReuseResponses: true,
-			ClientID: "broker-" + strconv.Itoa(int(fs.b.cfg.ID)) + "-fetcher-" + strconv.Itoa(key.id)})
-		f.mu.parts, f.mu.delayed, f.errs = map[*partition]struct{}{}, map[*partition]time.Time{}, map[*partition]int{}
+		f.send = fs.m.o.Dial(interbroker.Options{RequestTimeout: RequestTimeout, ReuseResponses: true,
+			ClientID: "broker-" + strconv.Itoa(int(fs.m.o.Self)) + "-fetcher-" + strconv.Itoa(key.id)})
+		f.mu.parts, f.mu.delayed, f.errs = map[*Partition]struct{}{}, map[*Partition]time.Time{}, map[*Partition]int{}
 		fs.mu.bySource[key] = f
 		go f.run()
 	}
@@ -146,13 +145,22 @@ func (fs *fetchers) want(leader int32, p *partition) {
 	}
 }
 
+// followerQuotaExceeded is how long the follower quota is exceeded for, 0
+// when it is not or there is none.
+func (fs *fetchers) followerQuotaExceeded() time.Duration {
+	if q := fs.m.o.FollowerQuota; q != nil {
+		return q.Exceeded()
+	}
+	return 0
+}
+
 // firstFetchRetry is the delay after a partition's first error in a row.
 const firstFetchRetry = 25 * time.Millisecond
 
 // delay holds back the partitions whose answer was an error, each for
 // twice its previous delay (firstFetchRetry first) up to the backoff, and
 // forgets the errors of those answered.
-func (f *fetcher) delay(failed, answered []*partition) {
+func (f *fetcher) delay(failed, answered []*Partition) {
 	if len(failed) == 0 && len(f.errs) == 0 {
 		return
 	}
@@ -171,7 +179,7 @@ func (f *fetcher) delay(failed, answered []*partition) {
 
 // pending is a partition's fetch to send.
 type pending struct {
-	p   *partition
+	p   *Partition
 	req replication.FetchRequest
 }
 
@@ -185,7 +193,7 @@ func (f *fetcher) take() ([]pending, time.Time) {
 	now := time.Now()
 	var due time.Time
 	f.mu.Lock()
-	parts := make([]*partition, 0, len(f.mu.parts))
+	parts := make([]*Partition, 0, len(f.mu.parts))
 	for p := range f.mu.parts {
 		if until, ok := f.mu.delayed[p]; ok {
 			if now.Before(until) {
@@ -220,9 +228,9 @@ func (f *fetcher) take() ([]pending, time.Time) {
 			continue
 		}
 		held := false
-		if ok && req.Leader == f.leader && p.followerThrottled.Load() && !p.rep.mu.inSync {
+		if ok && req.Leader == f.leader && p.FollowerThrottled.Load() && !p.rep.mu.inSync {
 			if !quotaChecked {
-				quota, quotaChecked = f.f.b.repl.follower.exceeded(), true
+				quota, quotaChecked = f.f.followerQuotaExceeded(), true
 			}
 			held = quota > 0
 		}
@@ -251,7 +259,7 @@ func (f *fetcher) take() ([]pending, time.Time) {
 }
 
 func (f *fetcher) run() {
-	b := f.f.b
+	closing := f.f.m.o.Closing
 	defer f.send.Close()
 	for {
 		ps, due := f.take()
@@ -263,7 +271,7 @@ func (f *fetcher) run() {
 			select {
 			case <-f.wake:
 			case <-later:
-			case <-b.closing:
+			case <-closing:
 				return
 			}
 			continue
@@ -271,7 +279,7 @@ func (f *fetcher) run() {
 		if err := f.fetch(ps); err != nil {
 			select {
 			case <-time.After(f.f.cfg.Backoff):
-			case <-b.closing:
+			case <-closing:
 				return
 			}
 		}
@@ -280,30 +288,30 @@ func (f *fetcher) run() {
 
 // fetch sends one Fetch for ps and steps each partition's answer.
 func (f *fetcher) fetch(ps []pending) error {
-	b, cfg := f.f.b, f.f.cfg
+	m, cfg := f.f.m, f.f.cfg
 	req := kmsg.NewPtrFetchRequest()
 	req.SetVersion(replicaFetchVersion)
-	req.ReplicaID = b.cfg.ID
+	req.ReplicaID = m.o.Self
 	req.MaxWaitMillis = int32(cfg.WaitMax.Milliseconds())
 	req.MinBytes = cfg.MinBytes
 	req.MaxBytes = cfg.ResponseMaxBytes
 	req.SessionEpoch = -1
 	byTopic := map[string]int{}
 	for _, pd := range ps {
-		i, ok := byTopic[pd.p.topic]
+		i, ok := byTopic[pd.p.Topic]
 		if !ok {
 			i = len(req.Topics)
-			byTopic[pd.p.topic] = i
+			byTopic[pd.p.Topic] = i
 			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic = pd.p.topic
+			rt.Topic = pd.p.Topic
 			req.Topics = append(req.Topics, rt)
 		}
 		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = pd.p.index, pd.req.Offset, cfg.MaxBytes
+		rp.Partition, rp.FetchOffset, rp.PartitionMaxBytes = pd.p.Index, pd.req.Offset, cfg.MaxBytes
 		rp.LastFetchedEpoch, rp.CurrentLeaderEpoch, rp.LogStartOffset = pd.req.LastFetchedEpoch, pd.req.CurrentLeaderEpoch, -1
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
 	}
-	ctx, cancel := b.closingContext(replicaFetchSendTimeout)
+	ctx, cancel := m.closingContext(RequestTimeout)
 	defer cancel()
 	raw, err := f.send.Send(ctx, f.leader, req)
 	if err != nil {
@@ -313,19 +321,19 @@ func (f *fetcher) fetch(ps []pending) error {
 		return err
 	}
 	resp := raw.(*kmsg.FetchResponse)
-	answered := map[*partition]bool{}
+	answered := map[*Partition]bool{}
 	var throttledBytes int64
 	var outOfRange []pending
-	var errored, fine []*partition
+	var errored, fine []*Partition
 	defer func() { f.delay(errored, fine) }()
 	for _, rt := range resp.Topics {
 		for _, rp := range rt.Partitions {
 			for _, pd := range ps {
-				if pd.p.topic != rt.Topic || pd.p.index != rp.Partition || answered[pd.p] {
+				if pd.p.Topic != rt.Topic || pd.p.Index != rp.Partition || answered[pd.p] {
 					continue
 				}
 				answered[pd.p] = true
-				if pd.p.followerThrottled.Load() {
+				if pd.p.FollowerThrottled.Load() {
 					throttledBytes += int64(len(rp.RecordBatches))
 				}
 				if rp.ErrorCode == kerr.OffsetOutOfRange.Code {
@@ -342,7 +350,9 @@ func (f *fetcher) fetch(ps []pending) error {
 			}
 		}
 	}
-	b.repl.follower.record(throttledBytes)
+	if q := m.o.FollowerQuota; q != nil {
+		q.Record(throttledBytes)
+	}
 	if len(outOfRange) > 0 {
 		f.outOfRange(ctx, outOfRange)
 	}
@@ -364,16 +374,16 @@ func (f *fetcher) fetch(ps []pending) error {
 // partition without an answer is stepped as unreachable: fetched again
 // after the backoff.
 func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
-	ends := map[*partition][2]int64{}
+	ends := map[*Partition][2]int64{}
 	for _, ts := range [2]int64{-1, -2} { // latest, earliest
 		req := kmsg.NewPtrListOffsetsRequest()
 		req.SetVersion(replicaListOffsetsVersion)
-		req.ReplicaID = f.f.b.cfg.ID
+		req.ReplicaID = f.f.m.o.Self
 		for _, pd := range ps {
 			rt := kmsg.NewListOffsetsRequestTopic()
-			rt.Topic = pd.p.topic
+			rt.Topic = pd.p.Topic
 			rp := kmsg.NewListOffsetsRequestTopicPartition()
-			rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = pd.p.index, pd.req.CurrentLeaderEpoch, ts
+			rp.Partition, rp.CurrentLeaderEpoch, rp.Timestamp = pd.p.Index, pd.req.CurrentLeaderEpoch, ts
 			rt.Partitions = append(rt.Partitions, rp)
 			req.Topics = append(req.Topics, rt)
 		}
@@ -384,7 +394,7 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 		for _, rt := range raw.(*kmsg.ListOffsetsResponse).Topics {
 			for _, rp := range rt.Partitions {
 				for _, pd := range ps {
-					if pd.p.topic == rt.Topic && pd.p.index == rp.Partition && rp.ErrorCode == 0 {
+					if pd.p.Topic == rt.Topic && pd.p.Index == rp.Partition && rp.ErrorCode == 0 {
 						e := ends[pd.p]
 						if ts == -1 {
 							e[0] = rp.Offset
@@ -401,7 +411,7 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 		e, ok := ends[pd.p]
 		if !ok || e[0] < e[1] {
 			pd.p.stepFetchAnswer(replication.FetchResult{Seq: pd.req.Seq, Err: replication.ErrUnreachable})
-			f.delay([]*partition{pd.p}, nil)
+			f.delay([]*Partition{pd.p}, nil)
 			continue
 		}
 		pd.p.stepFetchAnswer(replication.FetchResult{Seq: pd.req.Seq, Err: kerr.OffsetOutOfRange, LeaderLogEnd: e[0], LeaderLogStart: e[1]})
@@ -411,7 +421,7 @@ func (f *fetcher) outOfRange(ctx context.Context, ps []pending) {
 // fetched steps a fetch answer into p's core, with the batches it carried.
 // The core keeps none of them past the step (Advance drops its Ready), so
 // their index is built in the fetcher's reused slices.
-func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicPartition, leaderEnd int64) {
+func (f *fetcher) fetched(p *Partition, seq uint64, rp *kmsg.FetchResponseTopicPartition, leaderEnd int64) {
 	ev := replication.FetchResult{Seq: seq, HighWatermark: rp.HighWatermark, LeaderLogStart: max(rp.LogStartOffset, 0),
 		LeaderLogEnd: leaderEnd}
 	if rp.ErrorCode != 0 {
@@ -443,7 +453,7 @@ func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicP
 	p.stepLocked(ev)
 	p.rep.mu.batches, p.rep.mu.spans, p.rep.mu.batchIndex = nil, nil, nil
 	if ev.Err == nil && !ev.Diverged {
-		p.rep.mu.inSync = p.log.EndOffset() >= rp.HighWatermark
+		p.rep.mu.inSync = p.Log.EndOffset() >= rp.HighWatermark
 	}
 }
 
@@ -455,30 +465,30 @@ func (f *fetcher) fetched(p *partition, seq uint64, rp *kmsg.FetchResponseTopicP
 // end where the core's view does or has led a later epoch than the one it
 // follows (its leadership began behind the core's back): the core stops
 // following, and the driver retries later (noteFailure).
-func (p *partition) performFollower(rd *replication.Ready) (replication.FetchAppended, bool) {
+func (p *Partition) performFollower(rd *replication.Ready) (replication.FetchAppended, bool) {
 	start := func(off int64) {
-		if _, err := p.log.IncrementStartOffset(off); err != nil {
-			p.rep.log.Error("moving the log start to follow the leader", "topic", p.topic, "partition", p.index, "offset", off, "err", err)
+		if _, err := p.Log.IncrementStartOffset(off); err != nil {
+			p.m.o.Logger.Error("moving the log start to follow the leader", "topic", p.Topic, "partition", p.Index, "offset", off, "err", err)
 		}
 	}
 	if rd.Truncated {
 		off := rd.Truncate.Offset
-		p.rep.log.Info("truncating to follow the leader", "topic", p.topic, "partition", p.index,
-			"offset", off, "fully", rd.Truncate.Fully, "log_end", p.log.EndOffset())
+		p.m.o.Logger.Info("truncating to follow the leader", "topic", p.Topic, "partition", p.Index,
+			"offset", off, "fully", rd.Truncate.Fully, "log_end", p.Log.EndOffset())
 		var err error
 		switch {
-		case rd.Truncate.Fully && off >= p.log.EndOffset():
+		case rd.Truncate.Fully && off >= p.Log.EndOffset():
 			start(off)
 		case rd.Truncate.Fully:
-			err = p.log.TruncateTo(off)
+			err = p.Log.TruncateTo(off)
 			start(off)
 		default:
-			err = p.log.TruncateTo(off)
+			err = p.Log.TruncateTo(off)
 		}
 		if err != nil {
 			// The log is then longer than the core's view: its next append
 			// is refused as a mismatch.
-			p.rep.log.Error("truncating to follow the leader", "topic", p.topic, "partition", p.index, "offset", off, "err", err)
+			p.m.o.Logger.Error("truncating to follow the leader", "topic", p.Topic, "partition", p.Index, "offset", off, "err", err)
 		}
 	}
 	if rd.LogStartChanged {
@@ -502,24 +512,24 @@ func (p *partition) performFollower(rd *replication.Ready) (replication.FetchApp
 	}
 	switch {
 	case first < 0 || last < first:
-		out.Err = errors.New("broker: the core appends batches the fetch did not carry")
-	case p.log.EndOffset() != r.LogEnd():
-		out.Err = fmt.Errorf("%w: %s-%d: the log ends at %d, the replica's view at %d", replication.ErrLogMismatch, p.topic, p.index, p.log.EndOffset(), r.LogEnd())
-	case p.log.LatestEpoch() > r.LeaderEpoch():
-		out.Err = fmt.Errorf("%w: %s-%d: the log has led epoch %d, the replica follows epoch %d", replication.ErrLogMismatch, p.topic, p.index, p.log.LatestEpoch(), r.LeaderEpoch())
+		out.Err = errors.New("replication/host: the core appends batches the fetch did not carry")
+	case p.Log.EndOffset() != r.LogEnd():
+		out.Err = fmt.Errorf("%w: %s-%d: the log ends at %d, the replica's view at %d", replication.ErrLogMismatch, p.Topic, p.Index, p.Log.EndOffset(), r.LogEnd())
+	case p.Log.LatestEpoch() > r.LeaderEpoch():
+		out.Err = fmt.Errorf("%w: %s-%d: the log has led epoch %d, the replica follows epoch %d", replication.ErrLogMismatch, p.Topic, p.Index, p.Log.LatestEpoch(), r.LeaderEpoch())
 	default:
 		batches := p.rep.mu.batches[p.rep.mu.spans[first][0]:p.rep.mu.spans[last][1]]
-		res, err := p.log.AppendReplicated(batches)
+		res, err := p.Log.AppendReplicated(batches)
 		if res.LastOffset >= 0 {
 			out.End = res.LastOffset + 1
-			p.metrics.Replicated(metrics.ReplicationBytesIn, len(batches))
+			p.Metrics.Replicated(metrics.ReplicationBytesIn, len(batches))
 		}
 		switch {
 		case err == nil:
 		case (errors.Is(err, engine.ErrCorrupt) || errors.Is(err, engine.ErrInvalidBatch)) && !errors.Is(err, engine.ErrLogFailed):
 			// Damaged in transit or cut short: fetched again, as Kafka's
 			// fetcher retries a CorruptRecordException.
-			p.rep.log.Warn("the leader's records were refused; fetching them again", "topic", p.topic, "partition", p.index,
+			p.m.o.Logger.Warn("the leader's records were refused; fetching them again", "topic", p.Topic, "partition", p.Index,
 				"offset", out.End, "err", err)
 			out.Err = fmt.Errorf("%w: %w", replication.ErrRecordsRefused, err)
 		default:

@@ -1,4 +1,4 @@
-package broker
+package host
 
 // The owner of a partition's log and role (owner.go) under concurrent
 // writers and role changes, and a follower whose disk refuses the
@@ -6,7 +6,6 @@ package broker
 // reproduced in repro_test.go, on the real driver.
 
 import (
-	"encoding/binary"
 	"errors"
 	"sync"
 	"sync/atomic"
@@ -16,26 +15,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
 )
-
-// ownerPartition starts a broker (id 0) under a fake controller and makes
-// it the leader of t-0 at epoch 5, replicas {0, 1}, ISR {0}.
-func ownerPartition(t *testing.T, mod func(*config.Config)) (*partition, *rawConn) {
-	plane := &fakePlane{brokerEpoch: 100, controller: 2, epoch: 3}
-	tb := startBroker(t, t.TempDir(), func(c *config.Config) {
-		c.ControlPlane = plane
-		if mod != nil {
-			mod(c)
-		}
-	})
-	rc := dialRaw(t, tb.addr)
-	top, codes := lisrCodes(rc, leaderAndIsr(2, 3, 100, []int32{0, 0, 5, 0, 1}), 7)
-	wantCode(t, "LeaderAndIsr", top, nil)
-	wantCodes(t, "LeaderAndIsr", codes, nil)
-	return tb.partition("t", 0), rc
-}
 
 // Writers racing a role change: once the LeaderAndIsr making the broker a
 // follower is answered, no append lands in the log, the log ends where the
@@ -43,7 +24,7 @@ func ownerPartition(t *testing.T, mod func(*config.Config)) (*partition, *rawCon
 // end (TestReproStaleLeaderAppendAfterBecomeFollower's scenario, with
 // writers in flight instead of a direct log append).
 func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
-	p, rc := ownerPartition(t, nil)
+	p := leaderPartition(t, nil)
 	var (
 		wg      sync.WaitGroup
 		stop    atomic.Bool
@@ -56,7 +37,7 @@ func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for !stop.Load() {
-				res, err := p.appendAsLeader(batch("x"), appendHow{})
+				res, err := p.AppendAsLeader(batch("x"), AppendHow{})
 				switch {
 				case err == nil:
 					for {
@@ -75,14 +56,11 @@ func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for p.log.EndOffset() < 200 && time.Now().Before(deadline) {
+	for p.Log.EndOffset() < 200 && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	req := leaderAndIsr(2, 3, 100, []int32{0, 1, 6, 0, 1}) // follower of 1 at epoch 6
-	top, codes := lisrCodes(rc, req, 7)
-	wantCode(t, "LeaderAndIsr", top, nil)
-	wantCodes(t, "LeaderAndIsr", codes, nil)
-	end := p.log.EndOffset()
+	p.BecomeFollower(1, 6, 0, []int32{0, 1}) // as a LeaderAndIsr making it a follower of 1 at epoch 6
+	end := p.Log.EndOffset()
 	p.rep.mu.Lock()
 	coreEnd := p.rep.mu.r.LogEnd()
 	p.rep.mu.Unlock()
@@ -92,14 +70,14 @@ func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
 	stop.Store(true)
 	wg.Wait()
 	t.Logf("log end at the role change %d (core %d), after %d refused appends %d; highest acknowledged offset %d",
-		end, coreEnd, refused.Load(), p.log.EndOffset(), maxAckd.Load())
+		end, coreEnd, refused.Load(), p.Log.EndOffset(), maxAckd.Load())
 	switch {
 	case end < 200:
 		t.Fatalf("only %d records appended before the role change", end)
 	case coreEnd != end:
 		t.Errorf("as follower the core counts on a log end of %d, the log ends at %d", coreEnd, end)
-	case p.log.EndOffset() != end:
-		t.Errorf("the log grew from %d to %d after the broker became a follower", end, p.log.EndOffset())
+	case p.Log.EndOffset() != end:
+		t.Errorf("the log grew from %d to %d after the broker became a follower", end, p.Log.EndOffset())
 	case maxAckd.Load() >= end:
 		t.Errorf("an append acknowledged at %d, past the log end %d at the role change", maxAckd.Load(), end)
 	case refused.Load() == 0:
@@ -113,11 +91,8 @@ func TestOwnerNoLeaderAppendAfterBecomingFollower(t *testing.T) {
 // as replicated.
 func TestOwnerFollowerDiskFullFailsThenResumes(t *testing.T) {
 	var full atomic.Bool
-	p, rc := ownerPartition(t, func(c *config.Config) { c.FS = engine.FullDisk{FS: engine.OSFS, Full: &full} })
-	req := leaderAndIsr(2, 3, 100, []int32{0, 1, 6, 0, 1}) // follower of 1 at epoch 6
-	top, codes := lisrCodes(rc, req, 7)
-	wantCode(t, "LeaderAndIsr", top, nil)
-	wantCodes(t, "LeaderAndIsr", codes, nil)
+	p := leaderPartition(t, engine.FullDisk{FS: engine.OSFS, Full: &full})
+	p.BecomeFollower(1, 6, 0, []int32{0, 1}) // as a LeaderAndIsr making it a follower of 1 at epoch 6
 	// A batch large enough to need a reservation past the segment's first.
 	big := make([]byte, 300<<10)
 	var bb engine.BatchBuilder
@@ -135,9 +110,9 @@ func TestOwnerFollowerDiskFullFailsThenResumes(t *testing.T) {
 	p.rep.mu.Lock()
 	failed, why := p.rep.mu.r.Failed()
 	p.rep.mu.Unlock()
-	if !failed || !p.rep.failed.Load() || p.log.EndOffset() != 0 || next != 0 {
+	if !failed || !p.Failed() || p.Log.EndOffset() != 0 || next != 0 {
 		t.Fatalf("after a refused append on a full disk: failed %v (%v, published %v), log end %d, next fetch from %d",
-			failed, why, p.rep.failed.Load(), p.log.EndOffset(), next)
+			failed, why, p.Failed(), p.Log.EndOffset(), next)
 	}
 	if seqAfter != seq {
 		t.Fatal("a failed follower asks for another fetch")
@@ -153,19 +128,11 @@ func TestOwnerFollowerDiskFullFailsThenResumes(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if !p.rep.failed.Load() {
+	if !p.Failed() {
 		t.Fatal("resumed and reported healthy before its log took a write")
 	}
 	answer(0)
-	if _, next := nextFetch(p); p.log.EndOffset() != 1 || next != 1 || p.rep.failed.Load() {
-		t.Fatalf("resumed: log end %d, next fetch from %d, failed %v; want 1, 1 and false", p.log.EndOffset(), next, p.rep.failed.Load())
+	if _, next := nextFetch(p); p.Log.EndOffset() != 1 || next != 1 || p.Failed() {
+		t.Fatalf("resumed: log end %d, next fetch from %d, failed %v; want 1, 1 and false", p.Log.EndOffset(), next, p.Failed())
 	}
-}
-
-// replicatedBatchOf is b as a leader wrote it at base, epoch (both fields
-// outside the CRC).
-func replicatedBatchOf(b []byte, base int64, epoch int32) []byte {
-	binary.BigEndian.PutUint64(b[0:], uint64(base))
-	binary.BigEndian.PutUint32(b[12:], uint32(epoch))
-	return b
 }

@@ -1,4 +1,4 @@
-package broker
+package host
 
 import (
 	"sync"
@@ -6,18 +6,23 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
-	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
+	"github.com/sluice-io/sluice/replication"
 )
 
-// partition is one partition this broker hosts: the controller's
-// LeaderAndIsr says whether it leads, at which leader epoch (hosting.go;
-// the single node leads every one, at epoch 0).
-type partition struct {
-	topic string
-	index int32
-	log   *engine.Log
+// Partition is one partition a broker hosts: its log, and the owner of
+// the log and of the replication role (owner.go). The controller's
+// LeaderAndIsr says whether it leads, at which leader epoch (the broker's
+// hosting; the single node leads every one, at epoch 0).
+type Partition struct {
+	Topic string
+	Index int32
+	Log   *engine.Log
+	// Metrics are the topic's and the broker's counters, set when the
+	// partition is made; nil without metrics.
+	Metrics *metrics.Topic
+	m       *Manager
 	// leader: this broker serves produce and fetch for the partition, as
 	// LeaderAndIsr said.
 	leader atomic.Bool
@@ -32,42 +37,59 @@ type partition struct {
 	// role is the owner lock of the log and the role (owner.go): read by
 	// appends and fetch answers, written by role changes.
 	role sync.RWMutex
-	// rep drives the partition's replication core (replica.go): its high
+	// rep drives the partition's replication core (driver.go): its high
 	// watermark, acks=all waits.
 	rep replicaDriver
-	// durableHW: with flush.messages=1 only what is on disk is readable, as
+	// DurableHW: with flush.messages=1 only what is on disk is readable, as
 	// Kafka flushes before it advances the high watermark; otherwise a
 	// machine crash would reuse offsets consumers already read. It follows
 	// the topic's configuration (refreshPartition) and is read on the fetch
 	// path.
-	durableHW atomic.Bool
+	DurableHW atomic.Bool
 	// minInsync is the topic's min.insync.replicas: above the in-sync
-	// replica count (1 on a single node) acks=all produces are refused.
+	// replica count (1 on a single node) acks=all produces are refused
+	// (SetMinInsync).
 	minInsync atomic.Int32
-	// compacted: the topic's cleanup.policy includes compact, so produce
+	// The broker's settings of the partition from its topic's
+	// configuration, read on the produce and fetch paths without a lock.
+	//
+	// Compacted: the topic's cleanup.policy includes compact, so produce
 	// refuses records without a key. It follows the log's options
 	// (refreshPartition) and is read on the produce path.
-	compacted atomic.Bool
-	// leaderThrottled and followerThrottled: the topic's
+	Compacted atomic.Bool
+	// LeaderThrottled and FollowerThrottled: the topic's
 	// leader.replication.throttled.replicas and
 	// follower.replication.throttled.replicas name this broker's replica
 	// (refreshThrottles, throttle.go); read on the fetch paths.
-	leaderThrottled, followerThrottled atomic.Bool
-	// metrics are the topic's and the broker's counters (metrics.go), set
-	// when the partition is made; nil without metrics.
-	metrics *metrics.Topic
-
-	mu struct {
+	LeaderThrottled, FollowerThrottled atomic.Bool
+	mu                                 struct {
 		sync.Mutex
 		waiters []chan struct{} // fetches waiting for data; each buffered 1
 	}
 }
 
-// offsetsAvailable reports whether the high watermark has reached the
+// Leads reports whether this broker leads the partition now (serves its
+// produce and fetch).
+func (p *Partition) Leads() bool { return p.leader.Load() }
+
+// Epoch is the partition's leader epoch as this broker last learnt it.
+func (p *Partition) Epoch() int32 { return p.epoch.Load() }
+
+// MinInsync is the topic's min.insync.replicas as the partition applies it.
+func (p *Partition) MinInsync() int32 { return p.minInsync.Load() }
+
+// SetMinInsync applies a new min.insync.replicas.
+func (p *Partition) SetMinInsync(n int32) {
+	if p.minInsync.Swap(n) != n {
+		p.step(replication.MinInsyncChanged{MinInsyncReplicas: int(n)})
+	}
+}
+
+// OffsetsAvailable reports whether the high watermark has reached the
 // start of the leader's epoch (KIP-207): before, a client's ListOffsets
 // could be answered offsets the previous leader already passed.
-func (p *partition) offsetsAvailable() bool {
-	return p.epochStart.Load() <= p.highWatermark()
+func (p *Partition) OffsetsAvailable() bool {
+	return p.epochStart.Load() <= p.HighWatermark()
 }
 
 // epochStartOffset is where epoch starts in l's epoch cache, -1 if l has
@@ -81,11 +103,11 @@ func epochStartOffset(l *engine.Log, epoch int32) int64 {
 	return -1
 }
 
-// checkLeaderEpoch checks a request's CurrentLeaderEpoch (-1: none) as
+// CheckLeaderEpoch checks a request's CurrentLeaderEpoch (-1: none) as
 // Kafka's Partition.checkCurrentLeaderEpoch: older than the partition's is
 // FENCED_LEADER_EPOCH (the client's leader is gone), newer
 // UNKNOWN_LEADER_EPOCH (this broker has not heard of it yet).
-func (p *partition) checkLeaderEpoch(current int32) int16 {
+func (p *Partition) CheckLeaderEpoch(current int32) int16 {
 	epoch := p.epoch.Load()
 	switch {
 	case current == -1:
@@ -98,32 +120,32 @@ func (p *partition) checkLeaderEpoch(current int32) int16 {
 	return 0
 }
 
-// highWatermark is the offset below which records are readable: the
-// replication core's (replica.go; on a single node, or with the ISR the
+// HighWatermark is the offset below which records are readable: the
+// replication core's (driver.go; on a single node, or with the ISR the
 // leader alone, the log end once a batch is appended), and with
 // flush.messages=1 no more than what is on disk.
-func (p *partition) highWatermark() int64 {
+func (p *Partition) HighWatermark() int64 {
 	hw := p.rep.hw.Load()
-	if p.durableHW.Load() {
-		return min(hw, p.log.RecoveryPoint())
+	if p.DurableHW.Load() {
+		return min(hw, p.Log.RecoveryPoint())
 	}
 	return hw
 }
 
-// lastStableOffset is the offset below which every record is committed or
+// LastStableOffset is the offset below which every record is committed or
 // aborted and readable, given the high watermark hw: the first offset of
 // the log's oldest open transaction if below hw, else hw (Kafka's
-// UnifiedLog.lastStableOffset). A read_committed fetch reads up to it.
-func (p *partition) lastStableOffset(hw int64) int64 {
-	if fu := p.log.FirstUnstableOffset(); fu >= 0 && fu < hw {
+// UnifiedLog.LastStableOffset). A read_committed fetch reads up to it.
+func (p *Partition) LastStableOffset(hw int64) int64 {
+	if fu := p.Log.FirstUnstableOffset(); fu >= 0 && fu < hw {
 		return fu
 	}
 	return hw
 }
 
-// wait registers ch to be signalled at the next append. Registering before
+// Wait registers ch to be signalled at the next append. Registering before
 // reading means an append after the read cannot be missed.
-func (p *partition) wait(ch chan struct{}) {
+func (p *Partition) Wait(ch chan struct{}) {
 	p.mu.Lock()
 	for _, w := range p.mu.waiters {
 		if w == ch {
@@ -135,8 +157,16 @@ func (p *partition) wait(ch chan struct{}) {
 	p.mu.Unlock()
 }
 
-// notify wakes every registered fetch.
-func (p *partition) notify() {
+// Waiting is how many fetches wait for the partition's next append (the
+// fetch purgatory's size, in Kafka's words).
+func (p *Partition) Waiting() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.mu.waiters)
+}
+
+// Notify wakes every registered fetch.
+func (p *Partition) Notify() {
 	p.mu.Lock()
 	for i, w := range p.mu.waiters {
 		select {
@@ -147,24 +177,4 @@ func (p *partition) notify() {
 	}
 	p.mu.waiters = p.mu.waiters[:0]
 	p.mu.Unlock()
-}
-
-// topicState is a topic's metadata and its partitions.
-type topicState struct {
-	meta       coordinator.Topic
-	partitions []*partition
-}
-
-// hostedLocked lists the hosted partitions; Broker.mu is held (read or
-// write).
-func (b *Broker) hostedLocked() []*partition {
-	var parts []*partition
-	for _, ts := range b.mu.topics {
-		for _, p := range ts.partitions {
-			if p != nil {
-				parts = append(parts, p)
-			}
-		}
-	}
-	return parts
 }

@@ -1,0 +1,114 @@
+package host
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/sluice-io/sluice/config"
+	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/metrics"
+	"github.com/sluice-io/sluice/replication"
+	"github.com/sluice-io/sluice/wire/interbroker"
+)
+
+// Options are a broker's collaborators and settings, shared by the
+// partitions it hosts. The zero Dial and Controller are the single node's:
+// it follows nothing and changes no ISR.
+type Options struct {
+	// Self is this broker's id.
+	Self int32
+	// LagTimeMax is replica.lag.time.max.ms: a follower that has not
+	// caught up within it leaves the ISR.
+	LagTimeMax time.Duration
+	Logger     *slog.Logger
+	// Metrics counts ISR changes and replicated bytes; nil without metrics.
+	Metrics *metrics.Registry
+	// Closing closes as the broker shuts down: fetchers stop, retries end.
+	Closing <-chan struct{}
+
+	// Fetch sizes and times the followers' fetches (replica.fetch.*,
+	// num.replica.fetchers).
+	Fetch config.FetcherConfig
+	// Dial opens a connection to other brokers for a fetcher (the
+	// inter-broker transport, whose ClientID and ReuseResponses the
+	// options set); nil on the single node.
+	Dial func(interbroker.Options) interbroker.Sender
+	// Controller takes the leaders' ISR changes; nil on the single node.
+	Controller Controller
+	// FollowerQuota is follower.replication.throttled.rate's (KIP-73):
+	// throttled partitions not in sync are left out of a fetch while it is
+	// exceeded. Nil: no throttle.
+	FollowerQuota Quota
+	// TopicID is the id of a hosted topic, false when it is not hosted
+	// (AlterPartition names topics by id).
+	TopicID func(topic string) (engine.TopicID, bool)
+	// LogDirChanged is told when a follower's log fails or takes the
+	// leader's records again (the controller learns it, logdirevents);
+	// may be nil.
+	LogDirChanged func()
+}
+
+// Controller carries a leader's ISR changes to the cluster's controller.
+type Controller interface {
+	// BrokerEpoch is this broker's registration epoch (KIP-380), which
+	// the controller checks an AlterPartition's against.
+	BrokerEpoch() int64
+	// AlterPartition sends req to the controller the metadata names now:
+	// an error when there is none or it cannot be reached.
+	AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error)
+}
+
+// Quota is a replication quota: how long it is exceeded for (0 when it
+// is not), and the bytes that count against it.
+type Quota interface {
+	Exceeded() time.Duration
+	Record(bytes int64)
+}
+
+// Manager makes the partitions a broker hosts and runs its followers'
+// fetchers.
+type Manager struct {
+	o        Options
+	fetchers *fetchers // nil on the single node
+}
+
+// New returns a manager of no partition yet.
+func New(o Options) *Manager {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	m := &Manager{o: o}
+	if o.Dial != nil {
+		m.fetchers = newFetchers(m, o.Fetch.WithDefaults())
+	}
+	return m
+}
+
+// NewPartition wraps an opened log of topic's partition index, offline
+// until it becomes leader or follower (owner.go), with the topic's
+// min.insync.replicas. mt are its metrics, nil without.
+func (m *Manager) NewPartition(topic string, index int32, l *engine.Log, minInsync int32, mt *metrics.Topic) *Partition {
+	p := &Partition{Topic: topic, Index: index, Log: l, Metrics: mt, m: m}
+	p.minInsync.Store(minInsync)
+	p.rep.mu.r = replication.New(replication.Config{Self: m.o.Self, MinInsyncReplicas: int(minInsync),
+		ReplicaLagTimeMaxMs: m.o.LagTimeMax.Milliseconds()})
+	p.rep.mu.waiters = map[uint64]chan error{}
+	p.rep.hw.Store(l.HighWatermark())
+	return p
+}
+
+// closingContext is a context of timeout that ends when the broker closes.
+func (m *Manager) closingContext(timeout time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	go func() {
+		select {
+		case <-m.o.Closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
