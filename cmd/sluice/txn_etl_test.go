@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
 
@@ -39,10 +40,32 @@ const (
 // runETLMember copies etl-in to etl-out in transactions until ctx ends.
 // Each record keeps its key and value; a poll's records are one
 // transaction. copied counts the records of committed transactions.
+//
+// A session whose producer was fenced is closed and a new one started
+// with the same transactional id, as franz-go's users must (a fenced
+// producer is fatal to its client). This happens, as with Kafka, when an
+// EndTxn never reached a coordinator that then died: franz-go heals the
+// unconfirmed end with InitProducerId at its epoch (KIP-360), the new
+// coordinator fences that epoch to abort the transaction still ongoing
+// and answers CONCURRENT_TRANSACTIONS, and the retry at the fenced epoch
+// is PRODUCER_FENCED (Kafka's prepareFenceProducerEpoch keeps no last
+// epoch). Exactly-once holds across the restart: the input offsets are
+// committed only inside transactions.
 func runETLMember(ctx context.Context, brokers []string, txnID string, copied func(int), logf func(string, ...any)) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
+	for restarts := 0; ; restarts++ {
+		err := runETLSession(ctx, brokers, txnID, copied, logf)
+		if !errors.Is(err, kerr.ProducerFenced) || restarts == 5 {
+			return err
+		}
+		logf("%s: a new session after: %v", txnID, err)
+	}
+}
+
+// runETLSession is one session of runETLMember.
+func runETLSession(ctx context.Context, brokers []string, txnID string, copied func(int), logf func(string, ...any)) error {
 	s, err := kgo.NewGroupTransactSession(
 		kgo.SeedBrokers(brokers...),
 		kgo.TransactionalID(txnID),

@@ -427,3 +427,33 @@ func TestExhaustedEpochWithOtherExpectedEpochIsNotBumped(t *testing.T) {
 		t.Fatalf("last producer %d epoch %d", m.LastProducerID, m.LastEpoch)
 	}
 }
+
+// KIP-360's InitProducerId from the producer of an Ongoing transaction (as
+// franz-go sends it to heal an EndTxn whose outcome it never learned):
+// the transaction is aborted under a fencing epoch and the request answered
+// CONCURRENT_TRANSACTIONS; its retry at the same epoch is then
+// PRODUCER_FENCED, as with Kafka, whose prepareFenceProducerEpoch records
+// no last epoch. The producer must start again without an expected epoch.
+func TestKIP360InitDuringOngoingFencesTheRetry(t *testing.T) {
+	h := newHarness(t, Options{})
+	a := h.begin("x", tp0)
+	init := func(req uint64, pid int64, epoch int16) Ready {
+		return h.step(InitProducerID{Req: req, Version: 4, TransactionalID: "x", TimeoutMs: 60000, ProducerID: pid, Epoch: epoch})
+	}
+	rd := init(1, a.ProducerID, a.Epoch)
+	if len(rd.Writes) != 1 {
+		t.Fatalf("init during Ongoing: %+v", rd)
+	}
+	rd = h.ack(rd, 0)
+	if got := h.answer(1); got.Code != kerr.ConcurrentTransactions.Code {
+		t.Fatalf("init answered %+v", got)
+	}
+	h.ack(h.ack(rd, 0), 0) // the abort's markers, then CompleteAbort
+	init(2, a.ProducerID, a.Epoch)
+	if got := h.answer(2); got.Code != kerr.ProducerFenced.Code {
+		t.Fatalf("the retry at the fenced epoch: %+v", got)
+	}
+	if got := h.init(3, "x"); got.Code != 0 || got.Epoch != a.Epoch+2 {
+		t.Fatalf("a new producer: %+v", got)
+	}
+}
