@@ -174,7 +174,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			failed = true
 			a.p.Metrics.Add(metrics.FailedProduce, 1)
 			sp := &resp.Topics[a.ti].Partitions[a.pi]
-			code, msg := produceError(c.b, a.p, err)
+			code, msg := a.p.AppendError(err)
 			sp.BaseOffset = -1
 			setProduceError(req, sp, code, msg)
 		}
@@ -194,7 +194,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 				failed = true
 				a.p.Metrics.Add(metrics.FailedProduce, 1)
 				sp.BaseOffset = -1
-				setProduceError(req, sp, errorCode(err), err.Error())
+				setProduceError(req, sp, host.ErrorCode(err), err.Error())
 			}
 		}
 	}
@@ -269,7 +269,7 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	}
 	if req.Acks == -1 {
 		if err := p.CheckAcksAll(); err != nil {
-			return p, res, errorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.MinInsync()), nil
+			return p, res, host.ErrorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.MinInsync()), nil
 		}
 	}
 	if hasHeader && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
@@ -291,7 +291,7 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	}
 	res, err := p.AppendAsLeader(records, host.AppendHow{Guard: guard, AcksAll: req.Acks == -1})
 	if err != nil {
-		code, msg := produceError(b, p, err)
+		code, msg := p.AppendError(err)
 		return p, res, code, msg, nil
 	}
 	return p, res, 0, "", nil
@@ -374,34 +374,4 @@ func checkKeys(batch []byte, p *host.Partition) (int16, string, []kmsg.ProduceRe
 	msg := fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
 		len(recErrs), strings.Join(shown, ", "))
 	return kerr.InvalidRecord.Code, msg, recErrs
-}
-
-// produceError maps an engine append error to Kafka's code.
-func produceError(b *Broker, p *host.Partition, err error) (int16, string) {
-	var ke *kerr.Error
-	switch {
-	case errors.As(err, &ke):
-		// The owner's refusals (replication/host/owner.go): NOT_LEADER_OR_FOLLOWER, and
-		// NOT_ENOUGH_REPLICAS checked again under its lock.
-		return ke.Code, err.Error()
-	case errors.Is(err, engine.ErrBatchTooLarge):
-		return kerr.MessageTooLarge.Code, err.Error()
-	case errors.Is(err, engine.ErrCorrupt):
-		return kerr.CorruptMessage.Code, err.Error()
-	case errors.Is(err, engine.ErrInvalidBatch):
-		return kerr.InvalidRecord.Code, err.Error()
-	case errors.Is(err, engine.ErrOutOfOrderSequence):
-		return kerr.OutOfOrderSequenceNumber.Code, err.Error()
-	case errors.Is(err, engine.ErrInvalidProducerEpoch):
-		return kerr.InvalidProducerEpoch.Code, err.Error()
-	case errors.Is(err, engine.ErrInvalidTxnState):
-		return kerr.InvalidTxnState.Code, err.Error()
-	case errors.Is(err, engine.ErrCoordinatorFenced):
-		return kerr.TransactionCoordinatorFenced.Code, err.Error()
-	case errors.Is(err, engine.ErrClosed):
-		return kerr.NotLeaderForPartition.Code, ""
-	default:
-		b.log.Error("append failed", "topic", p.Topic, "partition", p.Index, "err", err)
-		return kerr.KafkaStorageError.Code, ""
-	}
 }

@@ -339,7 +339,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 					FetchOffset: rp.FetchOffset, LastFetchedEpoch: lastFetched, CurrentLeaderEpoch: rp.CurrentLeaderEpoch})
 				switch {
 				case a.Err != nil:
-					fp.ErrorCode = errorCode(a.Err)
+					fp.ErrorCode = host.ErrorCode(a.Err)
 				case a.Diverged:
 					fp.Diverging, fp.DivergingEpoch, fp.DivergingEndOffset = true, a.Diverging.Epoch, a.Diverging.EndOffset
 				}

@@ -8,7 +8,7 @@ package broker
 //     the first request creates __consumer_offsets, as Kafka does.
 //   - A transactional id's coordinator (key type 1) is the leader of its
 //     partition of __transaction_state, created by the first such request
-//     (txncoord.go). Another key type is INVALID_REQUEST.
+//     (txns.go). Another key type is INVALID_REQUEST.
 //
 // Version notes: v4+ batches keys; v0-3 answer one.
 

@@ -16,7 +16,7 @@ package broker
 //   - A producer id of -1 with an epoch other than -1, or the reverse, is
 //     INVALID_REQUEST (KafkaApis checks this before the coordinator).
 //   - With a transactional id: answered by the id's transaction
-//     coordinator (txncoord.go, coordinator/txn): an epoch bump that fences
+//     coordinator (txns.go, coordinator/txn/host): an epoch bump that fences
 //     the older producer, KIP-360's recovery with the producer id and epoch.
 //     A transaction.timeout.ms outside (0, transaction.max.timeout.ms] is
 //     INVALID_TRANSACTION_TIMEOUT (checked first, as Kafka's coordinator
@@ -71,7 +71,7 @@ func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 			resp.ErrorCode = kerr.InvalidTransactionTimeout.Code
 			break
 		}
-		a := c.b.txnCall(id, func(r uint64) txn.Event {
+		a := c.b.txns.Call(id, func(r uint64) txn.Event {
 			return txn.InitProducerID{Req: r, Version: req.Version, TransactionalID: id, TimeoutMs: timeout,
 				ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}
 		})

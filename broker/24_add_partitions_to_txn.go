@@ -36,6 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/txn"
+	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
@@ -144,7 +145,7 @@ func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnReq
 	case t.VerifyOnly:
 		b.verifyPartitionsInTxn(t, codes)
 	default:
-		a := b.txnCall(id, func(r uint64) txn.Event {
+		a := b.txns.Call(id, func(r uint64) txn.Event {
 			return txn.AddPartitions{Req: r, Version: version, TransactionalID: id,
 				ProducerID: t.ProducerID, Epoch: t.ProducerEpoch, Partitions: ps}
 		})
@@ -173,16 +174,16 @@ func setAll(codes map[engine.Partition]int16, code int16) {
 // verifyPartitionsInTxn checks, from the coordinator's written state, that
 // the partitions are in the producer's ongoing transaction.
 func (b *Broker) verifyPartitionsInTxn(t *kmsg.AddPartitionsToTxnRequestTransaction, codes map[engine.Partition]int16) {
-	d, code := b.txnDriverFor(t.TransactionalID)
+	d, code := b.txns.DriverFor(t.TransactionalID)
 	if d == nil {
 		setAll(codes, code)
 		return
 	}
-	ctx, cancel := b.closingContext(txnCallTimeout)
+	ctx, cancel := b.closingContext(txnhost.CallTimeout)
 	defer cancel()
 	var m txn.Metadata
 	var found bool
-	if !d.inspect(ctx, func(c *txn.Coordinator) { m, found = c.Get(t.TransactionalID) }) {
+	if !d.Inspect(ctx, func(c *txn.Coordinator) { m, found = c.Get(t.TransactionalID) }) {
 		setAll(codes, kerr.NotCoordinator.Code)
 		return
 	}

@@ -124,7 +124,7 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersR
 	for _, w := range done {
 		rp := &resp.Markers[w.mi].Topics[w.ti].Partitions[w.pi]
 		if err := w.p.AwaitReplicated(w.end, timeout, b.closing); err != nil {
-			rp.ErrorCode = errorCode(err)
+			rp.ErrorCode = host.ErrorCode(err)
 			continue
 		}
 		if w.p.Topic == offsetsTopic {
@@ -149,7 +149,7 @@ func (b *Broker) writeMarker(topic string, index int32, batch []byte) (*host.Par
 		return nil, 0, kerr.NotLeaderForPartition.Code
 	}
 	if err := p.CheckAcksAll(); err != nil {
-		return nil, 0, errorCode(err)
+		return nil, 0, host.ErrorCode(err)
 	}
 	res, err := p.AppendAsLeader(batch, host.AppendHow{Coordinator: true, AcksAll: true})
 	if err == nil {
@@ -157,7 +157,7 @@ func (b *Broker) writeMarker(topic string, index int32, batch []byte) (*host.Par
 	}
 	p.Notify()
 	if err != nil {
-		code, _ := produceError(b, p, err) // logs a storage error
+		code, _ := p.AppendError(err) // logs a storage error
 		return nil, 0, code
 	}
 	return p, res.LastOffset + 1, 0

@@ -17,6 +17,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/txn"
+	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -26,7 +27,7 @@ func init() { register(65, 0, 0, handleDescribeTransactions) }
 func handleDescribeTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.DescribeTransactionsRequest)
 	resp := req.ResponseKind().(*kmsg.DescribeTransactionsResponse)
-	ctx, cancel := c.b.closingContext(txnCallTimeout)
+	ctx, cancel := c.b.closingContext(txnhost.CallTimeout)
 	defer cancel()
 	for _, id := range req.TransactionalIDs {
 		ts := kmsg.NewDescribeTransactionsResponseTransactionState()
@@ -36,13 +37,13 @@ func handleDescribeTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Re
 			resp.TransactionStates = append(resp.TransactionStates, ts)
 			continue
 		}
-		d, code := c.b.txnDriverFor(id)
+		d, code := c.b.txns.DriverFor(id)
 		var m txn.Metadata
 		found := false
 		switch {
 		case d == nil:
 			ts.ErrorCode = code
-		case !d.inspect(ctx, func(c *txn.Coordinator) { m, found = c.Get(id) }):
+		case !d.Inspect(ctx, func(c *txn.Coordinator) { m, found = c.Get(id) }):
 			ts.ErrorCode = kerr.NotCoordinator.Code
 		case !found:
 			ts.ErrorCode = kerr.TransactionalIDNotFound.Code

@@ -26,6 +26,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/coordinator/txn"
+	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -69,21 +70,16 @@ func handleListTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respon
 		}
 		return true
 	}
-	c.b.txns.mu.Lock()
-	var ds []*txnDriver
-	for _, d := range c.b.txns.drivers {
-		ds = append(ds, d)
-	}
-	c.b.txns.mu.Unlock()
-	ctx, cancel := c.b.closingContext(txnCallTimeout)
+	ds := c.b.txns.Drivers()
+	ctx, cancel := c.b.closingContext(txnhost.CallTimeout)
 	defer cancel()
 	var out []kmsg.ListTransactionsResponseTransactionState
 	for _, d := range ds {
-		if !d.isLoaded() {
+		if !d.Loaded() {
 			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 			return resp, nil
 		}
-		d.inspect(ctx, func(co *txn.Coordinator) {
+		d.Inspect(ctx, func(co *txn.Coordinator) {
 			now := time.Now().UnixMilli()
 			for _, id := range co.IDs() {
 				m, _ := co.Get(id)

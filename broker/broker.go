@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
+	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication/host"
@@ -63,14 +64,14 @@ type Broker struct {
 	interTLS  *tlsconf.Client
 	listening chan struct{} // closed once Serve has bound every listener
 	closing   chan struct{}
-	groups    groupsState       // the group coordinator (groups.go)
-	txns      txnCoordinators   // the transaction coordinators (txncoord.go)
-	verifier  txnVerifier       // partitions' transaction verification (txnverify.go)
-	lag       lagSampler        // consumer lag, sampled when asked (grouplag.go)
-	ctl       *controlState     // the controller's requests' state (controlplane.go)
-	cluster   *cluster          // ZooKeeper mode (cluster.go); nil on the single node
-	repl      replicationQuotas // replication throttles (throttle.go)
-	authz     authzState        // the ACL authorizer (authorize.go)
+	groups    groupsState           // the group coordinator (groups.go)
+	txns      *txnhost.Coordinators // the transaction coordinators (txns.go)
+	verifier  txnVerifier           // partitions' transaction verification (txnverify.go)
+	lag       lagSampler            // consumer lag, sampled when asked (grouplag.go)
+	ctl       *controlState         // the controller's requests' state (controlplane.go)
+	cluster   *cluster              // ZooKeeper mode (cluster.go); nil on the single node
+	repl      replicationQuotas     // replication throttles (throttle.go)
+	authz     authzState            // the ACL authorizer (authorize.go)
 	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
@@ -152,6 +153,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b.coord = coord
 	b.pids.coord = coord
 	b.replicas = b.newReplicas() // replicas.go
+	b.txns = b.newTxns()         // txns.go
 	if err := b.startAuthz(); err != nil {
 		b.closeCoordinator()
 		return nil, err
@@ -371,7 +373,8 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.srv.Stop() // the listeners close, every connection ends after its request in hand
 	b.mu.Unlock()
 	b.closeGroups() // answers parked joins and syncs
-	b.closeTxns()   // answers requests waiting on a transaction coordinator
+	b.txns.Close()  // answers requests waiting on a transaction coordinator
+	b.verifier.close()
 	b.srv.Wait(ctx)
 	b.srv.Close()
 	b.closeLag()

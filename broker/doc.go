@@ -100,20 +100,19 @@
 // then its replica lock, then the engine Log's) are taken after
 // controlState.mu, Broker.admin (LeaderAndIsr and configuration changes
 // step the partitions under them), coordinator/group's locks and
-// txnDriver.mu (their appends), and a role change holding a partition's
+// a transaction driver's mu (their appends; coordinator/txn/host), and a role change holding a partition's
 // role lock calls no coordinator; an acks=all produce waits for its
 // completion with no lock held. A metrics scrape takes Broker.mu (read)
 // to list the partitions and releases it before it takes each partition's
 // replica lock (Partition.Health). A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota
-// under a partition's replica lock. txnCoordinators.mu (txncoord.go) is
-// taken under controlState.mu and Broker.admin (LeaderAndIsr starts and
-// stops transaction coordinators) and nests a driver's txnDriver.mu, held
-// across its appends to __transaction_state (the partition's and engine's
-// locks), never across a wait.
+// under a partition's replica lock. The transaction coordinators' locks
+// (coordinator/txn/host's doc.go) are taken under controlState.mu and
+// Broker.admin (LeaderAndIsr starts and stops transaction coordinators)
+// and nest the partitions' locks, never held across a wait.
 //
-// Transactions (txncoord.go, txnmarkers.go; coordinator/txn decides): a
-// driver per partition of __transaction_state this broker leads runs the
+// Transactions (txns.go; coordinator/txn/host drives, coordinator/txn
+// decides): a driver per partition of __transaction_state this broker leads runs the
 // transaction coordinator; the transaction handlers (22 with a
 // transactional id, 24-26, 65, 66) route requests to it by transactional
 // id, and it sends WriteTxnMarkers to the partitions' leaders. A partition

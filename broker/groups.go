@@ -263,7 +263,7 @@ func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error 
 		return err
 	}
 	it := engine.NewRecordIterator(nil)
-	return forEachChunk(p, func(buf []byte, off int64) error {
+	return p.ReadChunks(func(buf []byte, off int64) error {
 		// Runs of data batches of one kind (transactional or not, one
 		// producer) are read by one iterator; a control batch is a
 		// transaction marker.

@@ -78,7 +78,7 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 			b.moveGroups(s.partition, lead, s.role.leaderEpoch)
 		}
 		if topic == txnStateTopic {
-			b.moveTxns(s.partition, lead, s.role.leaderEpoch)
+			b.txns.Move(s.partition, lead, s.role.leaderEpoch)
 		}
 	}
 	return failed
@@ -211,7 +211,7 @@ func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error
 			b.moveGroups(tp.partition, false, leaderEpoch)
 		}
 		if tp.topic == txnStateTopic {
-			b.moveTxns(tp.partition, false, leaderEpoch)
+			b.txns.Move(tp.partition, false, leaderEpoch)
 		}
 	}
 	if !remove {

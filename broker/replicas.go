@@ -1,7 +1,6 @@
 package broker
 
 import (
-	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/wire/interbroker"
-	"github.com/twmb/franz-go/pkg/kerr"
 )
 
 // The broker's side of its partitions' replication clocks and membership
@@ -64,16 +62,6 @@ func (b *Broker) tickReplicas(lag time.Duration) {
 			p.Tick()
 		}
 	}
-}
-
-// errorCode is the Kafka code of an error the replication core decided
-// (a kerr value), UNKNOWN_SERVER_ERROR for any other.
-func errorCode(err error) int16 {
-	var ke *kerr.Error
-	if errors.As(err, &ke) {
-		return ke.Code
-	}
-	return kerr.UnknownServerError.Code
 }
 
 // liveBrokers is the set of live brokers (from the metadata cache) the

@@ -54,6 +54,7 @@ package broker
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -67,6 +68,9 @@ import (
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
+
+// errVerifierClosed answers verifications once the broker closes.
+var errVerifierClosed = errors.New("broker: transaction verification stopped")
 
 // txnVerifyTimeout bounds one AddPartitionsToTxn to a coordinator
 // (request.timeout.ms) and a Produce's wait without a timeout of its own.
@@ -94,6 +98,10 @@ type txnVerifier struct {
 		sync.Mutex
 		queued   map[int32]*verifyBatch // next request of each coordinator
 		inflight map[int32]bool
+		// sender carries verifications to other brokers' coordinators
+		// (verifySender).
+		sender interbroker.Sender
+		closed bool
 	}
 }
 
@@ -275,7 +283,7 @@ func (b *Broker) sendVerification(ctx context.Context, coordinator int32, req *k
 	}
 	s := b.verifySender()
 	if s == nil {
-		return nil, errTxnDriverStopped
+		return nil, errVerifierClosed
 	}
 	r, err := s.Send(ctx, coordinator, req)
 	if err != nil {
@@ -286,15 +294,27 @@ func (b *Broker) sendVerification(ctx context.Context, coordinator int32, req *k
 }
 
 // verifySender is the connection pool verifications to other brokers go
-// through, made on first use.
+// through, made on first use; nil on the single node or once closed.
 func (b *Broker) verifySender() interbroker.Sender {
-	b.txns.mu.Lock()
-	defer b.txns.mu.Unlock()
-	if b.txns.verifySend == nil && b.cluster != nil && !b.txns.closed {
-		b.txns.verifySend = b.openInterBroker(b.cluster.zk, interbroker.Options{RequestTimeout: txnVerifyTimeout,
+	v := &b.verifier
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.mu.sender == nil && b.cluster != nil && !v.mu.closed {
+		v.mu.sender = b.openInterBroker(b.cluster.zk, interbroker.Options{RequestTimeout: txnVerifyTimeout,
 			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-verification"})
 	}
-	return b.txns.verifySend
+	return v.mu.sender
+}
+
+// close closes the verifier's connections; verifications after it fail.
+func (v *txnVerifier) close() {
+	v.mu.Lock()
+	s := v.mu.sender
+	v.mu.sender, v.mu.closed = nil, true
+	v.mu.Unlock()
+	if s != nil {
+		s.Close()
+	}
 }
 
 // verifyProduce starts the verification of every partition of a Produce

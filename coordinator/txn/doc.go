@@ -1,8 +1,8 @@
 // Package txn holds the decisions of sluice's transaction coordinator for
 // one partition of __transaction_state, as pure values: no log, network,
-// goroutine or clock, so tests drive it directly and a driver (the
-// broker's, broker/txncoord.go: one per partition of __transaction_state
-// it leads) only performs what it decides. Kafka 3.9's TransactionCoordinator, TransactionMetadata and
+// goroutine or clock, so tests drive it directly and a driver
+// (coordinator/txn/host: one per partition of __transaction_state the
+// broker leads) only performs what it decides. Kafka 3.9's TransactionCoordinator, TransactionMetadata and
 // TransactionStateManager are the reference.
 //
 //   - state.go: the states, Kafka's legal transitions, a transactional

@@ -1,4 +1,4 @@
-package broker
+package host
 
 // Sending the transaction coordinator's markers (Kafka's
 // TransactionMarkerChannelManager): the markers of one Ready are grouped by
@@ -6,7 +6,7 @@ package broker
 // leader gets one WriteTxnMarkers request (v1), with one entry per
 // transaction outcome (producer id, epoch, commit or abort, coordinator
 // epoch) listing its partitions. This broker's own partitions are written
-// by a call (writeTxnMarkers, 27_write_txn_markers.go), others' over the
+// by a call (Options.WriteMarkers), others' over the
 // network. Each partition's answer becomes the MarkerResult of its marker:
 //   - a partition whose topic the cache no longer has is Gone (its topic was
 //     deleted), as Kafka drops it from the transaction — but only once the
@@ -15,7 +15,7 @@ package broker
 //     (UpdateMetadata), and a marker dropped then would leave its
 //     transaction open in the partition forever;
 //   - one without a live leader, or whose request failed, is retried
-//     (reported after txnRetryBackoff with REQUEST_TIMED_OUT or
+//     (reported after retryBackoff with REQUEST_TIMED_OUT or
 //     LEADER_NOT_AVAILABLE, which the core retries);
 //   - the leader's code otherwise (the core stops on INVALID_PRODUCER_EPOCH
 //     and TRANSACTION_COORDINATOR_FENCED, retries the rest).
@@ -45,29 +45,21 @@ type markerRef struct {
 	partition  engine.Partition
 }
 
-func (d *txnDriver) sendMarkers(ms []txn.Marker) {
-	snap := d.b.ctl.cache.load()
+func (d *Driver) sendMarkers(ms []txn.Marker) {
+	md := d.cs.opts.Metadata()
 	byLeader := map[int32][]txn.Marker{}
 	for _, m := range ms {
-		t := snap.topics[m.Partition.Topic]
-		if t == nil && topicDeleted(snap, m.Partition.Topic) {
+		leader, known := md.Leader(m.Partition.Topic, m.Partition.Partition)
+		switch {
+		case !known && md.TopicDeleted(m.Partition.Topic):
 			d.report(txn.MarkerResult{ID: m.ID, Gone: true})
-			continue
-		}
-		var cp cachedPartition
-		ok := false
-		if t != nil {
-			cp, ok = t.partitions[m.Partition.Partition]
-		}
-		if !ok { // not known yet: partitions never go but with their topic
+		case !known: // not known yet: partitions never go but with their topic
 			d.reportLater(txn.MarkerResult{ID: m.ID, Code: kerr.UnknownTopicOrPartition.Code})
-			continue
-		}
-		if cp.leader < 0 || snap.liveBroker(cp.leader) == nil {
+		case leader < 0:
 			d.reportLater(txn.MarkerResult{ID: m.ID, Code: kerr.LeaderNotAvailable.Code})
-			continue
+		default:
+			byLeader[leader] = append(byLeader[leader], m)
 		}
-		byLeader[cp.leader] = append(byLeader[cp.leader], m)
 	}
 	for leader, ms := range byLeader {
 		go d.sendMarkersTo(leader, ms)
@@ -75,7 +67,7 @@ func (d *txnDriver) sendMarkers(ms []txn.Marker) {
 }
 
 // sendMarkersTo writes markers at one leader and reports each.
-func (d *txnDriver) sendMarkersTo(leader int32, ms []txn.Marker) {
+func (d *Driver) sendMarkersTo(leader int32, ms []txn.Marker) {
 	req := kmsg.NewPtrWriteTxnMarkersRequest()
 	req.Version = 1
 	entry := map[markerKey]int{}
@@ -101,24 +93,25 @@ func (d *txnDriver) sendMarkersTo(leader int32, ms []txn.Marker) {
 		rm.Topics[j].Partitions = append(rm.Topics[j].Partitions, m.Partition.Partition)
 		ids[markerRef{m.ProducerID, m.Partition}] = m.ID
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), txnMarkerTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), markerTimeout)
 	defer cancel()
 	var resp *kmsg.WriteTxnMarkersResponse
-	if d.b.txns.holdMarkers.Load() {
+	cs := d.cs
+	if cs.holdMarkers.Load() {
 		// Held: every marker is retried.
-	} else if leader == d.b.cfg.ID {
-		resp = d.b.writeTxnMarkers(ctx, req)
-	} else if s := d.b.markerSender(); s != nil {
+	} else if leader == cs.opts.Self {
+		resp = cs.opts.WriteMarkers(ctx, req)
+	} else if s := cs.markerSender(); s != nil {
 		r, err := s.Send(ctx, leader, req)
 		if err != nil {
-			d.b.log.Debug("sending transaction markers", "leader", leader, "err", err)
+			cs.opts.Logger.Debug("sending transaction markers", "leader", leader, "err", err)
 		} else {
 			resp = r.(*kmsg.WriteTxnMarkersResponse)
 		}
 	}
 	answered := map[uint64]bool{}
 	if resp != nil {
-		snap := d.b.ctl.cache.load()
+		md := cs.opts.Metadata()
 		for _, rm := range resp.Markers {
 			for _, rt := range rm.Topics {
 				for _, rp := range rt.Partitions {
@@ -130,7 +123,7 @@ func (d *txnDriver) sendMarkersTo(leader int32, ms []txn.Marker) {
 					switch {
 					case rp.ErrorCode == 0:
 						d.report(txn.MarkerResult{ID: id})
-					case rp.ErrorCode == kerr.UnknownTopicOrPartition.Code && topicDeleted(snap, rt.Topic):
+					case rp.ErrorCode == kerr.UnknownTopicOrPartition.Code && md.TopicDeleted(rt.Topic):
 						d.report(txn.MarkerResult{ID: id, Gone: true})
 					default:
 						d.reportLater(txn.MarkerResult{ID: id, Code: rp.ErrorCode})
@@ -144,12 +137,4 @@ func (d *txnDriver) sendMarkersTo(leader int32, ms []txn.Marker) {
 			d.reportLater(txn.MarkerResult{ID: m.ID, Code: kerr.RequestTimedOut.Code})
 		}
 	}
-}
-
-// topicDeleted reports that the metadata has no topic name although it has
-// the topics of the cluster: it has __transaction_state, which the
-// coordinator's own partition belongs to, so it has had the full update
-// that names every topic.
-func topicDeleted(snap *metadataSnapshot, name string) bool {
-	return snap.topics[name] == nil && snap.topics[txnStateTopic] != nil
 }

@@ -1,0 +1,135 @@
+package broker
+
+// The transaction coordinators' place in the broker: __transaction_state,
+// created on the first FindCoordinator of a transactional id (key type 1),
+// as Kafka creates it, and the drivers of coordinator/txn/host, one for
+// each of its partitions this broker leads (hosting.go moves them as it
+// moves the groups: the partition's leader epoch is the coordinator epoch
+// its markers carry).
+//
+// __transaction_state has Kafka's internal topic configs
+// (TransactionLog.transactionTopicConfigs): cleanup.policy=compact,
+// compression.type=uncompressed, min.insync.replicas=transaction.state.log.min.isr,
+// segment.bytes=transaction.state.log.segment.bytes and
+// unclean.leader.election.enable=false. Its replication factor is
+// transaction.state.log.replication.factor (3), clamped to 1 on the
+// single node, as is its min.insync.replicas.
+
+import (
+	"context"
+	"errors"
+	"strconv"
+
+	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-io/sluice/config"
+	"github.com/sluice-io/sluice/coordinator"
+	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
+	"github.com/sluice-io/sluice/wire/interbroker"
+)
+
+// txnStateTopic is Kafka's internal topic of transaction states.
+const txnStateTopic = txnhost.StateTopic
+
+// newTxns builds the transaction coordinators over this broker's
+// partitions, metadata cache and connections.
+func (b *Broker) newTxns() *txnhost.Coordinators {
+	opts := txnhost.Options{
+		Self: b.cfg.ID, Config: b.cfg.Txns, Logger: b.log, Closing: b.closing,
+		Leader:            b.leaderPartition,
+		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.cache.load()} },
+		WriteMarkers:      b.writeTxnMarkers, // 27_write_txn_markers.go
+		NewProducerID:     b.txnProducerID,
+		OffsetsPartitions: func() int32 { return b.existingGroups().Partitions() },
+		StatePartitions:   b.txnPartitions,
+	}
+	if b.cluster != nil {
+		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.zk, o) }
+	}
+	return txnhost.New(opts)
+}
+
+// txnMetadata is the metadata cache as the markers read it.
+type txnMetadata struct{ snap *metadataSnapshot }
+
+func (m txnMetadata) Leader(topic string, partition int32) (int32, bool) {
+	t := m.snap.topics[topic]
+	if t == nil {
+		return -1, false
+	}
+	cp, ok := t.partitions[partition]
+	if !ok {
+		return -1, false
+	}
+	if cp.leader < 0 || m.snap.liveBroker(cp.leader) == nil {
+		return -1, true
+	}
+	return cp.leader, true
+}
+
+// TopicDeleted reports that the metadata has no topic name although it
+// has the topics of the cluster: it has __transaction_state, which the
+// coordinator's own partition belongs to, so it has had the full update
+// that names every topic. (A broker that just started may be made a
+// leader before it learns the topics, and a marker dropped then would
+// leave its transaction open in the partition forever.)
+func (m txnMetadata) TopicDeleted(topic string) bool {
+	return m.snap.topics[topic] == nil && m.snap.topics[txnStateTopic] != nil
+}
+
+// txnTopicConfigs are the configs __transaction_state is created with.
+func txnTopicConfigs(tc config.TxnConfig, single bool) map[string]string {
+	minISR := tc.StateMinISR
+	if single {
+		minISR = 1
+	}
+	return map[string]string{
+		"cleanup.policy":                 "compact",
+		"compression.type":               "uncompressed",
+		"min.insync.replicas":            strconv.Itoa(int(minISR)),
+		"segment.bytes":                  strconv.FormatInt(tc.StateSegmentBytes, 10),
+		"unclean.leader.election.enable": "false",
+	}
+}
+
+// txnPartitions is the partition count of __transaction_state: as the
+// metadata has it once created (Kafka reads the topic's count too), else
+// transaction.state.log.num.partitions.
+func (b *Broker) txnPartitions() int32 {
+	if t := b.ctl.cache.load().topics[txnStateTopic]; t != nil && t.count > 0 {
+		return t.count
+	}
+	return b.cfg.Txns.WithDefaults().StatePartitions
+}
+
+// txnCoordinator finds a transactional id's coordinator for
+// FindCoordinator, creating __transaction_state first if needed.
+func (b *Broker) txnCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
+	tc := b.cfg.Txns.WithDefaults()
+	return b.internalCoordinator(internalTopic{name: txnStateTopic, partitions: b.txnPartitions(),
+		replication: tc.StateReplication, replicationKey: "transaction.state.log.replication.factor",
+		configs: txnTopicConfigs(tc, b.cluster == nil), what: "transactional id"}, key, listener,
+		func(ctx context.Context, p int32) {
+			if d := b.txns.Driver(p); d != nil {
+				d.AwaitLoaded(ctx)
+			}
+		})
+}
+
+// txnProducerID is the core's NewProducerID: an id from this broker's
+// blocks (producerids.go), as InitProducerId hands out. While no block can
+// be recorded the request is answered COORDINATOR_LOAD_IN_PROGRESS, which
+// clients retry; exhausted ids are UNKNOWN_SERVER_ERROR.
+func (b *Broker) txnProducerID() (int64, int16) {
+	id, err := b.pids.next()
+	switch {
+	case err == nil:
+		return id, 0
+	case errors.Is(err, coordinator.ErrProducerIDsExhausted):
+		b.log.Error("InitProducerId", "err", err)
+		return -1, kerr.UnknownServerError.Code
+	default:
+		b.log.Error("InitProducerId: allocating producer ids", "err", err)
+		return -1, kerr.CoordinatorLoadInProgress.Code
+	}
+}
