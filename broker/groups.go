@@ -18,7 +18,6 @@ package broker
 // (migrateOffsetsTopicLocked).
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,17 +31,12 @@ import (
 
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/group"
-	"github.com/sluice-io/sluice/engine"
-	"github.com/sluice-io/sluice/replication/host"
+	grouphost "github.com/sluice-io/sluice/coordinator/group/host"
 )
-
-// offsetsCommitTimeout is offsets.commit.timeout.ms, Kafka's default: an
-// offset commit waits this long for the in-sync replicas.
-const offsetsCommitTimeout = 5 * time.Second
 
 // offsetsTopic is Kafka's internal topic of committed offsets and group
 // metadata.
-const offsetsTopic = "__consumer_offsets"
+const offsetsTopic = grouphost.OffsetsTopic
 
 // groupsState holds the group coordinator once it exists. Lock order:
 // Broker.admin before groupsState.mu (unhost's moveGroups reads the
@@ -91,7 +85,7 @@ func (b *Broker) startClusterGroups() {
 	if t, ok := b.coord.Topic(offsetsTopic); ok && t.Partitions > 0 {
 		n = t.Partitions // the single node's, as it was created
 	}
-	b.groups.c = group.NewPartitioned(b.groupConfig(n), &offsetsStore{b: b})
+	b.groups.c = group.NewPartitioned(b.groupConfig(n), b.offsetsStore())
 }
 
 // groupConfig is the group coordinator's configuration over partitions
@@ -158,6 +152,15 @@ func (b *Broker) migrateOffsetsTopic(configs map[string]string, gc config.GroupC
 	return nil
 }
 
+// offsetsStore is the group coordinator's store: the partitions of
+// __consumer_offsets this broker leads.
+func (b *Broker) offsetsStore() *grouphost.Store {
+	return grouphost.NewStore(grouphost.Options{
+		Leader: b.leaderPartition, Closing: b.closing,
+		VerifyTxn: b.verifyOffsets, // txnverify.go
+	})
+}
+
 // existingGroups is the group coordinator if it exists already.
 func (b *Broker) existingGroups() *group.Coordinator {
 	b.groups.mu.Lock()
@@ -174,182 +177,6 @@ func (b *Broker) closeGroups() {
 	if b.groups.c != nil {
 		b.groups.c.Close()
 	}
-}
-
-// offsetsStore is group.Store over the partitions of __consumer_offsets
-// this broker leads: another is group.ErrNotLeader.
-type offsetsStore struct {
-	b *Broker
-}
-
-func (s *offsetsStore) partition(partition int32) (*host.Partition, error) {
-	p, code := s.b.leaderPartition(offsetsTopic, partition)
-	if p == nil {
-		return nil, fmt.Errorf("broker: %s-%d: %w (%v)", offsetsTopic, partition, group.ErrNotLeader, kerr.ErrorForCode(code))
-	}
-	return p, nil
-}
-
-// Append writes records as one batch and waits for the flush policy: on a
-// single node that is acks=all.
-func (s *offsetsStore) Append(partition int32, records []group.Record) error {
-	return s.append(partition, records, -1, -1, false, 0)
-}
-
-// VerifyTxn verifies that partition is in the producer's transaction
-// (txnverify.go's verifyOffsets).
-func (s *offsetsStore) VerifyTxn(partition int32, transactionalID string, producerID int64, producerEpoch int16) (uint64, int16) {
-	p, code := s.b.leaderPartition(offsetsTopic, partition)
-	if p == nil {
-		return 0, code
-	}
-	guard, code := s.b.verifyOffsets(p, transactionalID, producerID, producerEpoch)
-	return uint64(guard), code
-}
-
-// AppendTxn writes records as one transactional batch of the producer, as
-// Kafka's GroupMetadataManager.storeOffsets builds it (base sequence 0),
-// appended as the coordinator's (no sequence check; an older producer
-// epoch refused: group.ErrInvalidProducerEpoch), with the guard of
-// VerifyTxn (a stale one: group.ErrInvalidTxnState).
-func (s *offsetsStore) AppendTxn(partition int32, producerID int64, producerEpoch int16, guard uint64, records []group.Record) error {
-	return s.append(partition, records, producerID, producerEpoch, true, engine.VerificationGuard(guard))
-}
-
-func (s *offsetsStore) append(partition int32, records []group.Record, producerID int64, producerEpoch int16, txn bool, guard engine.VerificationGuard) error {
-	p, err := s.partition(partition)
-	if err != nil {
-		return err
-	}
-	var bb engine.BatchBuilder
-	if txn {
-		bb.SetProducer(producerID, producerEpoch, 0, true)
-	}
-	now := time.Now().UnixMilli()
-	for _, r := range records {
-		bb.Add(engine.Record{Timestamp: now, Key: r.Key, Value: r.Value})
-	}
-	res, err := p.AppendAsLeader(bb.Build(), host.AppendHow{Coordinator: txn, Guard: guard})
-	switch {
-	case errors.Is(err, kerr.NotLeaderForPartition):
-		err = fmt.Errorf("broker: %s-%d: %w (%w)", offsetsTopic, partition, group.ErrNotLeader, err)
-	case errors.Is(err, engine.ErrInvalidProducerEpoch):
-		err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidProducerEpoch, err)
-	case errors.Is(err, engine.ErrInvalidTxnState):
-		err = fmt.Errorf("broker: %s-%d: %w: %w", offsetsTopic, partition, group.ErrInvalidTxnState, err)
-	}
-	if err == nil {
-		err = p.Log.AwaitFlushPolicy(res)
-	}
-	p.Notify()
-	if err == nil {
-		// acks=all, as Kafka's group coordinator writes (offsets.commit.timeout.ms).
-		err = p.AwaitReplicated(res.LastOffset+1, offsetsCommitTimeout, s.b.closing)
-	}
-	return err
-}
-
-// Read calls fn for every record of a partition up to its log end, not
-// the high watermark, as Kafka's group coordinator loads (FetchLogEnd): a
-// new leader's high watermark is the one it learnt as a follower, which
-// lags the old leader's by a fetch, so the last commits acknowledged
-// before a failover sit above it; a leader's log is never truncated under
-// it, so what it holds becomes committed once its followers fetch it.
-// Records carry their batch's producer id and transactional flag;
-// transaction markers are reported as group.Record markers.
-func (s *offsetsStore) Read(partition int32, fn func(group.Record) error) error {
-	p, err := s.partition(partition)
-	if err != nil {
-		return err
-	}
-	it := engine.NewRecordIterator(nil)
-	return p.ReadChunks(func(buf []byte, off int64) error {
-		// Runs of data batches of one kind (transactional or not, one
-		// producer) are read by one iterator; a control batch is a
-		// transaction marker.
-		run, runStart := engine.BatchHeader{}, -1
-		flush := func(end int) error {
-			if runStart < 0 {
-				return nil
-			}
-			err := readOffsetsRun(buf[runStart:end], &run, it, fn)
-			runStart = -1
-			return err
-		}
-		for pos := 0; pos < len(buf); {
-			h, err := engine.ParseBatchHeader(buf[pos:])
-			if err == nil && h.Size() > int64(len(buf)-pos) {
-				err = fmt.Errorf("%w: a batch of %d bytes in %d", engine.ErrCorrupt, h.Size(), len(buf)-pos)
-			}
-			if err != nil {
-				return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
-			}
-			if h.Control() || runStart >= 0 && (h.Transactional() != run.Transactional() || h.ProducerID != run.ProducerID) {
-				if err := flush(pos); err != nil {
-					return offsetsReadError(partition, off, err)
-				}
-			}
-			if h.Control() {
-				if err := readOffsetsMarker(buf[pos:pos+int(h.Size())], &h, fn); err != nil {
-					return offsetsReadError(partition, h.BaseOffset, err)
-				}
-			} else if runStart < 0 {
-				run, runStart = h, pos
-			}
-			off = h.LastOffset() + 1
-			pos += int(h.Size())
-		}
-		if err := flush(len(buf)); err != nil {
-			return offsetsReadError(partition, off, err)
-		}
-		return nil
-	})
-}
-
-// offsetsReadError names the partition and offset of a storage defect;
-// fn's own errors pass as they are.
-func offsetsReadError(partition int32, off int64, err error) error {
-	if errors.Is(err, engine.ErrCorrupt) || errors.Is(err, engine.ErrBatchTooLarge) {
-		return fmt.Errorf("broker: read %s-%d at %d: %w", offsetsTopic, partition, off, err)
-	}
-	return err
-}
-
-// readOffsetsMarker reports a control batch of __consumer_offsets (header
-// h) to fn as its transaction marker (commit or abort); other control
-// records are skipped.
-func readOffsetsMarker(batch []byte, h *engine.BatchHeader, fn func(group.Record) error) error {
-	if h.NumRecords == 0 {
-		return nil
-	}
-	cr, err := engine.ParseControlBatch(batch)
-	if err != nil {
-		return err
-	}
-	switch cr.Type {
-	case engine.ControlCommit:
-		return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerCommit})
-	case engine.ControlAbort:
-		return fn(group.Record{ProducerID: h.ProducerID, Marker: group.MarkerAbort})
-	}
-	return nil
-}
-
-// readOffsetsRun calls fn for each record of batches, data batches of
-// __consumer_offsets sharing run's transactional flag and producer id.
-func readOffsetsRun(batches []byte, run *engine.BatchHeader, it *engine.RecordIterator, fn func(group.Record) error) error {
-	*it = *engine.NewRecordIterator(batches)
-	for it.Next() {
-		r := it.Record()
-		rec := group.Record{Key: bytes.Clone(r.Key), Transactional: run.Transactional(), ProducerID: run.ProducerID}
-		if r.Value != nil {
-			rec.Value = bytes.Clone(r.Value)
-		}
-		if err := fn(rec); err != nil {
-			return err
-		}
-	}
-	return it.Err()
 }
 
 // clientHost is the connection's peer as Kafka reports it: "/" and the IP.
