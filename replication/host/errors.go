@@ -3,8 +3,9 @@ package host
 import (
 	"errors"
 
-	"github.com/sluice-io/sluice/engine"
 	"github.com/twmb/franz-go/pkg/kerr"
+
+	"github.com/sluice-io/sluice/engine"
 )
 
 // ErrorCode is the Kafka code of an error the partition decided (a kerr

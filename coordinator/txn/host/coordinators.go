@@ -151,13 +151,14 @@ func (cs *Coordinators) Call(transactionalID string, ev func(req uint64) txn.Eve
 	if d == nil {
 		return txn.Answer{Code: code, ProducerID: -1, Epoch: -1}
 	}
-	ctx, cancel := cs.Context(CallTimeout)
+	ctx, cancel := cs.closingContext(CallTimeout)
 	defer cancel()
 	return d.Call(ctx, ev)
 }
 
-// Context is a context that ends after d or when the broker closes.
-func (cs *Coordinators) Context(d time.Duration) (context.Context, context.CancelFunc) {
+// closingContext is a context that ends after d or when the broker
+// closes (as replication/host's Manager and the broker make theirs).
+func (cs *Coordinators) closingContext(d time.Duration) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithTimeout(context.Background(), d)
 	go func() {
 		select {
