@@ -54,7 +54,7 @@ func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence fenceFunc
 	// The committed offsets of deleted topics go, on every broker for the
 	// groups it coordinates, as Kafka's handleUpdateMetadataRequest has
 	// its group coordinator handle deleted partitions.
-	if g := b.existingGroups(); g != nil && len(deleted) > 0 {
+	if g := b.groups.Existing(); len(deleted) > 0 {
 		done := map[string]bool{}
 		for _, tp := range deleted {
 			if !done[tp.topic] {

@@ -128,10 +128,8 @@ func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersR
 			continue
 		}
 		if w.p.Topic == offsetsTopic {
-			if g := b.existingGroups(); g != nil {
-				m := &req.Markers[w.mi]
-				g.CompleteTxn(w.p.Index, m.ProducerID, m.Committed)
-			}
+			m := &req.Markers[w.mi]
+			b.groups.Existing().CompleteTxn(w.p.Index, m.ProducerID, m.Committed)
 		}
 	}
 	return resp

@@ -17,6 +17,7 @@ import (
 	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
+	grouphost "github.com/sluice-io/sluice/coordinator/group/host"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
@@ -64,10 +65,9 @@ type Broker struct {
 	interTLS  *tlsconf.Client
 	listening chan struct{} // closed once Serve has bound every listener
 	closing   chan struct{}
-	groups    groupsState           // the group coordinator (groups.go)
+	groups    *grouphost.Groups     // the group coordinator (groups.go)
 	txns      *txnhost.Coordinators // the transaction coordinators (txns.go)
 	verifier  txnVerifier           // partitions' transaction verification (txnverify.go)
-	lag       lagSampler            // consumer lag, sampled when asked (grouplag.go)
 	ctl       *controlState         // the controller's requests' state (controlplane.go)
 	cluster   *cluster              // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
@@ -177,7 +177,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b.store = store
 	// Partitions come from the controller (hosting.go), groups as the
 	// partitions of __consumer_offsets do.
-	b.startClusterGroups()
+	b.groups = b.newGroups()
 	coord.OnConfigChange(b.remoteConfigChange)
 	b.loadClientQuotas()                        // after the hook: a change from now on is applied again
 	go b.tickReplicas(cfg.Cluster.LagTimeMax()) // replicas.go
@@ -215,7 +215,7 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 		return fmt.Errorf("broker: starting the single node's controller: %w", err)
 	}
 	if ts := b.topic(offsetsTopic); ts != nil {
-		g := b.existingGroups()
+		g := b.groups.Existing()
 		for i, p := range ts.partitions {
 			if p == nil {
 				continue
@@ -224,7 +224,7 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 				return fmt.Errorf("broker: loading the groups of %s-%d: %w", offsetsTopic, i, err)
 			}
 		}
-		if err := b.migrateOffsetsTopic(ts.meta.Configs, b.cfg.Groups.WithDefaults()); err != nil {
+		if err := b.migrateOffsetsTopic(ts.meta.Configs); err != nil {
 			return err
 		}
 	}
@@ -372,12 +372,11 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	close(b.closing)
 	b.srv.Stop() // the listeners close, every connection ends after its request in hand
 	b.mu.Unlock()
-	b.closeGroups() // answers parked joins and syncs
-	b.txns.Close()  // answers requests waiting on a transaction coordinator
+	b.groups.Close() // answers parked joins and syncs, closes the lag sampler's connections
+	b.txns.Close()   // answers requests waiting on a transaction coordinator
 	b.verifier.close()
 	b.srv.Wait(ctx)
 	b.srv.Close()
-	b.closeLag()
 	if b.cluster != nil {
 		b.cluster.close() // the registration goes, another broker becomes controller
 	}

@@ -40,6 +40,7 @@ import (
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/group"
+	grouphost "github.com/sluice-io/sluice/coordinator/group/host"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 )
@@ -211,10 +212,10 @@ func (s *metadataSnapshot) topicMetadata(version int16, name string, t *cachedTo
 // partition of __consumer_offsets.
 func (b *Broker) clusterCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
 	gc := b.cfg.Groups.WithDefaults()
-	g := b.existingGroups()
+	g := b.groups.Existing()
 	return b.internalCoordinator(internalTopic{name: offsetsTopic, partitions: g.Partitions(),
 		replication: gc.OffsetsReplication, replicationKey: "offsets.topic.replication.factor",
-		configs: offsetsTopicConfigs(gc), what: "group"}, key, listener,
+		configs: grouphost.TopicConfigs(gc), what: "group"}, key, listener,
 		func(ctx context.Context, p int32) { _ = g.WaitLoaded(ctx, p) })
 }
 

@@ -15,9 +15,10 @@
 // read and changed by DescribeConfigs, AlterConfigs and
 // IncrementalAlterConfigs.
 //
-// Consumer groups (groups.go) are coordinator/group's, which the broker
-// hands the partitions of __consumer_offsets through a small store
-// interface; the group handlers (08-16, 42, 47) only route requests to it.
+// Consumer groups (groups.go) are coordinator/group's, hosted by
+// coordinator/group/host (its Groups: the coordinator, its store over the
+// partitions of __consumer_offsets, the lag sampler), which the broker
+// builds from its partitions and metadata; the group handlers (08-16, 42, 47) only route requests to it.
 // A JoinGroup or a follower's SyncGroup parks its connection's goroutine
 // until the rebalance completes, as Kafka mutes the connection meanwhile;
 // Shutdown closes the coordinator first, which answers parked requests.
@@ -71,12 +72,10 @@
 // and the engine each log flush (engine.Options.OnFlush), from their own
 // goroutines, into metrics that take no broker lock.
 //
-// Lock order, outermost first: lagSampler.mu (grouplag.go: taken with no
-// other lock held, held across its ListOffsets to other brokers, so one
-// sample runs at a time); Broker.admin (one change to the topics, their
-// partitions or the configuration at a time); groupsState.mu (the
-// coordinator is made and closed under it; __consumer_offsets is created
-// after it is released); coordinator/group's own locks (a group's commits append to
+// Lock order, outermost first: the group host's locks (coordinator/group/host's
+// doc.go: its lag sampler's, taken with no other lock held);
+// Broker.admin (one change to the topics, their partitions or the
+// configuration at a time); coordinator/group's own locks (a group's commits append to
 // __consumer_offsets and look topics up under them); the engine Store's
 // lock; Broker.mu; partition.mu. No lock is taken while a later one is
 // held: deleteTopic removes a deleted topic's committed offsets after it

@@ -276,13 +276,5 @@ func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *
 // moveGroups loads (lead) or unloads the groups of a partition of
 // __consumer_offsets at its leader epoch.
 func (b *Broker) moveGroups(partition int32, lead bool, leaderEpoch int32) {
-	g := b.existingGroups()
-	if g == nil {
-		return
-	}
-	if lead {
-		g.Load(partition, leaderEpoch)
-	} else {
-		g.Unload(partition, leaderEpoch)
-	}
+	b.groups.Move(partition, lead, leaderEpoch)
 }

@@ -11,7 +11,7 @@ package broker
 //
 // A scrape takes Broker.mu (read) to list the partitions, releases it, then
 // each partition's replicaDriver.mu in turn, with no other lock held; the
-// group metrics take lagSampler.mu first (doc.go's lock order).
+// group metrics take the lag sampler's lock first (doc.go's lock order).
 
 import (
 	"context"
@@ -64,13 +64,14 @@ func (b *Broker) metricsState() metrics.State {
 	return st
 }
 
-// metricsGroups is the group coordinator's state at a scrape; false while
-// none runs (no FindCoordinator served yet).
+// metricsGroups is the group coordinator's state at a scrape; false
+// while New has not made it yet (the registry describes its collectors
+// as it is built).
 func (b *Broker) metricsGroups() (metrics.Groups, bool) {
-	g := b.existingGroups()
-	if g == nil {
+	if b.groups == nil {
 		return metrics.Groups{}, false
 	}
+	g := b.groups.Existing()
 	stats := g.Stats()
 	out := metrics.Groups{Rebalances: g.Rebalances(), Groups: make([]metrics.Group, len(stats))}
 	for i, s := range stats {

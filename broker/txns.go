@@ -40,7 +40,7 @@ func (b *Broker) newTxns() *txnhost.Coordinators {
 		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.cache.load()} },
 		WriteMarkers:      b.writeTxnMarkers, // 27_write_txn_markers.go
 		NewProducerID:     b.txnProducerID,
-		OffsetsPartitions: func() int32 { return b.existingGroups().Partitions() },
+		OffsetsPartitions: func() int32 { return b.groups.Existing().Partitions() },
 		StatePartitions:   b.txnPartitions,
 	}
 	if b.cluster != nil {
