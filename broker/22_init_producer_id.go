@@ -35,12 +35,9 @@ package broker
 // codes (PRODUCER_FENCED, TRANSACTION_ABORTABLE) only transactions return.
 
 import (
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/txn"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
@@ -82,16 +79,10 @@ func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 	case req.TransactionalID != nil:
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	default:
-		id, err := c.b.pids.next()
-		switch {
-		case err == nil:
+		if id, code := c.b.pids.ID(); code != 0 {
+			resp.ErrorCode = code
+		} else {
 			resp.ProducerID, resp.ProducerEpoch = id, 0
-		case errors.Is(err, coordinator.ErrProducerIDsExhausted):
-			c.b.log.Error("InitProducerId", "err", err)
-			resp.ErrorCode = kerr.UnknownServerError.Code
-		default:
-			c.b.log.Error("InitProducerId: allocating producer ids", "err", err)
-			resp.ErrorCode = kerr.CoordinatorLoadInProgress.Code
 		}
 	}
 	return resp, nil

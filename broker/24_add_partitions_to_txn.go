@@ -57,7 +57,7 @@ func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 		}
 		var results []kmsg.AddPartitionsToTxnResponseTransactionTopic
 		if !c.authorized(acl.OpWrite, acl.ResourceTransactionalID, t.TransactionalID) {
-			results = txnTopicsFailed(&t, kerr.TransactionalIDAuthorizationFailed.Code)
+			results = txnhost.FailedTopics(&t, kerr.TransactionalIDAuthorizationFailed.Code)
 		} else {
 			// Clients need Write on each topic; internal topics are never
 			// theirs to add (Kafka leaves them out of the authorized set).
@@ -90,22 +90,6 @@ func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 		resp.Transactions = append(resp.Transactions, rt)
 	}
 	return resp, nil
-}
-
-// txnTopicsFailed answers every partition of t with code.
-func txnTopicsFailed(t *kmsg.AddPartitionsToTxnRequestTransaction, code int16) []kmsg.AddPartitionsToTxnResponseTransactionTopic {
-	var out []kmsg.AddPartitionsToTxnResponseTransactionTopic
-	for _, rt := range t.Topics {
-		ot := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
-		ot.Topic = rt.Topic
-		for _, p := range rt.Partitions {
-			op := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
-			op.Partition, op.ErrorCode = p, code
-			ot.Partitions = append(ot.Partitions, op)
-		}
-		out = append(out, ot)
-	}
-	return out
 }
 
 // addPartitionsToTxn handles one transaction's partitions; writable, when
@@ -151,18 +135,7 @@ func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnReq
 		})
 		setAll(codes, a.Code)
 	}
-	var out []kmsg.AddPartitionsToTxnResponseTransactionTopic
-	for _, rt := range t.Topics {
-		ot := kmsg.NewAddPartitionsToTxnResponseTransactionTopic()
-		ot.Topic = rt.Topic
-		for _, p := range rt.Partitions {
-			op := kmsg.NewAddPartitionsToTxnResponseTransactionTopicPartition()
-			op.Partition, op.ErrorCode = p, codes[engine.Partition{Topic: rt.Topic, Partition: p}]
-			ot.Partitions = append(ot.Partitions, op)
-		}
-		out = append(out, ot)
-	}
-	return out
+	return txnhost.AnswerTopics(t, func(tp engine.Partition) int16 { return codes[tp] })
 }
 
 func setAll(codes map[engine.Partition]int16, code int16) {

@@ -38,9 +38,9 @@ type Broker struct {
 	// remove the logs of a topic of the same name created meanwhile. Taken
 	// before the Store's lock and mu.
 	admin sync.Mutex
-	pids  producerIDs // InitProducerId's ids, from the coordinator's blocks
-	cfgs  configState // configuration beyond Config (dynconfig.go)
-	live  liveBrokers // the live brokers last stepped into the replicas (replicas.go)
+	pids  *txnhost.ProducerIDs // InitProducerId's ids, from the coordinator's blocks
+	cfgs  configState          // configuration beyond Config (dynconfig.go)
+	live  liveBrokers          // the live brokers last stepped into the replicas (replicas.go)
 	// replicas makes the hosted partitions and runs the followers'
 	// fetchers (replication/host).
 	replicas *host.Manager
@@ -67,7 +67,7 @@ type Broker struct {
 	closing   chan struct{}
 	groups    *grouphost.Groups     // the group coordinator (groups.go)
 	txns      *txnhost.Coordinators // the transaction coordinators (txns.go)
-	verifier  txnVerifier           // partitions' transaction verification (txnverify.go)
+	verifier  *txnhost.Verifier     // partitions' transaction verification (txnverify.go)
 	ctl       *controlState         // the controller's requests' state (controlplane.go)
 	cluster   *cluster              // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
@@ -95,7 +95,6 @@ func New(cfg config.Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.WithDefaults()
 	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
-	b.verifier.send = b.sendVerification
 	if err := cfg.Network.Validate(); err != nil {
 		return nil, err
 	}
@@ -151,9 +150,10 @@ func New(cfg config.Config) (*Broker, error) {
 		coord = emb
 	}
 	b.coord = coord
-	b.pids.coord = coord
+	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.replicas = b.newReplicas() // replicas.go
 	b.txns = b.newTxns()         // txns.go
+	b.verifier = b.newVerifier() // txnverify.go
 	if err := b.startAuthz(); err != nil {
 		b.closeCoordinator()
 		return nil, err
@@ -374,7 +374,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.mu.Unlock()
 	b.groups.Close() // answers parked joins and syncs, closes the lag sampler's connections
 	b.txns.Close()   // answers requests waiting on a transaction coordinator
-	b.verifier.close()
+	b.verifier.Close()
 	b.srv.Wait(ctx)
 	b.srv.Close()
 	if b.cluster != nil {

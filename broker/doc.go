@@ -80,11 +80,10 @@
 // lock; Broker.mu; partition.mu. No lock is taken while a later one is
 // held: deleteTopic removes a deleted topic's committed offsets after it
 // releases Broker.admin, not under it. Broker.mu and partition.mu are not
-// held across I/O except the engine's own. producerIDs.mu nests no other broker
-// lock; it is held while the coordinator records a new block of producer
-// ids (a small file written and fsync'd, once per 1000 ids), so
-// InitProducerId requests wait for that write rather than hand out ids not
-// yet recorded. Broker.mu is held around server.Server's Bind and Stop,
+// held across I/O except the engine's own. The producer ids' lock
+// (coordinator/txn/host's ProducerIDs) nests no other lock; it is held
+// while the coordinator records a new block of producer ids (a small file
+// written and fsync'd, once per 1000 ids). Broker.mu is held around server.Server's Bind and Stop,
 // which take the server's lock (a leaf); no broker lock is held while a
 // connection waits for request memory or a connection slot. controlState.mu is taken with no other lock held and
 // nests Broker.admin (hosting.go opens and deletes logs under both), hence
@@ -116,6 +115,6 @@
 // transactional id, 24-26, 65, 66) route requests to it by transactional
 // id, and it sends WriteTxnMarkers to the partitions' leaders. A partition
 // leader verifies a transactional batch's partition with the coordinator
-// before the batch opens its producer's transaction there (txnverify.go,
-// KIP-890); txnVerifier.mu is a leaf lock.
+// before the batch opens its producer's transaction there (txnverify.go
+// builds coordinator/txn/host's Verifier, KIP-890; its lock is a leaf).
 package broker

@@ -39,7 +39,7 @@ func (b *Broker) newGroups() *grouphost.Groups {
 			return n, ok
 		},
 		Store: grouphost.Options{Leader: b.leaderPartition, Closing: b.closing,
-			VerifyTxn: b.verifyOffsets}, // txnverify.go
+			VerifyTxn: b.verifier.VerifyPartition},
 		Lag: grouphost.LagOptions{HighWatermark: b.leaderHighWatermark, Leader: b.otherLeader,
 			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"},
 	}

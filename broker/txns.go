@@ -17,13 +17,9 @@ package broker
 
 import (
 	"context"
-	"errors"
 	"strconv"
 
-	"github.com/twmb/franz-go/pkg/kerr"
-
 	"github.com/sluice-io/sluice/config"
-	"github.com/sluice-io/sluice/coordinator"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
@@ -39,7 +35,7 @@ func (b *Broker) newTxns() *txnhost.Coordinators {
 		Leader:            b.leaderPartition,
 		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.cache.load()} },
 		WriteMarkers:      b.writeTxnMarkers, // 27_write_txn_markers.go
-		NewProducerID:     b.txnProducerID,
+		NewProducerID:     b.pids.ID,
 		OffsetsPartitions: func() int32 { return b.groups.Existing().Partitions() },
 		StatePartitions:   b.txnPartitions,
 	}
@@ -114,22 +110,4 @@ func (b *Broker) txnCoordinator(key, listener string) (id int32, host string, po
 				d.AwaitLoaded(ctx)
 			}
 		})
-}
-
-// txnProducerID is the core's NewProducerID: an id from this broker's
-// blocks (producerids.go), as InitProducerId hands out. While no block can
-// be recorded the request is answered COORDINATOR_LOAD_IN_PROGRESS, which
-// clients retry; exhausted ids are UNKNOWN_SERVER_ERROR.
-func (b *Broker) txnProducerID() (int64, int16) {
-	id, err := b.pids.next()
-	switch {
-	case err == nil:
-		return id, 0
-	case errors.Is(err, coordinator.ErrProducerIDsExhausted):
-		b.log.Error("InitProducerId", "err", err)
-		return -1, kerr.UnknownServerError.Code
-	default:
-		b.log.Error("InitProducerId: allocating producer ids", "err", err)
-		return -1, kerr.CoordinatorLoadInProgress.Code
-	}
 }

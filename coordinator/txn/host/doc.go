@@ -9,12 +9,19 @@
 //     the Options a broker passes in;
 //   - driver.go: a Driver's loop: load the partition into the core, then
 //     perform its Ready (appends, markers, answers) and step one event;
-//   - markers.go: WriteTxnMarkers to the partitions' leaders.
+//   - markers.go: WriteTxnMarkers to the partitions' leaders;
+//   - verifier.go: the partition leader's side of KIP-890, the Verifier
+//     that asks a transactional id's coordinator whether a partition is
+//     in its transaction (Kafka's AddPartitionsToTxnManager), for the
+//     Produce path and the group coordinator's TxnOffsetCommit;
+//   - producerids.go: ProducerIDs, the producer ids InitProducerId hands
+//     out, from blocks the metadata backend records.
 //
 // It may call: coordinator/txn (the decisions), replication/host (the
 // partition it appends to and reads: AppendAsLeader, AwaitReplicated,
-// ReadRecords), wire/interbroker (markers to other brokers, through
-// Options.Dial) and engine's record types. Everything else of the broker
+// ReadRecords), wire/interbroker (markers and verifications to other
+// brokers, through Options.Dial and VerifierOptions.Dial), coordinator
+// (the metadata backend's errors) and engine's record types. Everything else of the broker
 // comes in through Options: the partitions it leads (Leader), the
 // metadata cache (Metadata), its own WriteTxnMarkers (WriteMarkers),
 // producer ids and partition counts. It imports nothing of broker/.
@@ -35,5 +42,7 @@
 // __transaction_state, so that no append of a stopped driver lands after
 // stopDriver returns; neither is held across a wait for replication or the
 // network. The broker calls Move under its own locks (controlState.mu,
-// Broker.admin), which therefore come before Coordinators.mu.
+// Broker.admin), which therefore come before Coordinators.mu. The
+// Verifier's mu and ProducerIDs.mu are leaves; ProducerIDs.mu is held
+// while the backend records a block of ids.
 package host
