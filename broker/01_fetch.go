@@ -267,9 +267,9 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 	replicaAllowed := checked && follower >= 0 && c.authorizedCluster(acl.OpClusterAction)
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
-		var ts *topicState
+		var ts *host.Topic
 		if req.Version >= 13 {
-			ts = b.topicByID(engine.TopicID(rt.TopicID))
+			ts = b.replicas.TopicByID(engine.TopicID(rt.TopicID))
 		} else {
 			ts = b.topic(rt.Topic)
 		}
@@ -277,7 +277,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 		if checked && (ts != nil || req.Version < 13) { // an unknown id is UNKNOWN_TOPIC_ID first
 			name := rt.Topic
 			if ts != nil {
-				name = ts.meta.Name
+				name = ts.Name
 			}
 			denied = !(follower >= 0 && replicaAllowed || follower < 0 && c.authorized(acl.OpRead, acl.ResourceTopic, name))
 		}
@@ -288,8 +288,8 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 			rp := &rt.Partitions[pi]
 			fp := wire.FetchPartition{Partition: rp.Partition, HighWatermark: -1, LastStableOffset: -1, LogStartOffset: -1}
 			var p *host.Partition
-			if ts != nil && rp.Partition >= 0 && int(rp.Partition) < len(ts.partitions) {
-				p = ts.partitions[rp.Partition]
+			if ts != nil && rp.Partition >= 0 && int(rp.Partition) < len(ts.Partitions) {
+				p = ts.Partitions[rp.Partition]
 			}
 			switch {
 			case denied:
@@ -301,7 +301,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 			case p == nil || !p.Leads():
 				name := rt.Topic
 				if ts != nil {
-					name = ts.meta.Name
+					name = ts.Name
 				}
 				// Led here since the topic state was read: the current one.
 				if p, fp.ErrorCode = b.leaderPartition(name, rp.Partition); p != nil {

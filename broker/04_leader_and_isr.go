@@ -127,7 +127,7 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 		if !hosted {
 			cur.leaderEpoch = -1
 			if t := b.topic(s.topic); t != nil {
-				held = t.meta.ID
+				held = t.ID
 			}
 		}
 		var zero [16]byte

@@ -218,7 +218,7 @@ func (b *Broker) undoUnhostedTopic(name string, partitions int32) (int16, string
 	ts := b.topic(name)
 	missing := int32(-1)
 	for i := range partitions {
-		if ts == nil || int(i) >= len(ts.partitions) || ts.partitions[i] == nil {
+		if ts == nil || int(i) >= len(ts.Partitions) || ts.Partitions[i] == nil {
 			missing = i
 			break
 		}

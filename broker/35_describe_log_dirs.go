@@ -22,6 +22,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"golang.org/x/sys/unix"
 
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -47,15 +48,15 @@ func handleDescribeLogDirs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		dir.TotalBytes = int64(fs.Blocks) * fs.Bsize
 		dir.UsableBytes = int64(fs.Bavail) * fs.Bsize
 	}
-	add := func(ts *topicState, partitions []int32) {
+	add := func(ts *host.Topic, partitions []int32) {
 		dt := kmsg.NewDescribeLogDirsResponseDirTopic()
-		dt.Topic = ts.meta.Name
+		dt.Topic = ts.Name
 		for _, i := range partitions {
-			if i < 0 || int(i) >= len(ts.partitions) || ts.partitions[i] == nil {
+			if i < 0 || int(i) >= len(ts.Partitions) || ts.Partitions[i] == nil {
 				continue
 			}
 			dp := kmsg.NewDescribeLogDirsResponseDirTopicPartition()
-			dp.Partition, dp.Size = i, ts.partitions[i].Log.Size()
+			dp.Partition, dp.Size = i, ts.Partitions[i].Log.Size()
 			dt.Partitions = append(dt.Partitions, dp)
 		}
 		if len(dt.Partitions) > 0 {
@@ -63,9 +64,9 @@ func handleDescribeLogDirs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		}
 	}
 	if req.Topics == nil {
-		for _, name := range b.topicNames() {
+		for _, name := range b.replicas.TopicNames() {
 			if ts := b.topic(name); ts != nil {
-				all := make([]int32, len(ts.partitions))
+				all := make([]int32, len(ts.Partitions))
 				for i := range all {
 					all[i] = int32(i)
 				}

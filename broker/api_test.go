@@ -328,7 +328,7 @@ func TestCreateTopics(t *testing.T) {
 		if ts == nil {
 			return 0
 		}
-		return len(ts.partitions)
+		return len(ts.Partitions)
 	}
 
 	t.Run("each version", func(t *testing.T) {
@@ -345,8 +345,8 @@ func TestCreateTopics(t *testing.T) {
 				t.Errorf("v%d: response says %d partitions, factor %d", v, st.NumPartitions, st.ReplicationFactor)
 			}
 			if v >= 7 {
-				if st.TopicID == ([16]byte{}) || st.TopicID != tb.topic(name).meta.ID {
-					t.Errorf("v7: topic ID %x, the broker has %x", st.TopicID, tb.topic(name).meta.ID)
+				if st.TopicID == ([16]byte{}) || st.TopicID != tb.topic(name).ID {
+					t.Errorf("v7: topic ID %x, the broker has %x", st.TopicID, tb.topic(name).ID)
 				}
 			}
 		}
@@ -470,7 +470,7 @@ func TestCreateTopics(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := details["kadm-topic"]; d.Err != nil || len(d.Partitions) != 2 || [16]byte(d.ID) != tb.topic("kadm-topic").meta.ID {
+		if d := details["kadm-topic"]; d.Err != nil || len(d.Partitions) != 2 || [16]byte(d.ID) != tb.topic("kadm-topic").ID {
 			t.Errorf("kadm ListTopics: %+v", d)
 		}
 	})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -47,8 +46,6 @@ type Broker struct {
 
 	mu struct {
 		sync.RWMutex
-		topics   map[string]*topicState
-		byID     map[engine.TopicID]*topicState
 		ln       net.Listener // the first listener's
 		closing  bool
 		advertis coordinator.Broker
@@ -107,8 +104,6 @@ func New(cfg config.Config) (*Broker, error) {
 	if cfg.Observability.MetricsListen != "" {
 		b.metrics = b.newMetrics()
 	}
-	b.mu.topics = map[string]*topicState{}
-	b.mu.byID = map[engine.TopicID]*topicState{}
 	var err error
 	if b.lsetup, err = cfg.ListenerSetup(); err != nil {
 		return nil, err
@@ -178,6 +173,9 @@ func New(cfg config.Config) (*Broker, error) {
 	// Partitions come from the controller (hosting.go), groups as the
 	// partitions of __consumer_offsets do.
 	b.groups = b.newGroups()
+	// The coordinators follow the leadership of their topics' partitions.
+	b.replicas.OnLeadership(offsetsTopic, b.groups.Move)
+	b.replicas.OnLeadership(txnStateTopic, b.txns.Move)
 	coord.OnConfigChange(b.remoteConfigChange)
 	b.loadClientQuotas()                        // after the hook: a change from now on is applied again
 	go b.tickReplicas(cfg.Cluster.LagTimeMax()) // replicas.go
@@ -216,7 +214,7 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 	}
 	if ts := b.topic(offsetsTopic); ts != nil {
 		g := b.groups.Existing()
-		for i, p := range ts.partitions {
+		for i, p := range ts.Partitions {
 			if p == nil {
 				continue
 			}
@@ -224,7 +222,7 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 				return fmt.Errorf("broker: loading the groups of %s-%d: %w", offsetsTopic, i, err)
 			}
 		}
-		if err := b.migrateOffsetsTopic(ts.meta.Configs); err != nil {
+		if err := b.migrateOffsetsTopic(ts.Configs); err != nil {
 			return err
 		}
 	}
@@ -235,38 +233,12 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 // opens every log (tens of thousands take seconds).
 const singleNodeStartTimeout = 10 * time.Minute
 
-// topic returns a topic's state.
-func (b *Broker) topic(name string) *topicState {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.mu.topics[name]
-}
-
-// topicNames lists the topics this broker hosts partitions of, sorted.
-func (b *Broker) topicNames() []string {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	names := make([]string, 0, len(b.mu.topics))
-	for name := range b.mu.topics {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-func (b *Broker) topicByID(id engine.TopicID) *topicState {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.mu.byID[id]
-}
+// topic returns a hosted topic (replication/host's table).
+func (b *Broker) topic(name string) *host.Topic { return b.replicas.Topic(name) }
 
 // partition returns a hosted partition, or nil.
 func (b *Broker) partition(topic string, index int32) *host.Partition {
-	ts := b.topic(topic)
-	if ts == nil || index < 0 || int(index) >= len(ts.partitions) {
-		return nil
-	}
-	return ts.partitions[index]
+	return b.replicas.Partition(topic, index)
 }
 
 // leaderPartition returns a partition this broker leads, or the code that

@@ -34,7 +34,7 @@ func (tb *testBroker) forceClean(t testing.TB, topic string) []engine.CleanStats
 	if ts == nil {
 		t.Fatalf("no topic %s", topic)
 	}
-	for _, p := range ts.partitions {
+	for _, p := range ts.Partitions {
 		if err := p.Log.Flush(); err != nil {
 			t.Fatal(err)
 		}

@@ -310,7 +310,7 @@ func TestCompressionTypeAlterLive(t *testing.T) {
 	step("topic gzip", engine.CompressionGzip)
 	mustAlter(t)(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("compression.gzip.level", "9")}, "live"))
 	step("gzip level 9", engine.CompressionGzip)
-	if r := tb.topic("live").partitions[0].Log.Options().Recompression; r != (engine.Recompression{Enabled: true, Codec: engine.CompressionGzip, Level: 9}) {
+	if r := tb.topic("live").Partitions[0].Log.Options().Recompression; r != (engine.Recompression{Enabled: true, Codec: engine.CompressionGzip, Level: 9}) {
 		t.Errorf("the log recompresses with %+v after compression.gzip.level=9", r)
 	}
 	mustAlter(t)(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("compression.type", "zstd")}))
@@ -406,7 +406,7 @@ func TestProduceRefusesControlBatches(t *testing.T) {
 	if sp.ErrorMessage == nil || *sp.ErrorMessage != "Clients are not allowed to write control records in topic partition ctl-0" {
 		t.Errorf("message %v", sp.ErrorMessage)
 	}
-	if hw := tb.topic("ctl").partitions[0].HighWatermark(); hw != 0 {
+	if hw := tb.topic("ctl").Partitions[0].HighWatermark(); hw != 0 {
 		t.Errorf("the partition ends at %d after the refusal", hw)
 	}
 }
@@ -450,7 +450,7 @@ func TestCompressionTypeRefusals(t *testing.T) {
 		code, _ := rc.produceCode(9, "refuse", 0, c.batch)
 		wantCode(t, c.what, code, c.want)
 	}
-	if hw := tb.topic("refuse").partitions[0].HighWatermark(); hw != 0 {
+	if hw := tb.topic("refuse").Partitions[0].HighWatermark(); hw != 0 {
 		t.Errorf("the partition ends at %d after the refusals", hw)
 	}
 }
@@ -508,7 +508,7 @@ func TestProduceZstdBelowV7(t *testing.T) {
 		code, _ := rc.produceCode(v, "z7", 0, bytes.Clone(b))
 		wantCode(t, fmt.Sprintf("produce v%d of a zstd batch", v), code, kerr.UnsupportedCompressionType)
 	}
-	if hw := tb.topic("z7").partitions[0].HighWatermark(); hw != 0 {
+	if hw := tb.topic("z7").Partitions[0].HighWatermark(); hw != 0 {
 		t.Fatalf("refused zstd batches were written: the partition ends at %d", hw)
 	}
 	code, _ := rc.produceCode(7, "z7", 0, bytes.Clone(b))

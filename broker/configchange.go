@@ -93,16 +93,7 @@ func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, v
 func (b *Broker) applyTopicConfigsLocked(name string, id engine.TopicID, configs map[string]string) {
 	// The topic's state is replaced, not changed in place: readers hold it
 	// without a lock.
-	b.mu.Lock()
-	var parts []*host.Partition
-	if old := b.mu.topics[name]; old != nil && (old.meta.ID == id || id == engine.TopicID{}) {
-		meta := old.meta
-		meta.Configs = configs
-		next := &topicState{meta: meta, partitions: old.partitions}
-		b.mu.topics[name], b.mu.byID[meta.ID] = next, next
-		parts = slices.Clone(old.partitions)
-	}
-	b.mu.Unlock()
+	parts := b.replicas.SetTopicConfigs(name, id, configs)
 	b.store.ReloadOptions(name)
 	for _, p := range parts {
 		if p != nil {
@@ -201,15 +192,13 @@ func (b *Broker) refreshAllLocked() {
 		configs map[string]string
 	}
 	var parts []part
-	b.mu.RLock()
-	for _, ts := range b.mu.topics {
-		for _, p := range ts.partitions {
+	for _, ts := range b.replicas.Topics() {
+		for _, p := range ts.Partitions {
 			if p != nil {
-				parts = append(parts, part{p, ts.meta.Configs})
+				parts = append(parts, part{p, ts.Configs})
 			}
 		}
 	}
-	b.mu.RUnlock()
 	for _, x := range parts {
 		b.refreshPartition(x.p, x.configs)
 	}

@@ -77,10 +77,12 @@
 // Broker.admin (one change to the topics, their partitions or the
 // configuration at a time); coordinator/group's own locks (a group's commits append to
 // __consumer_offsets and look topics up under them); the engine Store's
-// lock; Broker.mu; partition.mu. No lock is taken while a later one is
-// held: deleteTopic removes a deleted topic's committed offsets after it
-// releases Broker.admin, not under it. Broker.mu and partition.mu are not
-// held across I/O except the engine's own. The producer ids' lock
+// lock; Broker.mu (the listeners, closing) and the hosted topics' table
+// (replication/host's topics.go), neither under the other; the
+// partitions' locks. No lock is taken while a later one is held:
+// deleteTopic removes a deleted topic's committed offsets after it
+// releases Broker.admin, not under it. Broker.mu and the table are not
+// held across I/O. The producer ids' lock
 // (coordinator/txn/host's ProducerIDs) nests no other lock; it is held
 // while the coordinator records a new block of producer ids (a small file
 // written and fsync'd, once per 1000 ids). Broker.mu is held around server.Server's Bind and Stop,
@@ -100,8 +102,8 @@
 // step the partitions under them), coordinator/group's locks and
 // a transaction driver's mu (their appends; coordinator/txn/host), and a role change holding a partition's
 // role lock calls no coordinator; an acks=all produce waits for its
-// completion with no lock held. A metrics scrape takes Broker.mu (read)
-// to list the partitions and releases it before it takes each partition's
+// completion with no lock held. A metrics scrape lists the partitions
+// from the table and releases its lock before it takes each partition's
 // replica lock (Partition.Health). A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota
 // under a partition's replica lock. The transaction coordinators' locks

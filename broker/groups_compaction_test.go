@@ -32,7 +32,7 @@ func (tb *testBroker) offsetsRecords(t testing.TB) (records, tombstones int) {
 	t.Helper()
 	ts := tb.topic(offsetsTopic)
 	s := tb.groups.Store()
-	for i := range ts.partitions {
+	for i := range ts.Partitions {
 		err := s.Read(int32(i), func(r group.Record) error {
 			records++
 			if r.Value == nil {

@@ -14,10 +14,12 @@ package broker
 // before the new one is created, as Kafka does at a LeaderAndIsr with an
 // inconsistent id on a log nobody leads.
 //
-// __consumer_offsets partitions also move the group coordinator: leading
-// one loads its groups (group.Coordinator.Load), following or stopping
-// unloads them, at the partition's leader epoch, so a stale load cannot
-// win over a newer change.
+// Every change of leadership is reported to the topic's leadership
+// listener (replication/host's leadership.go): the group coordinator's
+// for __consumer_offsets (leading a partition loads its groups, following
+// or stopping unloads them) and the transaction coordinators' for
+// __transaction_state, at the partition's leader epoch, so a stale load
+// cannot win over a newer change.
 //
 // Runs under controlState.mu (one control request at a time) and takes
 // Broker.admin around each topic's change, as topic administration and
@@ -55,8 +57,8 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 	ts, failed := b.openHosted(topic, states)
 	var opened []hostedPartition
 	for _, s := range states {
-		if failed[s.partition] == nil && ts != nil && int(s.partition) < len(ts.partitions) && ts.partitions[s.partition] != nil {
-			opened = append(opened, hostedPartition{s, ts.partitions[s.partition]})
+		if failed[s.partition] == nil && ts != nil && int(s.partition) < len(ts.Partitions) && ts.Partitions[s.partition] != nil {
+			opened = append(opened, hostedPartition{s, ts.Partitions[s.partition]})
 		}
 	}
 	leadErrs := b.becomeLeaders(opened)
@@ -72,14 +74,10 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 		} else {
 			p.BecomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)
 		}
-		// The coordinators move after the role lock is released: their
-		// appends hold their own locks, then it.
-		if topic == offsetsTopic {
-			b.moveGroups(s.partition, lead, s.role.leaderEpoch)
-		}
-		if topic == txnStateTopic {
-			b.txns.Move(s.partition, lead, s.role.leaderEpoch)
-		}
+		// The leadership listeners (the coordinators of the internal
+		// topics) are told after the role lock is released: their appends
+		// hold their own locks, then it.
+		b.replicas.LeadershipChanged(topic, s.partition, lead, s.role.leaderEpoch)
 	}
 	return failed
 }
@@ -122,22 +120,22 @@ func (b *Broker) becomeLeaders(hs []hostedPartition) []error {
 
 // openHosted opens or creates the logs of states under Broker.admin and
 // publishes the topic's new state.
-func (b *Broker) openHosted(topic string, states []hostedState) (*topicState, map[int32]error) {
+func (b *Broker) openHosted(topic string, states []hostedState) (*host.Topic, map[int32]error) {
 	b.admin.Lock()
 	defer b.admin.Unlock()
 	id := states[0].role.topicID
 	old := b.topic(topic)
 	var zero engine.TopicID
-	if old != nil && engine.TopicID(id) != zero && old.meta.ID != zero && old.meta.ID != engine.TopicID(id) {
+	if old != nil && engine.TopicID(id) != zero && old.ID != zero && old.ID != engine.TopicID(id) {
 		// An older topic of the same name: its logs go first.
-		b.log.Info("deleting the logs of an older topic of the same name", "topic", topic, "old_id", old.meta.ID.String(), "id", engine.TopicID(id).String())
+		b.log.Info("deleting the logs of an older topic of the same name", "topic", topic, "old_id", old.ID.String(), "id", engine.TopicID(id).String())
 		b.unhostTopic(old)
 		old = nil
 	}
 	failed := map[int32]error{}
 	var need []engine.Partition
 	for _, s := range states {
-		if old != nil && int(s.partition) < len(old.partitions) && old.partitions[s.partition] != nil {
+		if old != nil && int(s.partition) < len(old.Partitions) && old.Partitions[s.partition] != nil {
 			continue
 		}
 		tp := engine.Partition{Topic: topic, Partition: s.partition}
@@ -154,8 +152,7 @@ func (b *Broker) openHosted(topic string, states []hostedState) (*topicState, ma
 	meta.Name, meta.ID = topic, engine.TopicID(id)
 	var parts []*host.Partition
 	if old != nil {
-		parts = slices.Clone(old.partitions)
-		meta.Partitions = old.meta.Partitions
+		parts = slices.Clone(old.Partitions)
 	}
 	if old == nil {
 		// Logs found on disk at start were opened before the topic's
@@ -183,15 +180,8 @@ func (b *Broker) openHosted(topic string, states []hostedState) (*topicState, ma
 			parts[tp.Partition] = b.newPartition(meta, tp.Partition, logs[i])
 		}
 	}
-	for _, s := range states {
-		meta.ReplicationFactor = max(meta.ReplicationFactor, int16(len(s.role.replicas)))
-	}
-	meta.Partitions = max(meta.Partitions, int32(len(parts)))
-	ts := &topicState{meta: meta, partitions: parts}
-	b.mu.Lock()
-	b.mu.topics[topic] = ts
-	b.mu.byID[meta.ID] = ts
-	b.mu.Unlock()
+	ts := &host.Topic{Name: topic, ID: meta.ID, Configs: meta.Configs, Partitions: parts}
+	b.replicas.SetTopic(ts)
 	return ts, failed
 }
 
@@ -202,56 +192,31 @@ func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error
 	defer b.admin.Unlock()
 	ts := b.topic(tp.topic)
 	var p *host.Partition
-	if ts != nil && tp.partition >= 0 && int(tp.partition) < len(ts.partitions) {
-		p = ts.partitions[tp.partition]
+	if ts != nil && tp.partition >= 0 && int(tp.partition) < len(ts.Partitions) {
+		p = ts.Partitions[tp.partition]
 	}
 	if p != nil {
 		p.Stop() // no more fetching, waiting produces fail
-		if tp.topic == offsetsTopic {
-			b.moveGroups(tp.partition, false, leaderEpoch)
-		}
-		if tp.topic == txnStateTopic {
-			b.txns.Move(tp.partition, false, leaderEpoch)
-		}
+		b.replicas.LeadershipChanged(tp.topic, tp.partition, false, leaderEpoch)
 	}
 	if !remove {
 		return nil
 	}
 	if ts != nil && p != nil {
-		parts := slices.Clone(ts.partitions)
+		parts := slices.Clone(ts.Partitions)
 		parts[tp.partition] = nil
-		b.publishTopic(&topicState{meta: ts.meta, partitions: parts})
+		next := *ts
+		next.Partitions = parts
+		b.replicas.PublishTopic(&next)
 	}
 	return b.store.DeleteLog(engine.Partition{Topic: tp.topic, Partition: tp.partition})
 }
 
-// publishTopic replaces a topic's state, dropping the topic when it hosts
-// no partition any more. Under Broker.admin.
-func (b *Broker) publishTopic(ts *topicState) {
-	empty := !slices.ContainsFunc(ts.partitions, func(p *host.Partition) bool { return p != nil })
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if empty {
-		delete(b.mu.topics, ts.meta.Name)
-		delete(b.mu.byID, ts.meta.ID)
-		b.metrics.DropTopic(ts.meta.Name) // as Kafka drops a topic's metrics with its last partition
-		return
-	}
-	b.mu.topics[ts.meta.Name] = ts
-	b.mu.byID[ts.meta.ID] = ts
-}
-
 // unhostTopic deletes every hosted log of a topic's state. Under
 // Broker.admin.
-func (b *Broker) unhostTopic(ts *topicState) {
-	b.mu.Lock()
-	if b.mu.topics[ts.meta.Name] == ts {
-		delete(b.mu.topics, ts.meta.Name)
-		delete(b.mu.byID, ts.meta.ID)
-		b.metrics.DropTopic(ts.meta.Name)
-	}
-	b.mu.Unlock()
-	for _, p := range ts.partitions {
+func (b *Broker) unhostTopic(ts *host.Topic) {
+	b.replicas.DropTopic(ts)
+	for _, p := range ts.Partitions {
 		if p == nil {
 			continue
 		}
@@ -271,10 +236,4 @@ func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *
 	p.Compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
 	b.refreshThrottles(p, t.Configs)
 	return p
-}
-
-// moveGroups loads (lead) or unloads the groups of a partition of
-// __consumer_offsets at its leader epoch.
-func (b *Broker) moveGroups(partition int32, lead bool, leaderEpoch int32) {
-	b.groups.Move(partition, lead, leaderEpoch)
 }

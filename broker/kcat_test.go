@@ -70,7 +70,7 @@ func TestKcat(t *testing.T) {
 	}
 	kcat(t, strings.Join(lines, "\n")+"\n", "-b", tb.addr, "-P", "-t", "kcat-topic", "-K:")
 	var total int64
-	for _, p := range tb.topic("kcat-topic").partitions {
+	for _, p := range tb.topic("kcat-topic").Partitions {
 		total += p.HighWatermark()
 	}
 	if total != 50 {

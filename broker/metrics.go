@@ -19,6 +19,7 @@ import (
 	"net"
 
 	"github.com/sluice-io/sluice/metrics"
+	"github.com/sluice-io/sluice/replication/host"
 )
 
 // newMetrics registers the broker's metrics.
@@ -35,13 +36,17 @@ func (b *Broker) newMetrics() *metrics.Registry {
 
 // metricsState is the broker's state at a scrape.
 func (b *Broker) metricsState() metrics.State {
-	b.mu.RLock()
-	parts := b.hostedLocked()
-	st := metrics.State{Partitions: make([]metrics.PartitionState, 0, len(parts))}
-	b.mu.RUnlock()
-	if b.srv != nil { // nil at the registry's first collect, in New before the server is made
+	var st metrics.State
+	var parts []*host.Partition
+	// The server and the replicas are nil at the registry's first collect,
+	// in New before they are made.
+	if b.srv != nil {
 		st.Connections = b.srv.Connections()
 	}
+	if b.replicas != nil {
+		parts = b.replicas.Hosted()
+	}
+	st.Partitions = make([]metrics.PartitionState, 0, len(parts))
 	for _, p := range parts {
 		ps := metrics.PartitionState{Topic: p.Topic, Partition: p.Index, Leader: p.Leads(), Failed: p.Failed(),
 			Size: p.Log.Size(), StartOffset: p.Log.StartOffset(), EndOffset: p.Log.EndOffset(), Segments: len(p.Log.SegmentBases())}

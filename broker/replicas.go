@@ -5,7 +5,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
@@ -18,14 +17,7 @@ import (
 // its collaborators: in a cluster the followers' connections to the
 // leaders, the controller that takes ISR changes, the follower quota.
 func (b *Broker) newReplicas() *host.Manager {
-	o := host.Options{Self: b.cfg.ID, LagTimeMax: b.cfg.Cluster.LagTimeMax(), Logger: b.log, Metrics: b.metrics, Closing: b.closing,
-		TopicID: func(topic string) (engine.TopicID, bool) {
-			ts := b.topic(topic)
-			if ts == nil {
-				return engine.TopicID{}, false
-			}
-			return ts.meta.ID, true
-		}}
+	o := host.Options{Self: b.cfg.ID, LagTimeMax: b.cfg.Cluster.LagTimeMax(), Logger: b.log, Metrics: b.metrics, Closing: b.closing}
 	if cl := b.cluster; cl != nil {
 		o.Fetch = b.cfg.Cluster.Fetch
 		o.Dial = func(io interbroker.Options) interbroker.Sender { return b.openInterBroker(cl.zk, io) }
@@ -48,18 +40,10 @@ func (b *Broker) tickReplicas(lag time.Duration) {
 		case <-b.closing:
 			return
 		}
-		b.mu.RLock()
-		var ps []*host.Partition
-		for _, ts := range b.mu.topics {
-			for _, p := range ts.partitions {
-				if p != nil && p.Leads() {
-					ps = append(ps, p)
-				}
+		for _, p := range b.replicas.Hosted() {
+			if p.Leads() {
+				p.Tick()
 			}
-		}
-		b.mu.RUnlock()
-		for _, p := range ps {
-			p.Tick()
 		}
 	}
 }
@@ -95,10 +79,7 @@ func (b *Broker) liveBrokersChanged() {
 		return
 	}
 	b.live.ids = ids
-	b.mu.RLock()
-	parts := b.hostedLocked()
-	b.mu.RUnlock()
-	for _, p := range parts {
+	for _, p := range b.replicas.Hosted() {
 		p.SetLiveBrokers(ids)
 	}
 }

@@ -67,7 +67,7 @@ func TestRestartKeepsData(t *testing.T) {
 		if !maps.Equal(before, after) {
 			t.Fatalf("round %d: topics after the restart %+v, before %+v", round, after, before)
 		}
-		if cfg := tb.topic("kept").meta.Configs; cfg["retention.ms"] != "3600000" {
+		if cfg := tb.topic("kept").Configs; cfg["retention.ms"] != "3600000" {
 			t.Errorf("round %d: configs after the restart: %v", round, cfg)
 		}
 		for part := range int32(3) {

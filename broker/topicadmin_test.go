@@ -236,8 +236,8 @@ func TestCreatePartitions(t *testing.T) {
 	if r, err := adm.ValidateCreatePartitions(ctx, 2, "grow"); err != nil || r["grow"].Err != nil {
 		t.Fatalf("validate: %v %v", err, r["grow"].Err)
 	}
-	if got := tb.Broker.topic("grow"); len(got.partitions) != 1 {
-		t.Fatalf("validate-only added partitions: %d", len(got.partitions))
+	if got := tb.Broker.topic("grow"); len(got.Partitions) != 1 {
+		t.Fatalf("validate-only added partitions: %d", len(got.Partitions))
 	}
 	if r, err := adm.CreatePartitions(ctx, 2, "grow"); err != nil || r["grow"].Err != nil {
 		t.Fatalf("add 2: %v %v", err, r["grow"].Err)
@@ -303,7 +303,7 @@ func TestCreatePartitions(t *testing.T) {
 		t.Errorf("partition directories: %v", d)
 	}
 	tb = startBroker(t, dir, nil)
-	if got := len(tb.Broker.topic("grow").partitions); got != 5 {
+	if got := len(tb.Broker.topic("grow").Partitions); got != 5 {
 		t.Errorf("%d partitions after restart, want 5", got)
 	}
 	if got := tb.consumeValues(t, "grow", 3, 1); got[0] != "p3" {

@@ -22,16 +22,22 @@
 //   - manager.go: Manager, which makes the partitions and holds what they
 //     share: the broker's id and settings, and its collaborators
 //     (Options).
+//   - topics.go: the table of hosted topics (Kafka's allPartitions), by
+//     name and by id, immutable Topic values replaced on change.
+//   - leadership.go: the leadership listeners of a topic (Kafka's
+//     onLeadershipChange): the group and transaction coordinators learn
+//     which partitions of their topics this broker leads.
 //
 // What it may call: package replication (the cores), engine (the logs),
 // metrics (the counters it is given), config (the fetchers' settings),
 // wire/interbroker's Sender (a connection Options.Dial opens), and the
 // collaborators of Options: the Controller that takes ISR changes, the
-// follower Quota, the broker's TopicID lookup and LogDirChanged hook. It
+// follower Quota, the LogDirChanged hook, and the leadership listeners. It
 // knows no broker, no topic by name and no coordinator: the broker decides
 // which partitions are hosted and in which role (its LeaderAndIsr and
-// StopReplica handling), and calls Partition's methods; a single node is
-// a Manager without Dial and Controller, which follows nothing.
+// StopReplica handling), puts them in the table, calls Partition's
+// methods and reports leadership changes; a single node is a Manager
+// without Dial and Controller, which follows nothing.
 //
 // Lock order, from the outside in: the caller's locks (the broker's
 // control and administration locks, under which role changes and
@@ -39,7 +45,11 @@
 // locks, under which their appends run), then a partition's role lock
 // (Partition.role: written by role changes, read by appends and fetch
 // answers), then its replica lock (replicaDriver.mu: the core), then the
-// engine Log's lock, then the partition's waiters lock (Partition.mu). A
+// engine Log's lock, then the partition's waiters lock (Partition.mu).
+// The topic table's lock (topicTable) is taken after the engine Store's
+// lock and the caller's; no partition lock is taken under it, and it is
+// held across nothing but the table's maps (and the metrics' DropTopic).
+// Leadership listeners are called with no lock of the package held. A
 // fetcher's lock (fetcher.mu) and the fetchers' (fetchers.mu) are taken
 // under a partition's replica lock (want), never the other way: a
 // fetcher reads its partitions' pending fetches with its own released. No

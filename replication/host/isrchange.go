@@ -20,7 +20,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication"
 )
 
@@ -73,10 +72,7 @@ func (p *Partition) proposeISR(ap replication.AlterPartition) {
 func (p *Partition) alterPartition(ap replication.AlterPartition) replication.AlterPartitionResult {
 	res := replication.AlterPartitionResult{Request: ap, Err: replication.ErrUnreachable}
 	o := p.m.o
-	id, hosted := engine.TopicID{}, o.TopicID != nil
-	if hosted {
-		id, hosted = o.TopicID(p.Topic)
-	}
+	id, hosted := p.m.topicID(p.Topic)
 	if o.Controller == nil || !hosted {
 		return res
 	}

@@ -93,9 +93,9 @@ func TestLockOrderConcurrentPaths(t *testing.T) {
 	m := New(Options{Self: 0, LagTimeMax: 50 * time.Millisecond, Logger: slog.New(slog.DiscardHandler), Closing: closing,
 		Dial:       func(interbroker.Options) interbroker.Sender { return fakeLeader{} },
 		Controller: acceptingController{},
-		TopicID:    func(string) (engine.TopicID, bool) { return engine.TopicID{1}, true },
 	})
 	p := m.NewPartition("t", 0, l, 1, nil)
+	m.SetTopic(&Topic{Name: "t", ID: engine.TopicID{1}, Partitions: []*Partition{p}})
 	defer func() { close(closing); l.Close() }()
 
 	const rounds = 300

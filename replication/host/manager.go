@@ -42,9 +42,6 @@ type Options struct {
 	// throttled partitions not in sync are left out of a fetch while it is
 	// exceeded. Nil: no throttle.
 	FollowerQuota Quota
-	// TopicID is the id of a hosted topic, false when it is not hosted
-	// (AlterPartition names topics by id).
-	TopicID func(topic string) (engine.TopicID, bool)
 	// LogDirChanged is told when a follower's log fails or takes the
 	// leader's records again (the controller learns it, logdirevents);
 	// may be nil.
@@ -68,11 +65,16 @@ type Quota interface {
 	Record(bytes int64)
 }
 
-// Manager makes the partitions a broker hosts and runs its followers'
-// fetchers.
+// Manager makes the partitions a broker hosts, keeps the table of them
+// (topics.go), runs its followers' fetchers and tells the listeners of a
+// topic's leadership changes (leadership.go).
 type Manager struct {
 	o        Options
 	fetchers *fetchers // nil on the single node
+	topics   topicTable
+	// listeners are set before the first partition is hosted, read
+	// without a lock after.
+	listeners map[string]LeadershipListener
 }
 
 // New returns a manager of no partition yet.
@@ -80,7 +82,8 @@ func New(o Options) *Manager {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	m := &Manager{o: o}
+	m := &Manager{o: o, listeners: map[string]LeadershipListener{}}
+	m.topics.byName, m.topics.byID = map[string]*Topic{}, map[engine.TopicID]*Topic{}
 	if o.Dial != nil {
 		m.fetchers = newFetchers(m, o.Fetch.WithDefaults())
 	}
