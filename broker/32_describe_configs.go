@@ -135,7 +135,7 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		}
 		for i := range config.TopicKeys {
 			k := &config.TopicKeys[i]
-			v, chain := b.topicChain(k, overrides)
+			v, chain := b.cfgs.layers().TopicChain(k, overrides)
 			add(k, v, chain, false)
 		}
 	case kmsg.ConfigResourceTypeBroker:
@@ -145,7 +145,7 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 		}
 		for i := range config.BrokerKeys {
 			k := &config.BrokerKeys[i]
-			chain := b.brokerChain(config.BrokerSynonyms(k.Name), perBroker)
+			chain := b.cfgs.layers().BrokerChain(config.BrokerSynonyms(k.Name), perBroker)
 			// As Kafka: a key's own synonyms start at the key itself
 			// (log.retention.hours does not report log.retention.ms).
 			for len(chain) > 0 && chain[0].Name != k.Name {
@@ -174,7 +174,7 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 				if base == nil {
 					continue
 				}
-				chain := b.brokerChain(config.BrokerSynonyms(name), true)
+				chain := b.cfgs.layers().BrokerChain(config.BrokerSynonyms(name), true)
 				add(config.ListenerPrefixedDescription(name, base), chain[0].Value, chain, true)
 			}
 		}

@@ -29,7 +29,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -241,7 +240,7 @@ func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
 	o.ImbalanceCheckInterval = c.ImbalanceCheckInterval
 	o.ImbalancePercentage = c.ImbalancePercentage
 	o.Unclean = func(topicConfigs map[string]string) bool {
-		return strings.EqualFold(b.topicValue("unclean.leader.election.enable", topicConfigs), "true")
+		return b.cfgs.layers().UncleanLeaderElection(topicConfigs)
 	}
 	if m := b.metrics; m != nil {
 		o.Elected = func(e zk.LeaderElection) { m.Elected(e.Took, e.Unclean) }

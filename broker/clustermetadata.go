@@ -37,10 +37,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/group"
-	grouphost "github.com/sluice-io/sluice/coordinator/group/host"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 )
@@ -215,7 +215,7 @@ func (b *Broker) clusterCoordinator(key, listener string) (id int32, host string
 	g := b.groups.Existing()
 	return b.internalCoordinator(internalTopic{name: offsetsTopic, partitions: g.Partitions(),
 		replication: gc.OffsetsReplication, replicationKey: "offsets.topic.replication.factor",
-		configs: grouphost.TopicConfigs(gc), what: "group"}, key, listener,
+		configs: config.OffsetsTopicConfigs(gc), what: "group"}, key, listener,
 		func(ctx context.Context, p int32) { _ = g.WaitLoaded(ctx, p) })
 }
 

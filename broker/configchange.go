@@ -31,7 +31,7 @@ import (
 // (but for appends that race with the change: they become readable again
 // once synced, which their producers wait for).
 func (b *Broker) refreshPartition(p *host.Partition, topicConfigs map[string]string) {
-	p.SetMinInsync(b.minInsyncReplicas(topicConfigs))
+	p.SetMinInsync(b.cfgs.layers().MinInsyncReplicas(topicConfigs))
 	p.Compacted.Store(p.Log.Options().Compaction.Policy != engine.PolicyDelete)
 	b.refreshThrottles(p, topicConfigs)
 	durable := p.Log.Options().FlushMessages == 1
@@ -62,7 +62,7 @@ func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, v
 		}
 		configs[k] = nv
 	}
-	if err := config.ValidateTopicConfigs(configs, func(k string) string { return b.topicValue(k, nil) }); err != nil {
+	if err := config.ValidateTopicConfigs(configs, func(k string) string { return b.cfgs.layers().TopicValue(k, nil) }); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
 	if !b.topicExists(name) {

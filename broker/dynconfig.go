@@ -20,10 +20,8 @@ import (
 	"fmt"
 	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/engine"
@@ -65,64 +63,10 @@ func (b *Broker) loadDynamicConfigs() {
 	})
 }
 
-// brokerChain is every layer's value of the broker keys names (synonyms of
-// one setting, highest priority first), in precedence order: what
-// DescribeConfigs lists as synonyms; the first is the effective value.
-// perBroker includes this broker's own dynamic layer.
-func (b *Broker) brokerChain(names []string, perBroker bool) []config.SourcedValue {
-	d := b.cfgs.dynamic.Load()
-	var out []config.SourcedValue
-	layer := func(m map[string]string, src kmsg.ConfigSource) {
-		for _, n := range names {
-			if v, ok := m[n]; ok {
-				out = append(out, config.SourcedValue{Name: n, Value: &v, Source: src})
-			}
-		}
-	}
-	if perBroker {
-		layer(d.Node, kmsg.ConfigSourceDynamicBrokerConfig)
-	}
-	layer(d.Cluster, kmsg.ConfigSourceDynamicDefaultBrokerConfig)
-	layer(b.cfgs.static, kmsg.ConfigSourceStaticBrokerConfig)
-	for _, n := range names {
-		if k := config.BrokerKeyByName[n]; k != nil && k.Default != nil {
-			out = append(out, config.SourcedValue{Name: n, Value: k.Default, Source: kmsg.ConfigSourceDefaultConfig})
-		}
-	}
-	return out
-}
-
-// topicChain is topic key k's chain for a topic with overrides, and its
-// effective value: the override, else the first broker synonym's value in
-// the topic key's unit, else Kafka's default.
-func (b *Broker) topicChain(k *config.Key, overrides map[string]string) (*string, []config.SourcedValue) {
-	var chain []config.SourcedValue
-	if v, ok := overrides[k.Name]; ok {
-		chain = append(chain, config.SourcedValue{Name: k.Name, Value: &v, Source: kmsg.ConfigSourceDynamicTopicConfig})
-	}
-	names := make([]string, len(k.Synonyms))
-	for i, s := range k.Synonyms {
-		names[i] = s.Name
-	}
-	chain = append(chain, b.brokerChain(names, true)...)
-	if len(chain) == 0 {
-		return k.Default, nil
-	}
-	first := chain[0]
-	if first.Source == kmsg.ConfigSourceDynamicTopicConfig {
-		return first.Value, chain
-	}
-	v := config.TopicValueFromBroker(first.Name, *first.Value, config.SynonymUnit(k, first.Name))
-	return &v, chain
-}
-
-// topicValue is the effective value of a topic key ("" when it has none).
-func (b *Broker) topicValue(key string, overrides map[string]string) string {
-	v, _ := b.topicChain(config.TopicKeyByName[key], overrides)
-	if v == nil {
-		return ""
-	}
-	return *v
+// layers are the broker's layers now, for reading effective values
+// through config (config/effective.go).
+func (s *configState) layers() config.Layers {
+	return config.Layers{Static: s.static, Dynamic: s.dynamic.Load()}
 }
 
 // logOptions is the engine configuration of a topic's logs: the broker's
@@ -131,24 +75,13 @@ func (b *Broker) topicValue(key string, overrides map[string]string) string {
 func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 	d := b.cfgs.dynamic.Load()
 	o := b.cfg.LogOptions(d.WithDynamicDefaults(topicConfigs, b.cfg.StaticKeys))
-	if v, ok := d.BrokerValue("producer.id.expiration.ms"); ok {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && n > 0 {
-			o.ProducerIDExpiration = time.Duration(n) * time.Millisecond
-		}
+	if e, ok := d.ProducerIDExpiration(); ok {
+		o.ProducerIDExpiration = e
 	}
 	if b.metrics != nil {
 		o.OnFlush = b.metrics.Flushed // read at a log's open only
 	}
 	return o
-}
-
-// minInsyncReplicas is a topic's effective min.insync.replicas.
-func (b *Broker) minInsyncReplicas(topicConfigs map[string]string) int32 {
-	n, err := strconv.ParseInt(b.topicValue("min.insync.replicas", topicConfigs), 10, 32)
-	if err != nil || n < 1 {
-		return 1
-	}
-	return int32(n)
 }
 
 // topicConfigs returns a copy of a topic's overrides, or false if it does

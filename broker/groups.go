@@ -3,7 +3,7 @@ package broker
 // The group coordinator's place in the broker: coordinator/group/host's
 // Groups over the partitions of __consumer_offsets this broker leads,
 // created on first use as Kafka creates it (on the first FindCoordinator),
-// with Kafka's internal topic configs (grouphost.TopicConfigs).
+// with Kafka's internal topic configs (config.OffsetsTopicConfigs).
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/group"
 	grouphost "github.com/sluice-io/sluice/coordinator/group/host"
 	"github.com/sluice-io/sluice/wire/interbroker"
@@ -92,9 +93,10 @@ func (b *Broker) otherLeader(topic string, partition int32) (int32, bool) {
 }
 
 // migrateOffsetsTopic switches a __consumer_offsets created before
-// compaction existed to the compacted configs (grouphost.MigratedConfigs).
+// compaction existed to the compacted configs
+// (config.MigratedOffsetsTopicConfigs).
 func (b *Broker) migrateOffsetsTopic(configs map[string]string) error {
-	next, ok := grouphost.MigratedConfigs(configs, b.cfg.Groups.WithDefaults())
+	next, ok := config.MigratedOffsetsTopicConfigs(configs, b.cfg.Groups.WithDefaults())
 	if !ok {
 		return nil
 	}

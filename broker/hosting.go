@@ -231,7 +231,7 @@ func (b *Broker) unhostTopic(ts *host.Topic) {
 // Configuration changes hold b.admin, as the callers do: the log's options
 // and t's configs are current.
 func (b *Broker) newPartition(t coordinator.Topic, index int32, l *engine.Log) *host.Partition {
-	p := b.replicas.NewPartition(t.Name, index, l, b.minInsyncReplicas(t.Configs), b.metrics.ForTopic(t.Name))
+	p := b.replicas.NewPartition(t.Name, index, l, b.cfgs.layers().MinInsyncReplicas(t.Configs), b.metrics.ForTopic(t.Name))
 	p.DurableHW.Store(l.Options().FlushMessages == 1)
 	p.Compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
 	b.refreshThrottles(p, t.Configs)

@@ -43,8 +43,6 @@ package broker
 
 import (
 	"math"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -194,56 +192,21 @@ func (r *replicationQuotas) init(c config.ClusterConfig) {
 	r.follower.init(n, size)
 }
 
-// throttleRateKeys are the rate keys, leader's first.
-var throttleRateKeys = [2]string{"leader.replication.throttled.rate", "follower.replication.throttled.rate"}
-
-// applyReplicationRates sets the quotas' bounds from the dynamic broker
-// layers (this broker's, then the cluster-wide default's), then the
-// configuration's, logging a change.
+// applyReplicationRates sets the quotas' bounds from the broker's layers
+// (config.Layers.ReplicationRates), logging a change.
 func (b *Broker) applyReplicationRates() {
-	d := b.cfgs.dynamic.Load()
+	leader, follower := b.cfgs.layers().ReplicationRates()
 	for i, q := range [2]*replicationQuota{&b.repl.leader, &b.repl.follower} {
-		rate := int64(math.MaxInt64)
-		v, ok := d.BrokerValue(throttleRateKeys[i])
-		if !ok {
-			v, ok = b.cfg.StaticKeys[throttleRateKeys[i]]
-		}
-		if ok {
-			if n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64); err == nil && n >= 0 {
-				rate = n
-			}
-		}
+		rate := [2]int64{leader, follower}[i]
 		if old := q.bound.Swap(rate); old != rate {
-			b.log.Info("replication throttle", "key", throttleRateKeys[i], "bytes_per_second", rate)
+			b.log.Info("replication throttle", "key", config.ReplicationRateKeys[i], "bytes_per_second", rate)
 		}
 	}
 }
 
 // refreshThrottles sets p's throttle flags from its topic's configs.
 func (b *Broker) refreshThrottles(p *host.Partition, topicConfigs map[string]string) {
-	p.LeaderThrottled.Store(namesReplica(topicConfigs["leader.replication.throttled.replicas"], p.Index, b.cfg.ID))
-	p.FollowerThrottled.Store(namesReplica(topicConfigs["follower.replication.throttled.replicas"], p.Index, b.cfg.ID))
-}
-
-// namesReplica reports whether a *.replication.throttled.replicas value
-// names broker's replica of partition: "*", or a partition:broker entry.
-func namesReplica(list string, partition, broker int32) bool {
-	list = strings.TrimSpace(list)
-	if list == "*" {
-		return true
-	}
-	for list != "" {
-		var entry string
-		entry, list, _ = strings.Cut(list, ",")
-		ps, bs, ok := strings.Cut(strings.TrimSpace(entry), ":")
-		if !ok {
-			continue
-		}
-		p, perr := strconv.ParseInt(ps, 10, 32)
-		id, berr := strconv.ParseInt(bs, 10, 32)
-		if perr == nil && berr == nil && int32(p) == partition && int32(id) == broker {
-			return true
-		}
-	}
-	return false
+	leader, follower := config.ThrottledReplicas(topicConfigs, p.Index, b.cfg.ID)
+	p.LeaderThrottled.Store(leader)
+	p.FollowerThrottled.Store(follower)
 }

@@ -130,32 +130,6 @@ func TestReplicationQuota(t *testing.T) {
 	}
 }
 
-// Each broker takes the entries of *.replication.throttled.replicas that
-// name it, as Kafka's parseThrottledPartitions; "*" names every replica.
-func TestNamesReplica(t *testing.T) {
-	for _, c := range []struct {
-		list      string
-		partition int32
-		broker    int32
-		want      bool
-	}{
-		{"", 0, 0, false},
-		{"*", 3, 7, true},
-		{" * ", 3, 7, true},
-		{"0:1,1:2", 0, 1, true},
-		{"0:1,1:2", 1, 2, true},
-		{"0:1,1:2", 0, 2, false},
-		{"0:1,1:2", 1, 1, false},
-		{"0:1 , 12:3", 12, 3, true},
-		{"10:1", 1, 1, false},
-		{"1:10", 1, 1, false},
-	} {
-		if got := namesReplica(c.list, c.partition, c.broker); got != c.want {
-			t.Errorf("namesReplica(%q, %d, %d) = %v, want %v", c.list, c.partition, c.broker, got, c.want)
-		}
-	}
-}
-
 // The rates are dynamic broker keys, for this broker or the cluster: this
 // broker's value wins, a deleted one falls back to the default, then to
 // no bound; a negative rate is refused as Kafka refuses it; the windows

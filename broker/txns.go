@@ -8,16 +8,12 @@ package broker
 // its markers carry).
 //
 // __transaction_state has Kafka's internal topic configs
-// (TransactionLog.transactionTopicConfigs): cleanup.policy=compact,
-// compression.type=uncompressed, min.insync.replicas=transaction.state.log.min.isr,
-// segment.bytes=transaction.state.log.segment.bytes and
-// unclean.leader.election.enable=false. Its replication factor is
+// (config.TxnStateTopicConfigs). Its replication factor is
 // transaction.state.log.replication.factor (3), clamped to 1 on the
 // single node, as is its min.insync.replicas.
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/sluice-io/sluice/config"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
@@ -73,21 +69,6 @@ func (m txnMetadata) TopicDeleted(topic string) bool {
 	return m.snap.topics[topic] == nil && m.snap.topics[txnStateTopic] != nil
 }
 
-// txnTopicConfigs are the configs __transaction_state is created with.
-func txnTopicConfigs(tc config.TxnConfig, single bool) map[string]string {
-	minISR := tc.StateMinISR
-	if single {
-		minISR = 1
-	}
-	return map[string]string{
-		"cleanup.policy":                 "compact",
-		"compression.type":               "uncompressed",
-		"min.insync.replicas":            strconv.Itoa(int(minISR)),
-		"segment.bytes":                  strconv.FormatInt(tc.StateSegmentBytes, 10),
-		"unclean.leader.election.enable": "false",
-	}
-}
-
 // txnPartitions is the partition count of __transaction_state: as the
 // metadata has it once created (Kafka reads the topic's count too), else
 // transaction.state.log.num.partitions.
@@ -104,7 +85,7 @@ func (b *Broker) txnCoordinator(key, listener string) (id int32, host string, po
 	tc := b.cfg.Txns.WithDefaults()
 	return b.internalCoordinator(internalTopic{name: txnStateTopic, partitions: b.txnPartitions(),
 		replication: tc.StateReplication, replicationKey: "transaction.state.log.replication.factor",
-		configs: txnTopicConfigs(tc, b.cluster == nil), what: "transactional id"}, key, listener,
+		configs: config.TxnStateTopicConfigs(tc, b.cluster == nil), what: "transactional id"}, key, listener,
 		func(ctx context.Context, p int32) {
 			if d := b.txns.Driver(p); d != nil {
 				d.AwaitLoaded(ctx)

@@ -8,8 +8,13 @@
 // are fields.go's), through which CreateTopics, DescribeConfigs,
 // AlterConfigs and IncrementalAlterConfigs validate and describe; parsing
 // server.properties into a Config by that one table (Config.Apply) and
-// filling Kafka's defaults (WithDefaults); and the layers a value comes
-// from (layers.go), whose static layer walks the same table back.
+// filling Kafka's defaults (WithDefaults); the layers a value comes from
+// (layers.go), whose static layer walks the same table back; and the
+// effective values of a running broker read through its layers
+// (effective.go: DescribeConfigs' chains, min.insync.replicas, unclean
+// election, the replication throttles, the internal topics' configs are
+// group.go's and txn.go's), so that the broker parses no Kafka key itself
+// (security/tlsconf still parses the listeners' ssl.* keys).
 //
 // The package holds values and pure functions only: no goroutines, no
 // network, no locks; the one file it reads is the cgroup's memory limit

@@ -1,6 +1,8 @@
 package config
 
 import (
+	"maps"
+	"strconv"
 	"time"
 )
 
@@ -31,4 +33,39 @@ func (g GroupConfig) WithDefaults() GroupConfig {
 		g.OffsetsReplication = 3
 	}
 	return g
+}
+
+// OffsetsTopicConfigs are the configs __consumer_offsets is created with,
+// Kafka's (GroupCoordinatorService.groupMetadataTopicConfigs):
+// cleanup.policy=compact, compression.type=producer,
+// segment.bytes=offsets.topic.segment.bytes.
+func OffsetsTopicConfigs(gc GroupConfig) map[string]string {
+	return map[string]string{
+		"cleanup.policy":   "compact",
+		"compression.type": "producer",
+		"segment.bytes":    strconv.FormatInt(gc.OffsetsSegmentBytes, 10),
+	}
+}
+
+// MigratedOffsetsTopicConfigs are the configs of a __consumer_offsets
+// created by brokers from before compaction (retention.ms=-1 and
+// retention.bytes=-1, keep everything, and no cleanup.policy) once switched
+// to the compacted ones: the interim retention keys go, Kafka's internal
+// topic configs come, other overrides stay. False if configs need no
+// change.
+
+func MigratedOffsetsTopicConfigs(configs map[string]string, gc GroupConfig) (map[string]string, bool) {
+	if _, ok := configs["cleanup.policy"]; ok || configs["retention.ms"] != "-1" {
+		return nil, false
+	}
+	next := maps.Clone(configs)
+	delete(next, "retention.ms")
+	if next["retention.bytes"] == "-1" {
+		delete(next, "retention.bytes")
+	}
+	maps.Copy(next, OffsetsTopicConfigs(gc))
+	if s, ok := configs["segment.bytes"]; ok {
+		next["segment.bytes"] = s // as created: offsets.topic.segment.bytes applies to new topics only, as in Kafka
+	}
+	return next, true
 }

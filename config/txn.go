@@ -1,6 +1,7 @@
 package config
 
 import (
+	"strconv"
 	"time"
 )
 
@@ -55,4 +56,24 @@ func (t TxnConfig) WithDefaults() TxnConfig {
 		t.StateSegmentBytes = 100 << 20
 	}
 	return t
+}
+
+// TxnStateTopicConfigs are the configs __transaction_state is created
+// with, Kafka's (TransactionLog.transactionTopicConfigs):
+// cleanup.policy=compact, compression.type=uncompressed,
+// min.insync.replicas=transaction.state.log.min.isr (1 on a single node),
+// segment.bytes=transaction.state.log.segment.bytes and
+// unclean.leader.election.enable=false.
+func TxnStateTopicConfigs(tc TxnConfig, single bool) map[string]string {
+	minISR := tc.StateMinISR
+	if single {
+		minISR = 1
+	}
+	return map[string]string{
+		"cleanup.policy":                 "compact",
+		"compression.type":               "uncompressed",
+		"min.insync.replicas":            strconv.Itoa(int(minISR)),
+		"segment.bytes":                  strconv.FormatInt(tc.StateSegmentBytes, 10),
+		"unclean.leader.election.enable": "false",
+	}
 }

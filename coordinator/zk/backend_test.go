@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 )
 
@@ -29,11 +30,11 @@ func TestBackendNoticesEveryTopic(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range []string{"cached", "elsewhere"} {
-		if err := c.SetConfig(ConfigTopics, name, map[string]string{uncleanKey: "true"}); err != nil {
+		if err := c.SetConfig(ConfigTopics, name, map[string]string{config.UncleanLeaderElectionKey: "true"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := c.SetConfig(ConfigBrokers, DefaultEntity, map[string]string{uncleanKey: "true"}); err != nil {
+	if err := c.SetConfig(ConfigBrokers, DefaultEntity, map[string]string{config.UncleanLeaderElectionKey: "true"}); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.After(waitDeadline)

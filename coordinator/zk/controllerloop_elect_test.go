@@ -13,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/zk/zktest"
 	"github.com/sluice-io/sluice/engine"
@@ -251,7 +252,7 @@ func TestControllerLoopUncleanElection(t *testing.T) {
 	}
 	gone, lagging := rest[0], rest[1]
 	ids := map[string]engine.TopicID{}
-	for name, cfg := range map[string]map[string]string{"v": {uncleanKey: "true"}, "u": nil, "w": nil} {
+	for name, cfg := range map[string]map[string]string{"v": {config.UncleanLeaderElectionKey: "true"}, "u": nil, "w": nil} {
 		ids[name] = writeTopic(t, ctl.client, name, cfg, []int32{gone, lagging})
 		tp := engine.Partition{Topic: name, Partition: 0}
 		led(t, f, epoch, tp, gone, ctl.id)
@@ -283,7 +284,7 @@ func TestControllerLoopUncleanElection(t *testing.T) {
 	if s, _ := state(t, ctl.client, u); s.Leader != NoLeader || !slices.Equal(s.ISR, []int32{gone}) {
 		t.Fatalf("u-0 without unclean election: %+v", s)
 	}
-	if err := ctl.client.SetConfig(ConfigTopics, "u", map[string]string{uncleanKey: "true"}); err != nil {
+	if err := ctl.client.SetConfig(ConfigTopics, "u", map[string]string{config.UncleanLeaderElectionKey: "true"}); err != nil {
 		t.Fatal(err)
 	}
 	led(t, f, epoch, u, lagging, ctl.id, lagging)

@@ -31,6 +31,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/engine"
 )
@@ -44,13 +45,10 @@ const (
 	firstImbalanceCheck = 5 * time.Second
 )
 
-// uncleanKey is the topic and broker key of unclean leader election.
-const uncleanKey = "unclean.leader.election.enable"
-
 // defaultUnclean is LoopOptions.Unclean's default: a topic's override,
 // else Kafka's default, false.
 func defaultUnclean(topicConfigs map[string]string) bool {
-	return strings.EqualFold(strings.TrimSpace(topicConfigs[uncleanKey]), "true")
+	return strings.EqualFold(strings.TrimSpace(topicConfigs[config.UncleanLeaderElectionKey]), "true")
 }
 
 func (o LoopOptions) rebalance() (on bool, interval time.Duration, pct int) {

@@ -6,11 +6,10 @@
 // It owns groups.go (Groups: made at the broker's start, Coordinator for
 // the group handlers, creating __consumer_offsets on the single node
 // through Options.CreateTopic; Move as leadership of a partition changes;
-// Close; the topic's configs and their migration to compaction), lag.go
-// (the lag sampler: high watermarks of the partitions the broker leads,
-// ListOffsets to the leaders of the others) and store.go: appends (plain, and a transaction's offsets with their
-// KIP-890 verification guard) and the reading of a partition to its log
-// end, batches of one producer and kind read together, transaction markers
+// Close), lag.go (the lag sampler: high watermarks of the partitions the
+// broker leads, ListOffsets to the leaders of the others) and store.go:
+// appends (plain, and a transaction's offsets with their KIP-890
+// verification guard) and the reading of a partition to its log end, batches of one producer and kind read together, transaction markers
 // reported as group.Record markers, a storage defect named by partition
 // and offset.
 //

@@ -6,23 +6,16 @@ package host
 // closed as the broker stops.
 //
 // __consumer_offsets is compacted, with Kafka's internal topic configs
-// (GroupCoordinatorService.groupMetadataTopicConfigs, TopicConfigs):
-// cleanup.policy=compact, compression.type=producer,
-// segment.bytes=offsets.topic.segment.bytes. The cleaner keeps each
-// group's latest offset per partition and its latest metadata, and drops
-// what tombstones deleted once delete.retention.ms has passed, so loading
-// reads a bounded log and no retention by time loses the offsets of a
-// quiet group. Brokers from before compaction created the topic with
-// retention.ms=-1 and retention.bytes=-1 (keep everything) instead;
-// MigratedConfigs says what such a topic's configs become.
+// (config.OffsetsTopicConfigs): the cleaner keeps each group's latest
+// offset per partition and its latest metadata, and drops what tombstones
+// deleted once delete.retention.ms has passed, so loading reads a bounded
+// log and no retention by time loses the offsets of a quiet group.
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
-	"strconv"
 	"sync"
 	"time"
 
@@ -152,35 +145,4 @@ func (g *Groups) Close() {
 	}
 	g.mu.Unlock()
 	g.lag.close()
-}
-
-// TopicConfigs are the configs __consumer_offsets is created with,
-// Kafka's.
-func TopicConfigs(gc config.GroupConfig) map[string]string {
-	return map[string]string{
-		"cleanup.policy":   "compact",
-		"compression.type": "producer",
-		"segment.bytes":    strconv.FormatInt(gc.OffsetsSegmentBytes, 10),
-	}
-}
-
-// MigratedConfigs are the configs of a __consumer_offsets created before
-// compaction existed (retention.ms=-1 and no cleanup.policy) once
-// switched to the compacted ones: the interim retention keys go, Kafka's
-// internal topic configs come, other overrides stay. False if configs
-// need no change.
-func MigratedConfigs(configs map[string]string, gc config.GroupConfig) (map[string]string, bool) {
-	if _, ok := configs["cleanup.policy"]; ok || configs["retention.ms"] != "-1" {
-		return nil, false
-	}
-	next := maps.Clone(configs)
-	delete(next, "retention.ms")
-	if next["retention.bytes"] == "-1" {
-		delete(next, "retention.bytes")
-	}
-	maps.Copy(next, TopicConfigs(gc))
-	if s, ok := configs["segment.bytes"]; ok {
-		next["segment.bytes"] = s // as created: offsets.topic.segment.bytes applies to new topics only, as in Kafka
-	}
-	return next, true
 }
