@@ -230,7 +230,7 @@ func (c *conn) throttleFetch(f *wireFetch, bytes int64) {
 		return
 	}
 	if c.q.client.Limited(quota.ConsumerByteRate) {
-		c.b.clientQuotas.Unrecord(&c.q.client, quota.ConsumerByteRate, float64(bytes), monoNow())
+		c.b.clientQuotas.Unrecord(&c.q.client, quota.ConsumerByteRate, float64(bytes), quota.Now())
 	}
 	f.release()
 	f.resp.Topics = f.resp.Topics[:0]

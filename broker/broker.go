@@ -146,6 +146,7 @@ func New(cfg config.Config) (*Broker, error) {
 	}
 	b.coord = coord
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
+	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas
 	b.replicas = b.newReplicas() // replicas.go
 	b.txns = b.newTxns()         // txns.go
 	b.verifier = b.newVerifier() // txnverify.go
@@ -153,7 +154,6 @@ func New(cfg config.Config) (*Broker, error) {
 		b.closeCoordinator()
 		return nil, err
 	}
-	b.repl.init(cfg.Cluster)
 	b.clientQuotas = quota.NewManager(cfg.ClientQuotas.QuotaConfig())
 	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{

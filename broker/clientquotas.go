@@ -119,7 +119,7 @@ func quotaEntity(n coordinator.EntityName) quota.Entity {
 type connQuota struct {
 	client   quota.Client
 	on       bool            // quotas apply to this request (some quota is set; not exempt)
-	start    int64           // monoNow when its handling began
+	start    int64           // quota.Now when its handling began
 	waited   time.Duration   // waits not counted as request time
 	timed    bool            // its request time is recorded
 	bytes    int             // its size
@@ -144,7 +144,7 @@ func (c *conn) quotaBegin(h wire.Header, size int) {
 	if h.ClientID != nil {
 		id = *h.ClientID
 	}
-	q.start = monoNow()
+	q.start = quota.Now()
 	m.Resolve(&q.client, c.Principal.Name, id, q.start)
 	q.on, q.bytes = true, size
 }
@@ -155,7 +155,7 @@ func (c *conn) quotaBytes(t quota.Type, n int64) time.Duration {
 	if !q.on || !q.client.Limited(t) {
 		return 0
 	}
-	d := c.b.clientQuotas.Record(&q.client, t, float64(n), monoNow())
+	d := c.b.clientQuotas.Record(&q.client, t, float64(n), quota.Now())
 	q.throttle = max(q.throttle, d)
 	return d
 }
@@ -170,7 +170,7 @@ func (c *conn) quotaTime() time.Duration {
 	if !q.client.Limited(quota.RequestPercentage) {
 		return 0
 	}
-	now := monoNow()
+	now := quota.Now()
 	spent := max(time.Duration(now-q.start)-q.waited, 0)
 	d := c.b.clientQuotas.Record(&q.client, quota.RequestPercentage, float64(spent)*quota.NanosToPercent, now)
 	q.throttle = max(q.throttle, d)
@@ -191,7 +191,7 @@ func (c *conn) quotaEnd(resp kmsg.Response) {
 		return
 	}
 	c.quotaTime()
-	c.q.throttle = max(c.q.throttle, c.q.mut.Throttle(monoNow()))
+	c.q.throttle = max(c.q.throttle, c.q.mut.Throttle(quota.Now()))
 	if st, ok := resp.(kmsg.SetThrottleResponse); ok && c.q.throttle > 0 {
 		st.SetThrottle(throttleMillis(c.q.throttle))
 	}

@@ -178,7 +178,7 @@ func TestClusterLeaderThrottle(t *testing.T) {
 	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{set("leader.replication.throttled.rate", strconv.Itoa(throttleRate))}))
 	leader := tc.broker(tc.leader)
 	deadline := time.Now().Add(30 * time.Second)
-	for leader.repl.leader.bound.Load() != throttleRate || !leader.partition("moved", 0).LeaderThrottled.Load() {
+	for leader.repl.leader.Bound() != throttleRate || !leader.partition("moved", 0).LeaderThrottled.Load() {
 		if time.Now().After(deadline) {
 			t.Fatal("the leader did not take the rate and the throttled replicas set through the other broker")
 		}

@@ -45,7 +45,7 @@ func (c *conn) mutationQuota(version, strictSince int16) *quota.Mutations {
 // recordMutations records n partitions created or deleted against mq (nil:
 // none applies), and is THROTTLING_QUOTA_EXCEEDED when they are refused.
 func recordMutations(mq *quota.Mutations, n int64) (int16, string) {
-	if mq == nil || mq.Record(float64(n), monoNow()) {
+	if mq == nil || mq.Record(float64(n), quota.Now()) {
 		return 0, ""
 	}
 	return kerr.ThrottlingQuotaExceeded.Code, throttlingQuotaMessage

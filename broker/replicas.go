@@ -22,7 +22,7 @@ func (b *Broker) newReplicas() *host.Manager {
 		o.Fetch = b.cfg.Cluster.Fetch
 		o.Dial = func(io interbroker.Options) interbroker.Sender { return b.openInterBroker(cl.zk, io) }
 		o.Controller = isrController{cl}
-		o.FollowerQuota = &b.repl.follower
+		o.FollowerQuota = b.repl.follower
 		o.LogDirChanged = cl.logDirChanged
 	}
 	return host.New(o)
