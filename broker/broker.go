@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/quota"
+	"github.com/sluice-io/sluice/security/scram"
 	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
@@ -72,7 +73,7 @@ type Broker struct {
 	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
-	scram      scramCache
+	scram      *scram.Cache
 	saslLns    map[string]*config.SASLListener
 	saslClient *saslClient
 	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
@@ -145,6 +146,7 @@ func New(cfg config.Config) (*Broker, error) {
 		coord = emb
 	}
 	b.coord = coord
+	b.scram = b.newSCRAMCache() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas
 	b.replicas = b.newReplicas() // replicas.go

@@ -70,7 +70,7 @@ func (c *conn) newExchange(mechanism string) saslExchange {
 		return &plainExchange{users: c.sasl.l.PlainUsers}
 	}
 	m, _ := scram.ByName(mechanism)
-	return scramExchange{scram.NewServer(m, func(user string) (scram.Credential, bool) { return c.b.scramCredential(m, user) })}
+	return scramExchange{scram.NewServer(m, func(user string) (scram.Credential, bool) { return c.b.scram.Credential(m, user) })}
 }
 
 type scramExchange struct{ s *scram.Server }

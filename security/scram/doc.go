@@ -2,8 +2,10 @@
 // RFC 7677) as Kafka uses them: the server side as a state machine fed the
 // client's messages (server.go), the client side (client.go), credential
 // derivation and Kafka's credential string (credential.go), and the
-// messages' grammar (messages.go). It does no I/O: callers carry the
-// messages in SaslAuthenticate requests or wherever they like.
+// messages' grammar (messages.go), and a broker's cache of its users'
+// credentials (cache.go). It does no I/O: callers carry the messages in
+// SaslAuthenticate requests or wherever they like, and the cache reads
+// credentials through the function it is given.
 //
 // The exchange:
 //
