@@ -49,20 +49,27 @@ const (
 // coordinator fences that epoch to abort the transaction still ongoing
 // and answers CONCURRENT_TRANSACTIONS, and the retry at the fenced epoch
 // is PRODUCER_FENCED (Kafka's prepareFenceProducerEpoch keeps no last
-// epoch). Exactly-once holds across the restart: the input offsets are
-// committed only inside transactions.
+// epoch). It happens too when franz-go (v1.22.3) stores a transient
+// error as its producer id's, fatal to its client: InitProducerId sent to
+// a coordinator that died and left the metadata ("unknown broker") is
+// neither a broker code nor a dial error to it. Exactly-once holds across
+// the restart: the input offsets are committed only inside transactions.
 func runETLMember(ctx context.Context, brokers []string, txnID string, copied func(int), logf func(string, ...any)) error {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	for restarts := 0; ; restarts++ {
 		err := runETLSession(ctx, brokers, txnID, copied, logf)
-		if !errors.Is(err, kerr.ProducerFenced) || restarts == 5 {
+		if !errors.Is(err, kerr.ProducerFenced) && !errors.Is(err, errProducerIDFatal) || restarts == 5 {
 			return err
 		}
 		logf("%s: a new session after: %v", txnID, err)
 	}
 }
+
+// errProducerIDFatal marks an error of Begin: franz-go's producer id has
+// an error it calls fatal to the client.
+var errProducerIDFatal = errors.New("the producer id's error is fatal to the client")
 
 // runETLSession is one session of runETLMember.
 func runETLSession(ctx context.Context, brokers []string, txnID string, copied func(int), logf func(string, ...any)) error {
@@ -89,7 +96,7 @@ func runETLSession(ctx context.Context, brokers []string, txnID string, copied f
 		}
 		fs.EachError(func(topic string, p int32, err error) { logf("%s: fetch %s-%d: %v", txnID, topic, p, err) })
 		if err := s.Begin(); err != nil {
-			return fmt.Errorf("begin: %w", err)
+			return fmt.Errorf("begin: %w: %w", errProducerIDFatal, err)
 		}
 		var out []*kgo.Record
 		fs.EachRecord(func(r *kgo.Record) {
