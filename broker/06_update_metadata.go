@@ -2,7 +2,7 @@ package broker
 
 // UpdateMetadata (key 6), versions 0-8: the controller sends this broker
 // the live brokers and partition states, which it keeps in the metadata
-// cache (metadatacache.go) for Metadata, DescribeCluster and
+// cache (broker/cluster) for Metadata, DescribeCluster and
 // FindCoordinator in ZooKeeper mode.
 //
 // Behavior:
@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -45,9 +46,9 @@ func handleUpdateMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 // leaderAndIsr).
 func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence fenceFunc) *kmsg.UpdateMetadataResponse {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
-	var deleted []topicPartition
+	var deleted []engine.Partition
 	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
-		func() { deleted = b.ctl.cache.update(req) })
+		func() { deleted = b.ctl.cache.Update(req) })
 	if resp.ErrorCode == 0 {
 		b.liveBrokersChanged() // replicas.go
 	}
@@ -57,10 +58,10 @@ func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence fenceFunc
 	if g := b.groups.Existing(); len(deleted) > 0 {
 		done := map[string]bool{}
 		for _, tp := range deleted {
-			if !done[tp.topic] {
-				done[tp.topic] = true
-				if n := g.DeleteTopicOffsets(tp.topic); n > 0 {
-					b.log.Info("removed the committed offsets of a deleted topic", "topic", tp.topic, "offsets", n)
+			if !done[tp.Topic] {
+				done[tp.Topic] = true
+				if n := g.DeleteTopicOffsets(tp.Topic); n > 0 {
+					b.log.Info("removed the committed offsets of a deleted topic", "topic", tp.Topic, "offsets", n)
 				}
 			}
 		}

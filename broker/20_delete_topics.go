@@ -80,7 +80,7 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 // cluster's metadata and deleted by the controller (clusteradmin.go), its
 // partitions recorded against mq (mutationquota.go).
 func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int, timeoutMs int32, mq *quota.Mutations) (int16, string) {
-	snap := b.ctl.cache.load()
+	snap := b.ctl.cache.Load()
 	var name string
 	var id engine.TopicID
 	if code, msg := checkDeleteNaming(rt, names, ids); code != 0 {
@@ -88,15 +88,15 @@ func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.De
 	}
 	switch {
 	case rt.Topic != nil:
-		t := snap.topics[*rt.Topic]
+		t := snap.Topics[*rt.Topic]
 		if t == nil {
 			return kerr.UnknownTopicOrPartition.Code, fmt.Sprintf("topic %s does not exist", *rt.Topic)
 		}
-		name, id = *rt.Topic, engine.TopicID(t.id)
+		name, id = *rt.Topic, engine.TopicID(t.ID)
 	default:
-		for n, t := range snap.topics {
-			if t.id == rt.TopicID {
-				name, id = n, engine.TopicID(t.id)
+		for n, t := range snap.Topics {
+			if t.ID == rt.TopicID {
+				name, id = n, engine.TopicID(t.ID)
 			}
 		}
 		if name == "" {
@@ -110,7 +110,7 @@ func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.De
 	if name == txnStateTopic {
 		return kerr.InvalidRequest.Code, "the internal topic " + txnStateTopic + " holds the transactions' states and cannot be deleted"
 	}
-	if code, msg := recordMutations(mq, int64(len(snap.topics[name].partitions))); code != 0 {
+	if code, msg := recordMutations(mq, int64(len(snap.Topics[name].Partitions))); code != 0 {
 		return code, msg
 	}
 	return b.deleteClusterTopic(name, id, timeoutMs)

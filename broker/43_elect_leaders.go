@@ -41,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/zk"
@@ -83,7 +84,7 @@ func handleElectLeaders(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	}
 	all := req.Topics == nil
 	if all {
-		tps = c.b.ctl.cache.load().partitions()
+		tps = c.b.ctl.cache.Load().Partitions()
 	}
 	results := controller.RefuseElection(tps, kerr.NotController.Code)
 	if elect := c.b.electLeadersDriver(); elect != nil {
@@ -107,17 +108,17 @@ func handleElectLeaders(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 // every partition elected (error 0), as Kafka's DelayedElectLeader, and
 // answers those it does not show by deadline REQUEST_TIMED_OUT.
 func (b *Broker) awaitElected(results []controller.ElectionResult, deadline time.Time) {
-	shows := func(s *metadataSnapshot, r controller.ElectionResult) bool {
-		t := s.topics[r.Partition.Topic]
+	shows := func(s *cluster.Snapshot, r controller.ElectionResult) bool {
+		t := s.Topics[r.Partition.Topic]
 		if t == nil {
 			return false
 		}
-		p, ok := t.partitions[r.Partition.Partition]
-		return ok && p.leader == r.Leader
+		p, ok := t.Partitions[r.Partition.Partition]
+		return ok && p.Leader == r.Leader
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	b.ctl.cache.wait(ctx, func(s *metadataSnapshot) bool {
+	b.ctl.cache.Wait(ctx, func(s *cluster.Snapshot) bool {
 		for _, r := range results {
 			if r.ErrorCode == 0 && !shows(s, r) {
 				return false
@@ -125,7 +126,7 @@ func (b *Broker) awaitElected(results []controller.ElectionResult, deadline time
 		}
 		return true
 	})
-	s := b.ctl.cache.load()
+	s := b.ctl.cache.Load()
 	for i, r := range results {
 		if r.ErrorCode == 0 && !shows(s, r) {
 			results[i] = controller.ElectionResult{Partition: r.Partition, ErrorCode: kerr.RequestTimedOut.Code, Leader: controller.NoLeader}
@@ -149,18 +150,6 @@ func fillElections(resp *kmsg.ElectLeadersResponse, results []controller.Electio
 		rt := &resp.Topics[len(resp.Topics)-1]
 		rt.Partitions = append(rt.Partitions, rp)
 	}
-}
-
-// partitions lists every partition of the snapshot, as Kafka's
-// metadataCache.getAllTopics().flatMap(getTopicPartitions).
-func (s *metadataSnapshot) partitions() []engine.Partition {
-	out := []engine.Partition{}
-	for name, t := range s.topics {
-		for p := range t.partitions {
-			out = append(out, engine.Partition{Topic: name, Partition: p})
-		}
-	}
-	return out
 }
 
 // electLeadersDriver returns the controller driver's ElectLeaders, nil

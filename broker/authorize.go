@@ -135,8 +135,8 @@ func (b *Broker) topicNameOf(name *string, id [16]byte) (string, bool) {
 	if name != nil {
 		return *name, true
 	}
-	for n, t := range b.ctl.cache.load().topics {
-		if t.id == id {
+	for n, t := range b.ctl.cache.Load().Topics {
+		if t.ID == id {
 			return n, true
 		}
 	}

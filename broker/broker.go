@@ -67,7 +67,7 @@ type Broker struct {
 	txns      *txnhost.Coordinators // the transaction coordinators (txns.go)
 	verifier  *txnhost.Verifier     // partitions' transaction verification (txnverify.go)
 	ctl       *controlState         // the controller's requests' state (controlplane.go)
-	cluster   *cluster              // ZooKeeper mode (cluster.go); nil on the single node
+	cluster   *zkCluster            // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
 	authz     authzState            // the ACL authorizer (authorize.go)
 	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
@@ -252,7 +252,7 @@ func (b *Broker) leaderPartition(topic string, index int32) (*host.Partition, in
 	switch {
 	case p != nil && p.Leads():
 		return p, 0
-	case p != nil || b.ctl.cache.hasPartition(topic, index):
+	case p != nil || b.ctl.cache.HasPartition(topic, index):
 		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return nil, kerr.UnknownTopicOrPartition.Code

@@ -11,7 +11,7 @@ package broker
 // (zk.ControllerLoop), which competes for /controller and, when elected,
 // runs the cluster. Partitions reach the broker only through the
 // controller's LeaderAndIsr and UpdateMetadata (hosting.go,
-// metadatacache.go).
+// broker/cluster).
 //
 // Session expiry: ZooKeeper has dropped the registration, and the other
 // brokers' controller treats this broker as dead (its partitions offline
@@ -40,7 +40,7 @@ import (
 )
 
 // cluster is a broker's ZooKeeper mode.
-type cluster struct {
+type zkCluster struct {
 	b       *Broker
 	zk      *zk.Client
 	backend *zk.Backend
@@ -70,7 +70,7 @@ type cluster struct {
 }
 
 // openCluster opens the ZooKeeper session and the metadata backend.
-func openCluster(cfg config.Config) (*cluster, error) {
+func openCluster(cfg config.Config) (*zkCluster, error) {
 	cc := cfg.Cluster
 	ctx := context.Background()
 	client, err := zk.Connect(ctx, cc.ZooKeeper, zk.Options{
@@ -88,7 +88,7 @@ func openCluster(cfg config.Config) (*cluster, error) {
 		client.Close()
 		return nil, fmt.Errorf("broker: %w", err)
 	}
-	c := &cluster{zk: client, backend: backend, log: cfg.Logger, done: make(chan struct{}), registered: make(chan struct{})}
+	c := &zkCluster{zk: client, backend: backend, log: cfg.Logger, done: make(chan struct{}), registered: make(chan struct{})}
 	backend.OnNotice(func(ch zk.ConfigChange) {
 		if l := c.loop.Load(); l != nil {
 			l.ConfigChanged(ch) // the controller re-reads unclean election settings
@@ -102,7 +102,7 @@ func openCluster(cfg config.Config) (*cluster, error) {
 
 // start registers the broker as self, once it listens, and starts its
 // controller driver; it re-registers after every session expiry.
-func (c *cluster) start(self coordinator.Broker, endpoints []zk.Endpoint) {
+func (c *zkCluster) start(self coordinator.Broker, endpoints []zk.Endpoint) {
 	reg := zk.BrokerRegistration{
 		ID:        self.ID,
 		Endpoints: endpoints,
@@ -114,7 +114,7 @@ func (c *cluster) start(self coordinator.Broker, endpoints []zk.Endpoint) {
 	go c.run(reg)
 }
 
-func (c *cluster) run(reg zk.BrokerRegistration) {
+func (c *zkCluster) run(reg zk.BrokerRegistration) {
 	defer close(c.done)
 	first := true
 	for c.ctx.Err() == nil {
@@ -155,7 +155,7 @@ func (c *cluster) run(reg zk.BrokerRegistration) {
 
 // close stops the controller driver (a controller gives up /controller)
 // and ends the session, which removes the registration at once.
-func (c *cluster) close() {
+func (c *zkCluster) close() {
 	c.cancel()
 	if l := c.loop.Load(); l != nil {
 		l.Close()
@@ -171,7 +171,7 @@ func (c *cluster) close() {
 }
 
 // BrokerEpoch implements ControlPlane.
-func (c *cluster) BrokerEpoch() int64 { return c.epoch.Load() }
+func (c *zkCluster) BrokerEpoch() int64 { return c.epoch.Load() }
 
 // IsActiveController implements ControlPlane: the sender must be the
 // controller ZooKeeper names, at the epoch ZooKeeper has. A controller
@@ -181,7 +181,7 @@ func (c *cluster) BrokerEpoch() int64 { return c.epoch.Load() }
 // sync. Only when ZooKeeper cannot be read is a request accepted
 // unconfirmed, if its epoch is above the last confirmed, as the
 // ControlPlane contract asks.
-func (c *cluster) IsActiveController(id, epoch int32) bool {
+func (c *zkCluster) IsActiveController(id, epoch int32) bool {
 	c.mu.Lock()
 	known := c.mu.ctlID == id && c.mu.ctlEpoch == epoch
 	last := c.mu.ctlEpoch

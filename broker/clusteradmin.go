@@ -16,6 +16,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/zk"
@@ -23,7 +24,7 @@ import (
 )
 
 // liveBrokers is the number of live brokers the cluster's metadata lists.
-func (b *Broker) liveBrokers() int { return len(b.ctl.cache.load().brokers) }
+func (b *Broker) liveBrokers() int { return len(b.ctl.cache.Load().Brokers) }
 
 // createClusterTopic writes a new topic; it returns its id, or the code
 // and message refusing it.
@@ -46,29 +47,29 @@ func (b *Broker) createClusterTopic(name string, req controller.TopicRequest, co
 
 // awaitMetadata waits, until timeoutMs has passed, for cond to hold of the
 // metadata cache; false when it did not.
-func (b *Broker) awaitMetadata(timeoutMs int32, cond func(*metadataSnapshot) bool) bool {
+func (b *Broker) awaitMetadata(timeoutMs int32, cond func(*cluster.Snapshot) bool) bool {
 	if timeoutMs <= 0 {
 		return true
 	}
 	ctx, cancel := b.closingContext(time.Duration(timeoutMs) * time.Millisecond)
 	defer cancel()
-	return b.ctl.cache.wait(ctx, cond)
+	return b.ctl.cache.Wait(ctx, cond)
 }
 
 // topicCreated is the condition of a created topic: the cache has it, at
 // its id, with all its partitions.
-func topicCreated(name string, id engine.TopicID, partitions int) func(*metadataSnapshot) bool {
-	return func(s *metadataSnapshot) bool {
-		t := s.topics[name]
-		return t != nil && t.id == id && len(t.partitions) >= partitions
+func topicCreated(name string, id engine.TopicID, partitions int) func(*cluster.Snapshot) bool {
+	return func(s *cluster.Snapshot) bool {
+		t := s.Topics[name]
+		return t != nil && t.ID == id && len(t.Partitions) >= partitions
 	}
 }
 
 // topicGone is the condition of a deleted topic.
-func topicGone(name string, id engine.TopicID) func(*metadataSnapshot) bool {
-	return func(s *metadataSnapshot) bool {
-		t := s.topics[name]
-		return t == nil || t.id != id
+func topicGone(name string, id engine.TopicID) func(*cluster.Snapshot) bool {
+	return func(s *cluster.Snapshot) bool {
+		t := s.Topics[name]
+		return t == nil || t.ID != id
 	}
 }
 

@@ -37,6 +37,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
@@ -51,54 +52,45 @@ import (
 // named it before the listener's port was known), else the broker's
 // registered endpoint of that name. ok is false when the broker has none:
 // Kafka leaves such a broker out.
-func (b *Broker) endpoint(cb *cachedBroker, listener string) (host string, port int32, ok bool) {
-	if cb.id == b.cfg.ID {
+func (b *Broker) endpoint(cb *cluster.Node, listener string) (host string, port int32, ok bool) {
+	if cb.ID == b.cfg.ID {
 		return b.selfEndpoint(listener)
 	}
-	for _, e := range cb.endpoints {
-		if e.listener == listener {
-			return e.host, e.port, true
+	for _, e := range cb.Endpoints {
+		if e.Listener == listener {
+			return e.Host, e.Port, true
 		}
 	}
 	return "", -1, false
 }
 
-// liveBroker returns a live broker of the snapshot, nil if it is not live.
-func (s *metadataSnapshot) liveBroker(id int32) *cachedBroker {
-	i, ok := slices.BinarySearchFunc(s.brokers, id, func(b cachedBroker, id int32) int { return int(b.id) - int(id) })
-	if !ok {
-		return nil
-	}
-	return &s.brokers[i]
-}
-
 // clusterMetadata answers Metadata from the cache.
 func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	snap := b.ctl.cache.load()
-	for _, cb := range snap.brokers {
+	snap := b.ctl.cache.Load()
+	for _, cb := range snap.Brokers {
 		host, port, ok := b.endpoint(&cb, c.Listener().Name)
 		if !ok {
 			continue
 		}
 		br := kmsg.NewMetadataResponseBroker()
-		br.NodeID, br.Host, br.Port, br.Rack = cb.id, host, port, cb.rack
+		br.NodeID, br.Host, br.Port, br.Rack = cb.ID, host, port, cb.Rack
 		resp.Brokers = append(resp.Brokers, br)
 	}
 	cid := b.coord.ClusterID()
 	resp.ClusterID = &cid
-	resp.ControllerID = snap.controllerID
+	resp.ControllerID = snap.ControllerID
 
 	all := req.Topics == nil || (req.Version == 0 && len(req.Topics) == 0)
 	if all {
-		names := make([]string, 0, len(snap.topics))
-		for name := range snap.topics {
+		names := make([]string, 0, len(snap.Topics))
+		for name := range snap.Topics {
 			names = append(names, name)
 		}
 		slices.Sort(names)
 		for _, name := range names {
 			if c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
-				resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, snap.topics[name]))
+				resp.Topics = append(resp.Topics, topicMetadata(snap, req.Version, name, snap.Topics[name]))
 			}
 		}
 		return resp
@@ -109,10 +101,10 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 			mt := kmsg.NewMetadataResponseTopic()
 			mt.TopicID = rt.TopicID
 			mt.ErrorCode = kerr.UnknownTopicID.Code
-			for name, t := range snap.topics {
-				if t.id == rt.TopicID {
+			for name, t := range snap.Topics {
+				if t.ID == rt.TopicID {
 					if c.authorized(acl.OpDescribe, acl.ResourceTopic, name) {
-						mt = snap.topicMetadata(req.Version, name, t)
+						mt = topicMetadata(snap, req.Version, name, t)
 					} else {
 						mt.ErrorCode = kerr.TopicAuthorizationFailed.Code
 					}
@@ -129,8 +121,8 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 			resp.Topics = append(resp.Topics, mt)
 			continue
 		}
-		if t := snap.topics[name]; t != nil {
-			resp.Topics = append(resp.Topics, snap.topicMetadata(req.Version, name, t))
+		if t := snap.Topics[name]; t != nil {
+			resp.Topics = append(resp.Topics, topicMetadata(snap, req.Version, name, t))
 			continue
 		}
 		mt := kmsg.NewMetadataResponseTopic()
@@ -144,9 +136,9 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 			if mt.ErrorCode = b.autoCreateClusterTopic(name, snap); mt.ErrorCode == kerr.LeaderNotAvailable.Code {
 				// Answered with the topic if the controller creates it
 				// soon (on the single node, at once).
-				if b.awaitMetadata(autoCreateWaitMs, func(s *metadataSnapshot) bool { return topicLed(s, name) }) {
-					now := b.ctl.cache.load()
-					mt = now.topicMetadata(req.Version, name, now.topics[name])
+				if b.awaitMetadata(autoCreateWaitMs, func(s *cluster.Snapshot) bool { return topicLed(s, name) }) {
+					now := b.ctl.cache.Load()
+					mt = topicMetadata(now, req.Version, name, now.Topics[name])
 				}
 			}
 		default:
@@ -159,12 +151,12 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 
 // autoCreateClusterTopic writes a topic Metadata asked for and returns the
 // code that answers it meanwhile.
-func (b *Broker) autoCreateClusterTopic(name string, snap *metadataSnapshot) int16 {
+func (b *Broker) autoCreateClusterTopic(name string, snap *cluster.Snapshot) int16 {
 	rf := b.cfg.DefaultReplicationFactor
 	if b.cluster == nil {
 		rf = 1 // the single node holds one copy, whatever the default
 	}
-	if int(rf) > len(snap.brokers) {
+	if int(rf) > len(snap.Brokers) {
 		return kerr.InvalidReplicationFactor.Code
 	}
 	_, err := b.coord.CreateTopic(name, controller.TopicRequest{NumPartitions: b.cfg.NumPartitions, ReplicationFactor: rf}, nil)
@@ -180,26 +172,26 @@ func (b *Broker) autoCreateClusterTopic(name string, snap *metadataSnapshot) int
 }
 
 // topicMetadata describes one cached topic.
-func (s *metadataSnapshot) topicMetadata(version int16, name string, t *cachedTopic) kmsg.MetadataResponseTopic {
+func topicMetadata(s *cluster.Snapshot, version int16, name string, t *cluster.Topic) kmsg.MetadataResponseTopic {
 	mt := kmsg.NewMetadataResponseTopic()
 	mt.Topic = &name
-	mt.TopicID = t.id
+	mt.TopicID = t.ID
 	mt.IsInternal = isInternal(name)
-	indexes := make([]int32, 0, len(t.partitions))
-	for i := range t.partitions {
+	indexes := make([]int32, 0, len(t.Partitions))
+	for i := range t.Partitions {
 		indexes = append(indexes, i)
 	}
 	slices.Sort(indexes)
 	for _, i := range indexes {
-		cp := t.partitions[i]
+		cp := t.Partitions[i]
 		mp := kmsg.NewMetadataResponseTopicPartition()
 		mp.Partition = i
-		mp.Leader, mp.LeaderEpoch = cp.leader, cp.leaderEpoch
-		mp.Replicas, mp.ISR = cp.replicas, cp.isr
+		mp.Leader, mp.LeaderEpoch = cp.Leader, cp.LeaderEpoch
+		mp.Replicas, mp.ISR = cp.Replicas, cp.ISR
 		if version >= 5 {
-			mp.OfflineReplicas = cp.offline
+			mp.OfflineReplicas = cp.Offline
 		}
-		if cp.leader < 0 || s.liveBroker(cp.leader) == nil {
+		if cp.Leader < 0 || s.LiveBroker(cp.Leader) == nil {
 			mp.Leader = -1
 			mp.ErrorCode = kerr.LeaderNotAvailable.Code
 		}
@@ -237,8 +229,8 @@ type internalTopic struct {
 // auto-creation wait, so that the answer follows the partition's load when
 // it comes soon.
 func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait func(context.Context, int32)) (id int32, host string, port int32, code int16, msg string) {
-	snap := b.ctl.cache.load()
-	ct := snap.topics[t.name]
+	snap := b.ctl.cache.Load()
+	ct := snap.Topics[t.name]
 	if ct == nil {
 		rf := t.replication
 		if b.cluster == nil {
@@ -246,7 +238,7 @@ func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait
 			// hold one copy (as Kafka's KRaft single-node setups configure).
 			rf = 1
 		}
-		if int(rf) > len(snap.brokers) {
+		if int(rf) > len(snap.Brokers) {
 			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, t.replicationKey + " is above the live brokers: " + t.name + " cannot be created yet"
 		}
 		_, err := b.coord.CreateTopic(t.name, controller.TopicRequest{NumPartitions: t.partitions, ReplicationFactor: rf}, t.configs)
@@ -258,22 +250,22 @@ func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait
 		// Answered if the controller creates it soon (on the single node,
 		// at once), as the first FindCoordinator of a Kafka broker waits
 		// for nothing and is retried.
-		if !b.awaitMetadata(autoCreateWaitMs, func(s *metadataSnapshot) bool { return topicLed(s, t.name) }) {
+		if !b.awaitMetadata(autoCreateWaitMs, func(s *cluster.Snapshot) bool { return topicLed(s, t.name) }) {
 			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, t.name + " is being created"
 		}
-		snap = b.ctl.cache.load()
-		ct = snap.topics[t.name]
+		snap = b.ctl.cache.Load()
+		ct = snap.Topics[t.name]
 	}
 	gp := group.PartitionFor(key, t.partitions)
-	p, ok := ct.partitions[gp]
+	p, ok := ct.Partitions[gp]
 	if !ok {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the " + t.what + "'s partition of " + t.name + " is unknown"
 	}
-	lb := snap.liveBroker(p.leader)
+	lb := snap.LiveBroker(p.Leader)
 	if lb == nil {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the " + t.what + "'s partition of " + t.name + " has no leader"
 	}
-	if lb.id == b.cfg.ID && wait != nil {
+	if lb.ID == b.cfg.ID && wait != nil {
 		// Answered once this broker's coordinator has the partition
 		// loaded, if it comes soon; a load still running is answered by
 		// the coordinator's requests.
@@ -285,28 +277,28 @@ func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait
 	if !found {
 		return -1, "", -1, kerr.CoordinatorNotAvailable.Code, "the " + t.what + "'s coordinator has no listener " + listener
 	}
-	return lb.id, host, port, 0, ""
+	return lb.ID, host, port, 0, ""
 }
 
 // clusterBrokers lists the live brokers for DescribeCluster.
 func (b *Broker) clusterBrokers(listener string) (controllerID int32, brokers []coordinator.Broker) {
-	snap := b.ctl.cache.load()
-	for _, cb := range snap.brokers {
+	snap := b.ctl.cache.Load()
+	for _, cb := range snap.Brokers {
 		host, port, ok := b.endpoint(&cb, listener)
 		if ok {
-			brokers = append(brokers, coordinator.Broker{ID: cb.id, Host: host, Port: port, Rack: cb.rack})
+			brokers = append(brokers, coordinator.Broker{ID: cb.ID, Host: host, Port: port, Rack: cb.Rack})
 		}
 	}
-	return snap.controllerID, brokers
+	return snap.ControllerID, brokers
 }
 
 // clusterTopic is a topic as the cache has it: its id and partition count.
 func (b *Broker) clusterTopic(name string) (id engine.TopicID, partitions int32, ok bool) {
-	t := b.ctl.cache.load().topics[name]
+	t := b.ctl.cache.Load().Topics[name]
 	if t == nil {
 		return id, 0, false
 	}
-	return engine.TopicID(t.id), t.count, true
+	return engine.TopicID(t.ID), t.Count, true
 }
 
 // autoCreateWaitMs bounds how long Metadata and FindCoordinator wait for a
@@ -316,13 +308,13 @@ const autoCreateWaitMs = 5000
 
 // topicLed reports whether the snapshot has a topic with every partition
 // led.
-func topicLed(s *metadataSnapshot, name string) bool {
-	t := s.topics[name]
-	if t == nil || len(t.partitions) == 0 {
+func topicLed(s *cluster.Snapshot, name string) bool {
+	t := s.Topics[name]
+	if t == nil || len(t.Partitions) == 0 {
 		return false
 	}
-	for _, p := range t.partitions {
-		if p.leader < 0 {
+	for _, p := range t.Partitions {
+		if p.Leader < 0 {
 			return false
 		}
 	}

@@ -36,7 +36,7 @@ func (b *Broker) controlledShutdown() {
 	}
 	start := time.Now()
 	for attempt := 0; ; attempt++ {
-		asked := b.ctl.cache.load().controllerID
+		asked := b.ctl.cache.Load().ControllerID
 		remaining, err := b.askControlledShutdown()
 		if err == nil && b.movable(remaining) == 0 {
 			b.log.Info("controlled shutdown done", "took", time.Since(start))
@@ -60,7 +60,7 @@ func (b *Broker) controlledShutdown() {
 // the broker is stopping, nothing else runs on this goroutine.
 func (b *Broker) awaitNewController(asked int32, d time.Duration) {
 	for end := time.Now().Add(d); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
-		if id := b.ctl.cache.load().controllerID; id >= 0 && id != asked {
+		if id := b.ctl.cache.Load().ControllerID; id >= 0 && id != asked {
 			return
 		}
 	}
@@ -86,7 +86,7 @@ func (b *Broker) askControlledShutdown() ([]kmsg.ControlledShutdownResponseParti
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	var resp *kmsg.ControlledShutdownResponse
-	switch controller := b.ctl.cache.load().controllerID; {
+	switch controller := b.ctl.cache.Load().ControllerID; {
 	case controller < 0:
 		return nil, errors.New("no controller known")
 	case controller == b.cfg.ID:
@@ -114,19 +114,19 @@ func (b *Broker) askControlledShutdown() ([]kmsg.ControlledShutdownResponseParti
 // movable counts the remaining partitions another live in-sync replica
 // could still take, as the metadata cache has them.
 func (b *Broker) movable(remaining []kmsg.ControlledShutdownResponsePartitionsRemaining) int {
-	snap := b.ctl.cache.load()
+	snap := b.ctl.cache.Load()
 	live := map[int32]bool{}
-	for _, br := range snap.brokers {
-		live[br.id] = true
+	for _, br := range snap.Brokers {
+		live[br.ID] = true
 	}
 	n := 0
 	for _, r := range remaining {
-		t := snap.topics[r.Topic]
+		t := snap.Topics[r.Topic]
 		if t == nil {
 			continue
 		}
-		p, ok := t.partitions[r.Partition]
-		if ok && slices.ContainsFunc(p.isr, func(id int32) bool { return id != b.cfg.ID && live[id] }) {
+		p, ok := t.Partitions[r.Partition]
+		if ok && slices.ContainsFunc(p.ISR, func(id int32) bool { return id != b.cfg.ID && live[id] }) {
 			n++
 		}
 	}

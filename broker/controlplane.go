@@ -36,6 +36,7 @@ package broker
 import (
 	"sync"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -54,8 +55,8 @@ func (singleNode) IsActiveController(_, _ int32) bool { return false }
 // controlState is the state control requests change.
 type controlState struct {
 	plane config.ControlPlane
-	cache metadataCache // UpdateMetadata's (metadatacache.go)
-	roles replicaRoles  // LeaderAndIsr's and StopReplica's (replicaroles.go)
+	cache *cluster.Cache // UpdateMetadata's (broker/cluster)
+	roles replicaRoles   // LeaderAndIsr's and StopReplica's (replicaroles.go)
 
 	mu sync.Mutex
 	// epoch is the highest controller epoch accepted, by any of the three
@@ -67,8 +68,7 @@ func newControlState(plane config.ControlPlane) *controlState {
 	if plane == nil {
 		plane = singleNode{}
 	}
-	s := &controlState{plane: plane}
-	s.cache.snap.Store(&metadataSnapshot{controllerID: -1, topics: map[string]*cachedTopic{}})
+	s := &controlState{plane: plane, cache: cluster.NewCache()}
 	s.roles.tab.Store(&roleTable{roles: map[topicPartition]replicaRole{}, deleted: map[topicPartition]struct{}{}})
 	return s
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -132,7 +133,7 @@ func TestControlRequestsSingleNode(t *testing.T) {
 	tb := startBroker(t, t.TempDir(), nil)
 	tb.createTopic(t, "t", 1)
 	rc := dialRaw(t, tb.addr)
-	roles, cache := tb.ctl.roles.tab.Load(), tb.ctl.cache.load()
+	roles, cache := tb.ctl.roles.tab.Load(), tb.ctl.cache.Load()
 	stale := kerr.StaleControllerEpoch
 	for _, v := range []int16{0, 1, 2, 5, 7} {
 		top, codes := lisrCodes(rc, leaderAndIsr(0, 1, -1, []int32{0, 0, 1, 0}), v)
@@ -154,7 +155,7 @@ func TestControlRequestsSingleNode(t *testing.T) {
 	if tb.ctl.roles.tab.Load() != roles || tb.ctl.roles.pendingDelete("t", 0) {
 		t.Error("a refused request changed the role table")
 	}
-	if tb.ctl.cache.load() != cache {
+	if tb.ctl.cache.Load() != cache {
 		t.Error("a refused UpdateMetadata changed the metadata cache")
 	}
 	md := rc.roundTrip(metadataReq(false, "t"), 12).(*kmsg.MetadataResponse)
@@ -175,10 +176,10 @@ func TestControlRequestsFencing(t *testing.T) {
 		wantCode(t, fmt.Sprintf("UpdateMetadata broker epoch %d", be),
 			umCode(rc, updateMetadata(2, 5, be, []int32{3, 1, 2}, [3]int32{0, 1, 0}, [3]int32{1, 2, 0}), 8), nil)
 	}
-	s := tb.ctl.cache.load()
-	if s.controllerID != 2 || len(s.brokers) != 3 || s.brokers[0].id != 1 || *s.brokers[2].rack != "rack3" ||
-		s.brokers[1].endpoints[0].host != "b2" || s.topics["t"].id != topicA || s.topics["t"].partitions[1].leader != 2 ||
-		fmt.Sprint(s.topics["t"].partitions[0].offline) != "[3]" {
+	s := tb.ctl.cache.Load()
+	if s.ControllerID != 2 || len(s.Brokers) != 3 || s.Brokers[0].ID != 1 || *s.Brokers[2].Rack != "rack3" ||
+		s.Brokers[1].Endpoints[0].Host != "b2" || s.Topics["t"].ID != topicA || s.Topics["t"].Partitions[1].Leader != 2 ||
+		fmt.Sprint(s.Topics["t"].Partitions[0].Offline) != "[3]" {
 		t.Fatalf("cache after UpdateMetadata: %+v", s)
 	}
 	// Refused, changing nothing: an older broker epoch, a controller epoch
@@ -190,17 +191,17 @@ func TestControlRequestsFencing(t *testing.T) {
 	kraft := updateMetadata(2, 6, 100, []int32{1})
 	kraft.IsKRaftController = true
 	wantCode(t, "UpdateMetadata from a KRaft controller", umCode(rc, kraft, 8), staleCtl)
-	if tb.ctl.cache.load() != s {
+	if tb.ctl.cache.Load() != s {
 		t.Fatal("a refused UpdateMetadata changed the cache")
 	}
 	// A newer epoch replaces the live brokers; partition 1 is deleted,
 	// partition 0 kept as it was.
 	wantCode(t, "UpdateMetadata epoch 6", umCode(rc, updateMetadata(2, 6, 100, []int32{3, 1}, [3]int32{1, -2, 0}), 8), nil)
-	prev, s := s, tb.ctl.cache.load()
-	if len(prev.brokers) != 3 || len(prev.topics["t"].partitions) != 2 {
+	prev, s := s, tb.ctl.cache.Load()
+	if len(prev.Brokers) != 3 || len(prev.Topics["t"].Partitions) != 2 {
 		t.Errorf("the update changed the snapshot before it: %+v", prev)
 	}
-	if len(s.brokers) != 2 || s.brokers[0].id != 1 || s.brokers[1].id != 3 || len(s.topics["t"].partitions) != 1 || s.topics["t"].partitions[0].leader != 1 {
+	if len(s.Brokers) != 2 || s.Brokers[0].ID != 1 || s.Brokers[1].ID != 3 || len(s.Topics["t"].Partitions) != 1 || s.Topics["t"].Partitions[0].Leader != 1 {
 		t.Fatalf("cache after the second UpdateMetadata: %+v", s)
 	}
 	// v0: brokers with one host and port.
@@ -210,8 +211,8 @@ func TestControlRequestsFencing(t *testing.T) {
 	um0 := updateMetadata(2, 6, 0, []int32{4})
 	um0.LiveBrokers[0].Host, um0.LiveBrokers[0].Port = "h4", 9094
 	wantCode(t, "UpdateMetadata v0", umCode(rc, um0, 0), nil)
-	if s = tb.ctl.cache.load(); len(s.brokers) != 1 || s.brokers[0].endpoints[0] != (cachedEndpoint{listener: "PLAINTEXT", host: "h4", port: 9094}) {
-		t.Fatalf("cache after UpdateMetadata v0: %+v", s.brokers)
+	if s = tb.ctl.cache.Load(); len(s.Brokers) != 1 || s.Brokers[0].Endpoints[0] != (cluster.Endpoint{Listener: "PLAINTEXT", Host: "h4", Port: 9094}) {
+		t.Fatalf("cache after UpdateMetadata v0: %+v", s.Brokers)
 	}
 
 	// LeaderAndIsr at the highest epoch: leader of 0, follower of 1, not a

@@ -38,7 +38,7 @@
 //
 // The controller's requests (LeaderAndIsr, StopReplica, UpdateMetadata:
 // 04-06) are fenced by broker and controller epochs through a ControlPlane
-// (controlplane.go) and fill the metadata cache (metadatacache.go) and the
+// (controlplane.go) and fill the metadata cache (broker/cluster) and the
 // replica role table (replicaroles.go), both copy-on-write snapshots that
 // readers load without a lock; LeaderAndIsr and StopReplica open, lead,
 // follow and delete logs (hosting.go), whose partitions are

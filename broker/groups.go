@@ -81,15 +81,15 @@ func (b *Broker) leaderHighWatermark(topic string, partition int32) (int64, bool
 // otherLeader is the leader of a partition another broker leads, by the
 // metadata cache.
 func (b *Broker) otherLeader(topic string, partition int32) (int32, bool) {
-	t := b.ctl.cache.load().topics[topic]
+	t := b.ctl.cache.Load().Topics[topic]
 	if t == nil {
 		return -1, false
 	}
-	cp, ok := t.partitions[partition]
-	if !ok || cp.leader < 0 || cp.leader == b.cfg.ID {
+	cp, ok := t.Partitions[partition]
+	if !ok || cp.Leader < 0 || cp.Leader == b.cfg.ID {
 		return -1, false
 	}
-	return cp.leader, true
+	return cp.Leader, true
 }
 
 // migrateOffsetsTopic switches a __consumer_offsets created before

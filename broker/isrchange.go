@@ -17,13 +17,13 @@ import (
 var errNoController = errors.New("broker: no controller to ask")
 
 // isrController carries a cluster's ISR changes (host.Controller).
-type isrController struct{ c *cluster }
+type isrController struct{ c *zkCluster }
 
 func (i isrController) BrokerEpoch() int64 { return i.c.BrokerEpoch() }
 
 func (i isrController) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
 	cl, b := i.c, i.c.b
-	controller := b.ctl.cache.load().controllerID
+	controller := b.ctl.cache.Load().ControllerID
 	switch {
 	case controller < 0:
 		return nil, errNoController

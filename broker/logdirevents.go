@@ -18,7 +18,7 @@ import "time"
 const logDirEventRetry = time.Second
 
 // startLogDirEvents starts the goroutine that writes c's notifications.
-func (c *cluster) startLogDirEvents() {
+func (c *zkCluster) startLogDirEvents() {
 	c.logDirWake = make(chan struct{}, 1)
 	go func() {
 		for {
@@ -44,7 +44,7 @@ func (c *cluster) startLogDirEvents() {
 }
 
 // logDirChanged asks for a notification; it does not block.
-func (c *cluster) logDirChanged() {
+func (c *zkCluster) logDirChanged() {
 	if c == nil || c.logDirWake == nil {
 		return
 	}

@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"net"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication/host"
 )
@@ -54,12 +55,12 @@ func (b *Broker) metricsState() metrics.State {
 		st.Partitions = append(st.Partitions, ps)
 	}
 	st.Controller = b.isController()
-	if snap := b.ctl.cache.snap.Load(); snap != nil {
-		st.ControllerEpoch = snap.controllerEpoch
+	if snap := b.ctl.cache.Load(); snap != nil {
+		st.ControllerEpoch = snap.ControllerEpoch
 		if st.Controller {
-			for _, t := range snap.topics {
-				for _, p := range t.partitions {
-					if p.leader < 0 && p.leader != leaderDuringDelete {
+			for _, t := range snap.Topics {
+				for _, p := range t.Partitions {
+					if p.Leader < 0 && p.Leader != cluster.LeaderDuringDelete {
 						st.OfflinePartitions++
 					}
 				}
@@ -140,8 +141,8 @@ func (b *Broker) notReady() string {
 			return "not registered in ZooKeeper yet"
 		}
 		l := c.loop.Load()
-		snap := b.ctl.cache.snap.Load()
-		if l == nil || snap == nil || l.ActiveController() < 0 || snap.controllerID != l.ActiveController() {
+		snap := b.ctl.cache.Load()
+		if l == nil || snap == nil || l.ActiveController() < 0 || snap.ControllerID != l.ActiveController() {
 			return "no metadata from the current controller yet"
 		}
 	}

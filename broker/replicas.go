@@ -59,10 +59,10 @@ type liveBrokers struct {
 
 // liveIDs is the metadata cache's live brokers, sorted.
 func (b *Broker) liveIDs() []int32 {
-	snap := b.ctl.cache.load()
-	ids := make([]int32, 0, len(snap.brokers))
-	for _, br := range snap.brokers {
-		ids = append(ids, br.id)
+	snap := b.ctl.cache.Load()
+	ids := make([]int32, 0, len(snap.Brokers))
+	for _, br := range snap.Brokers {
+		ids = append(ids, br.ID)
 	}
 	slices.Sort(ids)
 	return ids

@@ -15,6 +15,7 @@ package broker
 import (
 	"context"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/wire/interbroker"
@@ -29,7 +30,7 @@ func (b *Broker) newTxns() *txnhost.Coordinators {
 	opts := txnhost.Options{
 		Self: b.cfg.ID, Config: b.cfg.Txns, Logger: b.log, Closing: b.closing,
 		Leader:            b.leaderPartition,
-		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.cache.load()} },
+		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.cache.Load()} },
 		WriteMarkers:      b.writeTxnMarkers, // 27_write_txn_markers.go
 		NewProducerID:     b.pids.ID,
 		OffsetsPartitions: func() int32 { return b.groups.Existing().Partitions() },
@@ -42,21 +43,21 @@ func (b *Broker) newTxns() *txnhost.Coordinators {
 }
 
 // txnMetadata is the metadata cache as the markers read it.
-type txnMetadata struct{ snap *metadataSnapshot }
+type txnMetadata struct{ snap *cluster.Snapshot }
 
 func (m txnMetadata) Leader(topic string, partition int32) (int32, bool) {
-	t := m.snap.topics[topic]
+	t := m.snap.Topics[topic]
 	if t == nil {
 		return -1, false
 	}
-	cp, ok := t.partitions[partition]
+	cp, ok := t.Partitions[partition]
 	if !ok {
 		return -1, false
 	}
-	if cp.leader < 0 || m.snap.liveBroker(cp.leader) == nil {
+	if cp.Leader < 0 || m.snap.LiveBroker(cp.Leader) == nil {
 		return -1, true
 	}
-	return cp.leader, true
+	return cp.Leader, true
 }
 
 // TopicDeleted reports that the metadata has no topic name although it
@@ -66,15 +67,15 @@ func (m txnMetadata) Leader(topic string, partition int32) (int32, bool) {
 // leader before it learns the topics, and a marker dropped then would
 // leave its transaction open in the partition forever.)
 func (m txnMetadata) TopicDeleted(topic string) bool {
-	return m.snap.topics[topic] == nil && m.snap.topics[txnStateTopic] != nil
+	return m.snap.Topics[topic] == nil && m.snap.Topics[txnStateTopic] != nil
 }
 
 // txnPartitions is the partition count of __transaction_state: as the
 // metadata has it once created (Kafka reads the topic's count too), else
 // transaction.state.log.num.partitions.
 func (b *Broker) txnPartitions() int32 {
-	if t := b.ctl.cache.load().topics[txnStateTopic]; t != nil && t.count > 0 {
-		return t.count
+	if t := b.ctl.cache.Load().Topics[txnStateTopic]; t != nil && t.Count > 0 {
+		return t.Count
 	}
 	return b.cfg.Txns.WithDefaults().StatePartitions
 }

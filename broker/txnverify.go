@@ -48,16 +48,16 @@ func (b *Broker) newVerifier() *txnhost.Verifier {
 // txnCoordinatorNode is the broker leading the transactional id's
 // partition of __transaction_state, or -1 if none is live.
 func (b *Broker) txnCoordinatorNode(transactionalID string) int32 {
-	snap := b.ctl.cache.load()
-	t := snap.topics[txnStateTopic]
+	snap := b.ctl.cache.Load()
+	t := snap.Topics[txnStateTopic]
 	if t == nil {
 		return -1
 	}
-	cp, ok := t.partitions[group.PartitionFor(transactionalID, b.txnPartitions())]
-	if !ok || cp.leader < 0 || snap.liveBroker(cp.leader) == nil {
+	cp, ok := t.Partitions[group.PartitionFor(transactionalID, b.txnPartitions())]
+	if !ok || cp.Leader < 0 || snap.LiveBroker(cp.Leader) == nil {
 		return -1
 	}
-	return cp.leader
+	return cp.Leader
 }
 
 // verifyProduce starts the verification of every partition of a Produce
