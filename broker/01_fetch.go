@@ -294,7 +294,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 			switch {
 			case denied:
 				fp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			case p == nil && req.Version >= 13 && ts == nil && !b.ctl.cache.HasTopicID(rt.TopicID):
+			case p == nil && req.Version >= 13 && ts == nil && !b.ctl.Cache.HasTopicID(rt.TopicID):
 				fp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil && req.Version >= 13 && ts == nil:
 				fp.ErrorCode = kerr.NotLeaderForPartition.Code

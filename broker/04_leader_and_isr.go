@@ -4,7 +4,7 @@ package broker
 // leader or follower of partitions.
 //
 // Behavior:
-//   - Fenced as every control request (controlplane.go): a stale broker
+//   - Fenced as every control request (broker/cluster/control.go): a stale broker
 //     epoch gets STALE_BROKER_EPOCH, a sender that is not the controller or
 //     a controller epoch below the highest seen STALE_CONTROLLER_EPOCH, at
 //     the top level and on every partition (Kafka's getErrorResponse). The
@@ -14,7 +14,7 @@ package broker
 //     other than the one this broker holds for the topic gets
 //     INCONSISTENT_TOPIC_ID; a leader epoch newer than the one held (-1 for
 //     a partition not hosted) is recorded in the role table
-//     (replicaroles.go) as leader (Leader is this broker) or follower, unless
+//     (broker/cluster/roles.go) as leader (Leader is this broker) or follower, unless
 //     this broker is not among the replicas (UNKNOWN_TOPIC_OR_PARTITION);
 //     an older epoch gets STALE_CONTROLLER_EPOCH, and so does the same
 //     epoch, except when it brings a topic id for a partition that had
@@ -36,6 +36,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
+	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -59,13 +61,13 @@ func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	return c.b.leaderAndIsr(req, c.b.ctl.control), nil
+	return c.b.leaderAndIsr(req, c.b.ctl.Fence), nil
 }
 
 // leaderAndIsr handles a LeaderAndIsr fenced by fence: the network's
-// (controlState.control) or the single node's own controller's
-// (controlState.local).
-func (b *Broker) leaderAndIsr(req *kmsg.LeaderAndISRRequest, fence fenceFunc) *kmsg.LeaderAndISRResponse {
+// (cluster.ControlState.Fence) or the single node's own controller's
+// (cluster.ControlState.Local).
+func (b *Broker) leaderAndIsr(req *kmsg.LeaderAndISRRequest, fence cluster.FenceFunc) *kmsg.LeaderAndISRResponse {
 	var states []leaderAndIsrState
 	for i := range req.PartitionStates { // v0-v1
 		states = append(states, leaderAndIsrState{topic: req.PartitionStates[i].Topic, p: &req.PartitionStates[i]})
@@ -114,18 +116,18 @@ func (b *Broker) leaderAndIsr(req *kmsg.LeaderAndISRRequest, fence fenceFunc) *k
 }
 
 // becomeLeaderOrFollower applies accepted partition states to the role
-// table, setting each one's code. Called under controlState.mu.
+// table, setting each one's code. Called under ControlState.mu.
 func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
-	roles := &b.ctl.roles
-	tab := roles.edit()
+	roles := &b.ctl.Roles
+	tab := roles.Edit()
 	self := b.cfg.ID
 	for i := range states {
 		s := &states[i]
-		tp := topicPartition{s.topic, s.p.Partition}
-		cur, hosted := tab.roles[tp]
-		held := cur.topicID
+		tp := engine.Partition{Topic: s.topic, Partition: s.p.Partition}
+		cur, hosted := tab.Roles[tp]
+		held := cur.TopicID
 		if !hosted {
-			cur.leaderEpoch = -1
+			cur.LeaderEpoch = -1
 			if t := b.topic(s.topic); t != nil {
 				held = t.ID
 			}
@@ -134,7 +136,7 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 		switch {
 		case s.topicID != zero && held != zero && s.topicID != held:
 			s.code = kerr.InconsistentTopicID.Code
-		case s.p.LeaderEpoch > cur.leaderEpoch:
+		case s.p.LeaderEpoch > cur.LeaderEpoch:
 			if !slices.Contains(s.p.Replicas, self) {
 				s.code = kerr.UnknownTopicOrPartition.Code
 				continue
@@ -143,16 +145,16 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 			if id == zero {
 				id = held
 			}
-			tab.roles[tp] = replicaRole{
-				topicID: id, leader: s.p.Leader, leaderEpoch: s.p.LeaderEpoch, isLeader: s.p.Leader == self,
-				isr: s.p.ISR, replicas: s.p.Replicas, zkVersion: s.p.ZKVersion,
+			tab.Roles[tp] = cluster.Role{
+				TopicID: id, Leader: s.p.Leader, LeaderEpoch: s.p.LeaderEpoch, IsLeader: s.p.Leader == self,
+				ISR: s.p.ISR, Replicas: s.p.Replicas, ZKVersion: s.p.ZKVersion,
 			}
-			delete(tab.deleted, tp)
+			delete(tab.Deleted, tp)
 			s.accepted = true
-		case s.p.LeaderEpoch == cur.leaderEpoch && hosted && s.topicID != zero && held == zero:
-			cur.topicID = s.topicID
-			tab.roles[tp] = cur
-		case s.p.LeaderEpoch == cur.leaderEpoch && hosted && b.replicaFailed(s.topic, s.p.Partition):
+		case s.p.LeaderEpoch == cur.LeaderEpoch && hosted && s.topicID != zero && held == zero:
+			cur.TopicID = s.topicID
+			tab.Roles[tp] = cur
+		case s.p.LeaderEpoch == cur.LeaderEpoch && hosted && b.replicaFailed(s.topic, s.p.Partition):
 			// The controller asks after a log directory event
 			// (logdirevents.go): this follower's log cannot take writes.
 			s.code = kerr.KafkaStorageError.Code
@@ -160,7 +162,7 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 			s.code = kerr.StaleControllerEpoch.Code
 		}
 	}
-	roles.publish(tab)
+	roles.Publish(tab)
 	// The logs, leadership and groups follow the new roles (hosting.go).
 	var order []string
 	byTopic := map[string][]hostedState{}
@@ -172,7 +174,7 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 		if _, ok := byTopic[s.topic]; !ok {
 			order = append(order, s.topic)
 		}
-		byTopic[s.topic] = append(byTopic[s.topic], hostedState{s.p.Partition, tab.roles[topicPartition{s.topic, s.p.Partition}]})
+		byTopic[s.topic] = append(byTopic[s.topic], hostedState{s.p.Partition, tab.Roles[engine.Partition{Topic: s.topic, Partition: s.p.Partition}]})
 	}
 	for _, name := range order {
 		failed := b.host(name, byTopic[name])

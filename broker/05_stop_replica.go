@@ -5,7 +5,7 @@ package broker
 // deleted or moved away.
 //
 // Behavior:
-//   - Fenced as every control request (controlplane.go): a refused request
+//   - Fenced as every control request (broker/cluster/control.go): a refused request
 //     gets its code (STALE_BROKER_EPOCH or STALE_CONTROLLER_EPOCH) at the
 //     top level with no partitions, as Kafka's KafkaApis and
 //     ReplicaManager.stopReplicas answer. The single node refuses every
@@ -30,6 +30,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
+	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -45,7 +47,7 @@ const (
 
 // stopReplicaState is one partition of a request.
 type stopReplicaState struct {
-	tp          topicPartition
+	tp          engine.Partition
 	leaderEpoch int32
 	delete      bool
 }
@@ -57,23 +59,23 @@ func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	return c.b.stopReplica(req, c.b.ctl.control), nil
+	return c.b.stopReplica(req, c.b.ctl.Fence), nil
 }
 
 // stopReplica handles a StopReplica fenced by fence (see leaderAndIsr).
-func (b *Broker) stopReplica(req *kmsg.StopReplicaRequest, fence fenceFunc) *kmsg.StopReplicaResponse {
+func (b *Broker) stopReplica(req *kmsg.StopReplicaRequest, fence cluster.FenceFunc) *kmsg.StopReplicaResponse {
 	var states []stopReplicaState
 	for _, t := range req.Topics {
 		switch {
 		case req.Version == 0:
-			states = append(states, stopReplicaState{topicPartition{t.Topic, t.Partition}, noEpoch, req.DeletePartitions})
+			states = append(states, stopReplicaState{engine.Partition{Topic: t.Topic, Partition: t.Partition}, noEpoch, req.DeletePartitions})
 		case req.Version <= 2:
 			for _, p := range t.Partitions {
-				states = append(states, stopReplicaState{topicPartition{t.Topic, p}, noEpoch, req.DeletePartitions})
+				states = append(states, stopReplicaState{engine.Partition{Topic: t.Topic, Partition: p}, noEpoch, req.DeletePartitions})
 			}
 		default:
 			for _, p := range t.PartitionStates {
-				states = append(states, stopReplicaState{topicPartition{t.Topic, p.Partition}, p.LeaderEpoch, p.Delete})
+				states = append(states, stopReplicaState{engine.Partition{Topic: t.Topic, Partition: p.Partition}, p.LeaderEpoch, p.Delete})
 			}
 		}
 	}
@@ -84,43 +86,43 @@ func (b *Broker) stopReplica(req *kmsg.StopReplicaRequest, fence fenceFunc) *kms
 }
 
 // stopReplicas applies accepted StopReplica states to the role table and
-// returns each partition's answer. Called under controlState.mu.
+// returns each partition's answer. Called under ControlState.mu.
 func (b *Broker) stopReplicas(states []stopReplicaState) []kmsg.StopReplicaResponsePartition {
-	roles := &b.ctl.roles
-	tab := roles.edit()
+	roles := &b.ctl.Roles
+	tab := roles.Edit()
 	out := make([]kmsg.StopReplicaResponsePartition, 0, len(states))
 	var stop []stopReplicaState
 	for _, s := range states {
 		rp := kmsg.NewStopReplicaResponsePartition()
-		rp.Topic, rp.Partition = s.tp.topic, s.tp.partition
-		cur, hosted := tab.roles[s.tp]
+		rp.Topic, rp.Partition = s.tp.Topic, s.tp.Partition
+		cur, hosted := tab.Roles[s.tp]
 		switch {
 		case !hosted:
 			if s.delete {
-				tab.deleted[s.tp] = struct{}{}
+				tab.Deleted[s.tp] = struct{}{}
 				stop = append(stop, s) // a log left from before this broker's start
 			}
-		case s.leaderEpoch == epochDuringDelete || s.leaderEpoch == noEpoch || s.leaderEpoch >= cur.leaderEpoch:
+		case s.leaderEpoch == epochDuringDelete || s.leaderEpoch == noEpoch || s.leaderEpoch >= cur.LeaderEpoch:
 			if s.delete {
-				delete(tab.roles, s.tp)
-				tab.deleted[s.tp] = struct{}{}
+				delete(tab.Roles, s.tp)
+				tab.Deleted[s.tp] = struct{}{}
 			} else {
-				cur.stopped, cur.isLeader = true, false
-				tab.roles[s.tp] = cur
+				cur.Stopped, cur.IsLeader = true, false
+				tab.Roles[s.tp] = cur
 			}
-			s.leaderEpoch = max(s.leaderEpoch, cur.leaderEpoch) // the groups' unload epoch
+			s.leaderEpoch = max(s.leaderEpoch, cur.LeaderEpoch) // the groups' unload epoch
 			stop = append(stop, s)
 		default:
 			rp.ErrorCode = kerr.FencedLeaderEpoch.Code
 		}
 		out = append(out, rp)
 	}
-	roles.publish(tab)
+	roles.Publish(tab)
 	for _, s := range stop {
 		if err := b.unhost(s.tp, s.leaderEpoch, s.delete); err != nil {
-			b.log.Error("deleting a stopped replica's log", "topic", s.tp.topic, "partition", s.tp.partition, "err", err)
+			b.log.Error("deleting a stopped replica's log", "topic", s.tp.Topic, "partition", s.tp.Partition, "err", err)
 			for i := range out {
-				if out[i].Topic == s.tp.topic && out[i].Partition == s.tp.partition {
+				if out[i].Topic == s.tp.Topic && out[i].Partition == s.tp.Partition {
 					out[i].ErrorCode = kerr.KafkaStorageError.Code
 				}
 			}

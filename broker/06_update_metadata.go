@@ -6,7 +6,7 @@ package broker
 // FindCoordinator in ZooKeeper mode.
 //
 // Behavior:
-//   - Fenced as every control request (controlplane.go): a stale broker
+//   - Fenced as every control request (broker/cluster/control.go): a stale broker
 //     epoch gets STALE_BROKER_EPOCH, a sender that is not the controller or
 //     a controller epoch below the highest seen STALE_CONTROLLER_EPOCH
 //     (Kafka's ControllerMovedException), the response's only field. The
@@ -25,6 +25,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
@@ -39,16 +40,16 @@ func handleUpdateMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	return c.b.updateMetadata(req, c.b.ctl.control), nil
+	return c.b.updateMetadata(req, c.b.ctl.Fence), nil
 }
 
 // updateMetadata handles an UpdateMetadata fenced by fence (see
 // leaderAndIsr).
-func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence fenceFunc) *kmsg.UpdateMetadataResponse {
+func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence cluster.FenceFunc) *kmsg.UpdateMetadataResponse {
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
 	var deleted []engine.Partition
 	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
-		func() { deleted = b.ctl.cache.Update(req) })
+		func() { deleted = b.ctl.Cache.Update(req) })
 	if resp.ErrorCode == 0 {
 		b.liveBrokersChanged() // replicas.go
 	}

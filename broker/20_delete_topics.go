@@ -80,7 +80,7 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 // cluster's metadata and deleted by the controller (clusteradmin.go), its
 // partitions recorded against mq (mutationquota.go).
 func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int, timeoutMs int32, mq *quota.Mutations) (int16, string) {
-	snap := b.ctl.cache.Load()
+	snap := b.ctl.Cache.Load()
 	var name string
 	var id engine.TopicID
 	if code, msg := checkDeleteNaming(rt, names, ids); code != 0 {

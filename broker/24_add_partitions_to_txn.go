@@ -110,7 +110,7 @@ func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnReq
 			if writable != nil && !writable(rt.Topic) {
 				codes[tp] = kerr.TopicAuthorizationFailed.Code
 				unknown = true
-			} else if !b.ctl.cache.HasPartition(rt.Topic, p) {
+			} else if !b.ctl.Cache.HasPartition(rt.Topic, p) {
 				codes[tp] = kerr.UnknownTopicOrPartition.Code
 				unknown = true
 			}

@@ -84,7 +84,7 @@ func handleElectLeaders(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	}
 	all := req.Topics == nil
 	if all {
-		tps = c.b.ctl.cache.Load().Partitions()
+		tps = c.b.ctl.Cache.Load().Partitions()
 	}
 	results := controller.RefuseElection(tps, kerr.NotController.Code)
 	if elect := c.b.electLeadersDriver(); elect != nil {
@@ -118,7 +118,7 @@ func (b *Broker) awaitElected(results []controller.ElectionResult, deadline time
 	}
 	ctx, cancel := context.WithDeadline(context.Background(), deadline)
 	defer cancel()
-	b.ctl.cache.Wait(ctx, func(s *cluster.Snapshot) bool {
+	b.ctl.Cache.Wait(ctx, func(s *cluster.Snapshot) bool {
 		for _, r := range results {
 			if r.ErrorCode == 0 && !shows(s, r) {
 				return false
@@ -126,7 +126,7 @@ func (b *Broker) awaitElected(results []controller.ElectionResult, deadline time
 		}
 		return true
 	})
-	s := b.ctl.cache.Load()
+	s := b.ctl.Cache.Load()
 	for i, r := range results {
 		if r.ErrorCode == 0 && !shows(s, r) {
 			results[i] = controller.ElectionResult{Partition: r.Partition, ErrorCode: kerr.RequestTimedOut.Code, Leader: controller.NoLeader}

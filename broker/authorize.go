@@ -135,7 +135,7 @@ func (b *Broker) topicNameOf(name *string, id [16]byte) (string, bool) {
 	if name != nil {
 		return *name, true
 	}
-	for n, t := range b.ctl.cache.Load().Topics {
+	for n, t := range b.ctl.Cache.Load().Topics {
 		if t.ID == id {
 			return n, true
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
@@ -66,7 +67,7 @@ type Broker struct {
 	groups    *grouphost.Groups     // the group coordinator (groups.go)
 	txns      *txnhost.Coordinators // the transaction coordinators (txns.go)
 	verifier  *txnhost.Verifier     // partitions' transaction verification (txnverify.go)
-	ctl       *controlState         // the controller's requests' state (controlplane.go)
+	ctl       *cluster.ControlState // the controller's requests' state (broker/cluster/control.go)
 	cluster   *zkCluster            // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
 	authz     authzState            // the ACL authorizer (authorize.go)
@@ -92,7 +93,7 @@ type Broker struct {
 func New(cfg config.Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.WithDefaults()
-	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: newControlState(cfg.ControlPlane)}
+	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: cluster.NewControlState(cfg.ControlPlane)}
 	if err := cfg.Network.Validate(); err != nil {
 		return nil, err
 	}
@@ -136,7 +137,7 @@ func New(cfg config.Config) (*Broker, error) {
 		cl.isrSend = b.openInterBroker(cl.zk, interbroker.Options{RequestTimeout: host.RequestTimeout,
 			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"})
 		if cfg.ControlPlane == nil {
-			b.ctl.plane = cl
+			b.ctl.SetPlane(cl)
 		}
 	} else {
 		emb, err := coordinator.OpenEmbedded(cfg.DataDir, self)
@@ -252,7 +253,7 @@ func (b *Broker) leaderPartition(topic string, index int32) (*host.Partition, in
 	switch {
 	case p != nil && p.Leads():
 		return p, 0
-	case p != nil || b.ctl.cache.HasPartition(topic, index):
+	case p != nil || b.ctl.Cache.HasPartition(topic, index):
 		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return nil, kerr.UnknownTopicOrPartition.Code

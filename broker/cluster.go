@@ -33,6 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
@@ -95,7 +96,7 @@ func openCluster(cfg config.Config) (*zkCluster, error) {
 		}
 	})
 	c.ctx, c.cancel = context.WithCancel(context.Background())
-	c.epoch.Store(unknownBrokerEpoch)
+	c.epoch.Store(cluster.UnknownBrokerEpoch)
 	c.mu.ctlID = -1
 	return c, nil
 }
@@ -214,19 +215,22 @@ func (c *zkCluster) IsActiveController(id, epoch int32) bool {
 // groups, until the controller's next LeaderAndIsr: after a session expiry
 // this broker may have been replaced as leader already.
 func (b *Broker) stopLeading() {
-	b.ctl.mu.Lock()
-	defer b.ctl.mu.Unlock()
-	tab := b.ctl.roles.edit()
-	for tp, r := range tab.roles {
-		if r.isLeader {
-			r.isLeader = false
-			tab.roles[tp] = r
-			if err := b.unhost(tp, r.leaderEpoch, false); err != nil {
-				b.log.Warn("stopping a partition", "topic", tp.topic, "partition", tp.partition, "err", err)
+	b.ctl.Locked(b.stopLeadingLocked)
+}
+
+// stopLeadingLocked is stopLeading under the control lock.
+func (b *Broker) stopLeadingLocked() {
+	tab := b.ctl.Roles.Edit()
+	for tp, r := range tab.Roles {
+		if r.IsLeader {
+			r.IsLeader = false
+			tab.Roles[tp] = r
+			if err := b.unhost(tp, r.LeaderEpoch, false); err != nil {
+				b.log.Warn("stopping a partition", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			}
 		}
 	}
-	b.ctl.roles.publish(tab)
+	b.ctl.Roles.Publish(tab)
 }
 
 // electionLoopOptions are o with the controller driver's election options: the

@@ -226,7 +226,7 @@ func TestClusterRefusesStaleAndForeignControlRequests(t *testing.T) {
 	md := metadataOf(t, c.broker(0))
 	ctl := md.ControllerID
 	other := 1 - ctl
-	epoch := c.broker(other).ctl.controllerEpoch()
+	epoch := c.broker(other).ctl.ControllerEpoch()
 	if epoch < 1 {
 		t.Fatalf("broker %d accepted no controller request (epoch %d)", other, epoch)
 	}

@@ -24,7 +24,7 @@ import (
 )
 
 // liveBrokers is the number of live brokers the cluster's metadata lists.
-func (b *Broker) liveBrokers() int { return len(b.ctl.cache.Load().Brokers) }
+func (b *Broker) liveBrokers() int { return len(b.ctl.Cache.Load().Brokers) }
 
 // createClusterTopic writes a new topic; it returns its id, or the code
 // and message refusing it.
@@ -53,7 +53,7 @@ func (b *Broker) awaitMetadata(timeoutMs int32, cond func(*cluster.Snapshot) boo
 	}
 	ctx, cancel := b.closingContext(time.Duration(timeoutMs) * time.Millisecond)
 	defer cancel()
-	return b.ctl.cache.Wait(ctx, cond)
+	return b.ctl.Cache.Wait(ctx, cond)
 }
 
 // topicCreated is the condition of a created topic: the cache has it, at

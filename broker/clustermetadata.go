@@ -67,7 +67,7 @@ func (b *Broker) endpoint(cb *cluster.Node, listener string) (host string, port 
 // clusterMetadata answers Metadata from the cache.
 func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.MetadataResponse {
 	resp := req.ResponseKind().(*kmsg.MetadataResponse)
-	snap := b.ctl.cache.Load()
+	snap := b.ctl.Cache.Load()
 	for _, cb := range snap.Brokers {
 		host, port, ok := b.endpoint(&cb, c.Listener().Name)
 		if !ok {
@@ -137,7 +137,7 @@ func (b *Broker) clusterMetadata(c *conn, req *kmsg.MetadataRequest) *kmsg.Metad
 				// Answered with the topic if the controller creates it
 				// soon (on the single node, at once).
 				if b.awaitMetadata(autoCreateWaitMs, func(s *cluster.Snapshot) bool { return topicLed(s, name) }) {
-					now := b.ctl.cache.Load()
+					now := b.ctl.Cache.Load()
 					mt = topicMetadata(now, req.Version, name, now.Topics[name])
 				}
 			}
@@ -229,7 +229,7 @@ type internalTopic struct {
 // auto-creation wait, so that the answer follows the partition's load when
 // it comes soon.
 func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait func(context.Context, int32)) (id int32, host string, port int32, code int16, msg string) {
-	snap := b.ctl.cache.Load()
+	snap := b.ctl.Cache.Load()
 	ct := snap.Topics[t.name]
 	if ct == nil {
 		rf := t.replication
@@ -253,7 +253,7 @@ func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait
 		if !b.awaitMetadata(autoCreateWaitMs, func(s *cluster.Snapshot) bool { return topicLed(s, t.name) }) {
 			return -1, "", -1, kerr.CoordinatorNotAvailable.Code, t.name + " is being created"
 		}
-		snap = b.ctl.cache.Load()
+		snap = b.ctl.Cache.Load()
 		ct = snap.Topics[t.name]
 	}
 	gp := group.PartitionFor(key, t.partitions)
@@ -282,7 +282,7 @@ func (b *Broker) internalCoordinator(t internalTopic, key, listener string, wait
 
 // clusterBrokers lists the live brokers for DescribeCluster.
 func (b *Broker) clusterBrokers(listener string) (controllerID int32, brokers []coordinator.Broker) {
-	snap := b.ctl.cache.Load()
+	snap := b.ctl.Cache.Load()
 	for _, cb := range snap.Brokers {
 		host, port, ok := b.endpoint(&cb, listener)
 		if ok {
@@ -294,7 +294,7 @@ func (b *Broker) clusterBrokers(listener string) (controllerID int32, brokers []
 
 // clusterTopic is a topic as the cache has it: its id and partition count.
 func (b *Broker) clusterTopic(name string) (id engine.TopicID, partitions int32, ok bool) {
-	t := b.ctl.cache.Load().Topics[name]
+	t := b.ctl.Cache.Load().Topics[name]
 	if t == nil {
 		return id, 0, false
 	}

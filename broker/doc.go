@@ -38,8 +38,8 @@
 //
 // The controller's requests (LeaderAndIsr, StopReplica, UpdateMetadata:
 // 04-06) are fenced by broker and controller epochs through a ControlPlane
-// (controlplane.go) and fill the metadata cache (broker/cluster) and the
-// replica role table (replicaroles.go), both copy-on-write snapshots that
+// (broker/cluster/control.go) and fill the metadata cache (broker/cluster) and the
+// replica role table (broker/cluster/roles.go), both copy-on-write snapshots that
 // readers load without a lock; LeaderAndIsr and StopReplica open, lead,
 // follow and delete logs (hosting.go), whose partitions are
 // replication/host's: the owner of each log and role, the driver of its
@@ -87,18 +87,18 @@
 // while the coordinator records a new block of producer ids (a small file
 // written and fsync'd, once per 1000 ids). Broker.mu is held around server.Server's Bind and Stop,
 // which take the server's lock (a leaf); no broker lock is held while a
-// connection waits for request memory or a connection slot. controlState.mu is taken with no other lock held and
+// connection waits for request memory or a connection slot. ControlState.mu is taken with no other lock held and
 // nests Broker.admin (hosting.go opens and deletes logs under both), hence
 // everything after it; in ZooKeeper mode nothing holding Broker.admin
-// takes controlState.mu. The group coordinator's Load and Unload are
-// called under controlState.mu (and StopReplica's Unload under
+// takes ControlState.mu. The group coordinator's Load and Unload are
+// called under ControlState.mu (and StopReplica's Unload under
 // Broker.admin too), never under a partition's role lock: Unload waits for
 // appends in progress on the partition, which take only the partition's
 // role lock (read), its replica lock, the Store's and the log's. No broker lock is held across a ZooKeeper call except
 // Broker.admin around topic administration and configuration writes. A
 // hosted partition's own locks (replication/host's doc.go: its role lock,
 // then its replica lock, then the engine Log's) are taken after
-// controlState.mu, Broker.admin (LeaderAndIsr and configuration changes
+// ControlState.mu, Broker.admin (LeaderAndIsr and configuration changes
 // step the partitions under them), coordinator/group's locks and
 // a transaction driver's mu (their appends; coordinator/txn/host), and a role change holding a partition's
 // role lock calls no coordinator; an acks=all produce waits for its
@@ -107,7 +107,7 @@
 // replica lock (Partition.Health). A replication quota's mutex
 // (throttle.go) nests no other lock; a fetcher reads its follower quota
 // under a partition's replica lock. The transaction coordinators' locks
-// (coordinator/txn/host's doc.go) are taken under controlState.mu and
+// (coordinator/txn/host's doc.go) are taken under ControlState.mu and
 // Broker.admin (LeaderAndIsr starts and stops transaction coordinators)
 // and nest the partitions' locks, never held across a wait.
 //

@@ -81,7 +81,7 @@ func (b *Broker) leaderHighWatermark(topic string, partition int32) (int64, bool
 // otherLeader is the leader of a partition another broker leads, by the
 // metadata cache.
 func (b *Broker) otherLeader(topic string, partition int32) (int32, bool) {
-	t := b.ctl.cache.Load().Topics[topic]
+	t := b.ctl.Cache.Load().Topics[topic]
 	if t == nil {
 		return -1, false
 	}

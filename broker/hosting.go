@@ -21,10 +21,10 @@ package broker
 // __transaction_state, at the partition's leader epoch, so a stale load
 // cannot win over a newer change.
 //
-// Runs under controlState.mu (one control request at a time) and takes
+// Runs under ControlState.mu (one control request at a time) and takes
 // Broker.admin around each topic's change, as topic administration and
 // configuration changes replace a topicState under it: lock order
-// controlState.mu, Broker.admin, then the Store's and Broker.mu (doc.go).
+// ControlState.mu, Broker.admin, then the Store's and Broker.mu (doc.go).
 // The topic's configuration must be in the coordinator's cache already:
 // the Store reads it under its own lock (LogOptions), where nothing may
 // wait for ZooKeeper, so handleLeaderAndIsr loads it before.
@@ -34,6 +34,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/replication/host"
@@ -43,7 +44,7 @@ import (
 // of, as the role table now has it.
 type hostedState struct {
 	partition int32
-	role      replicaRole
+	role      cluster.Role
 }
 
 // host opens the logs of a topic's partitions in states (creating them),
@@ -64,20 +65,20 @@ func (b *Broker) host(topic string, states []hostedState) map[int32]error {
 	leadErrs := b.becomeLeaders(opened)
 	for i, h := range opened {
 		s, p := h.state, h.p
-		lead := s.role.leads()
+		lead := s.role.Leads()
 		if lead {
 			if err := leadErrs[i]; err != nil {
-				b.log.Error("recording the leader epoch", "topic", topic, "partition", s.partition, "epoch", s.role.leaderEpoch, "err", err)
+				b.log.Error("recording the leader epoch", "topic", topic, "partition", s.partition, "epoch", s.role.LeaderEpoch, "err", err)
 				failed[s.partition] = err
 				lead = false
 			}
 		} else {
-			p.BecomeFollower(s.role.leader, s.role.leaderEpoch, s.role.zkVersion, s.role.replicas)
+			p.BecomeFollower(s.role.Leader, s.role.LeaderEpoch, s.role.ZKVersion, s.role.Replicas)
 		}
 		// The leadership listeners (the coordinators of the internal
 		// topics) are told after the role lock is released: their appends
 		// hold their own locks, then it.
-		b.replicas.LeadershipChanged(topic, s.partition, lead, s.role.leaderEpoch)
+		b.replicas.LeadershipChanged(topic, s.partition, lead, s.role.LeaderEpoch)
 	}
 	return failed
 }
@@ -104,14 +105,14 @@ func (b *Broker) becomeLeaders(hs []hostedPartition) []error {
 	sem := make(chan struct{}, leaderEpochWorkers)
 	for i, h := range hs {
 		r := h.state.role
-		if !r.leads() {
+		if !r.Leads() {
 			continue
 		}
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			errs[i] = h.p.BecomeLeader(host.Leadership{Epoch: r.leaderEpoch, PartitionEpoch: r.zkVersion, ISR: r.isr, Replicas: r.replicas, Live: live})
+			errs[i] = h.p.BecomeLeader(host.Leadership{Epoch: r.LeaderEpoch, PartitionEpoch: r.ZKVersion, ISR: r.ISR, Replicas: r.Replicas, Live: live})
 		}()
 	}
 	wg.Wait()
@@ -123,7 +124,7 @@ func (b *Broker) becomeLeaders(hs []hostedPartition) []error {
 func (b *Broker) openHosted(topic string, states []hostedState) (*host.Topic, map[int32]error) {
 	b.admin.Lock()
 	defer b.admin.Unlock()
-	id := states[0].role.topicID
+	id := states[0].role.TopicID
 	old := b.topic(topic)
 	var zero engine.TopicID
 	if old != nil && engine.TopicID(id) != zero && old.ID != zero && old.ID != engine.TopicID(id) {
@@ -186,30 +187,30 @@ func (b *Broker) openHosted(topic string, states []hostedState) (*host.Topic, ma
 }
 
 // unhost stops serving a partition and, with remove, deletes its log. Under
-// controlState.mu.
-func (b *Broker) unhost(tp topicPartition, leaderEpoch int32, remove bool) error {
+// ControlState.mu.
+func (b *Broker) unhost(tp engine.Partition, leaderEpoch int32, remove bool) error {
 	b.admin.Lock()
 	defer b.admin.Unlock()
-	ts := b.topic(tp.topic)
+	ts := b.topic(tp.Topic)
 	var p *host.Partition
-	if ts != nil && tp.partition >= 0 && int(tp.partition) < len(ts.Partitions) {
-		p = ts.Partitions[tp.partition]
+	if ts != nil && tp.Partition >= 0 && int(tp.Partition) < len(ts.Partitions) {
+		p = ts.Partitions[tp.Partition]
 	}
 	if p != nil {
 		p.Stop() // no more fetching, waiting produces fail
-		b.replicas.LeadershipChanged(tp.topic, tp.partition, false, leaderEpoch)
+		b.replicas.LeadershipChanged(tp.Topic, tp.Partition, false, leaderEpoch)
 	}
 	if !remove {
 		return nil
 	}
 	if ts != nil && p != nil {
 		parts := slices.Clone(ts.Partitions)
-		parts[tp.partition] = nil
+		parts[tp.Partition] = nil
 		next := *ts
 		next.Partitions = parts
 		b.replicas.PublishTopic(&next)
 	}
-	return b.store.DeleteLog(engine.Partition{Topic: tp.topic, Partition: tp.partition})
+	return b.store.DeleteLog(engine.Partition{Topic: tp.Topic, Partition: tp.Partition})
 }
 
 // unhostTopic deletes every hosted log of a topic's state. Under

@@ -23,7 +23,7 @@ func (i isrController) BrokerEpoch() int64 { return i.c.BrokerEpoch() }
 
 func (i isrController) AlterPartition(ctx context.Context, req *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
 	cl, b := i.c, i.c.b
-	controller := b.ctl.cache.Load().ControllerID
+	controller := b.ctl.Cache.Load().ControllerID
 	switch {
 	case controller < 0:
 		return nil, errNoController

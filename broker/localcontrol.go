@@ -4,8 +4,8 @@ package broker
 // delivers its LeaderAndIsr, UpdateMetadata and StopReplica by calling
 // localControl, from its goroutine, one at a time: the same handling as a
 // cluster's requests over the network, fenced only by the controller
-// epoch (controlState.local). Requests from the network are still refused
-// on the single node (singleNode, controlplane.go): no other controller
+// epoch (cluster.ControlState.Local). Requests from the network are still refused
+// on the single node (broker/cluster/control.go's singleNode): no other controller
 // exists.
 
 import (
@@ -17,11 +17,11 @@ import (
 func (b *Broker) localControl(req kmsg.Request) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.LeaderAndISRRequest:
-		return b.leaderAndIsr(r, b.ctl.local), nil
+		return b.leaderAndIsr(r, b.ctl.Local), nil
 	case *kmsg.UpdateMetadataRequest:
-		return b.updateMetadata(r, b.ctl.local), nil
+		return b.updateMetadata(r, b.ctl.Local), nil
 	case *kmsg.StopReplicaRequest:
-		return b.stopReplica(r, b.ctl.local), nil
+		return b.stopReplica(r, b.ctl.Local), nil
 	}
 	return nil, fmt.Errorf("broker: the controller sent a %s request", kmsg.NameForKey(req.Key()))
 }

@@ -55,7 +55,7 @@ func (b *Broker) metricsState() metrics.State {
 		st.Partitions = append(st.Partitions, ps)
 	}
 	st.Controller = b.isController()
-	if snap := b.ctl.cache.Load(); snap != nil {
+	if snap := b.ctl.Cache.Load(); snap != nil {
 		st.ControllerEpoch = snap.ControllerEpoch
 		if st.Controller {
 			for _, t := range snap.Topics {
@@ -141,7 +141,7 @@ func (b *Broker) notReady() string {
 			return "not registered in ZooKeeper yet"
 		}
 		l := c.loop.Load()
-		snap := b.ctl.cache.Load()
+		snap := b.ctl.Cache.Load()
 		if l == nil || snap == nil || l.ActiveController() < 0 || snap.ControllerID != l.ActiveController() {
 			return "no metadata from the current controller yet"
 		}

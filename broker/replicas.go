@@ -59,7 +59,7 @@ type liveBrokers struct {
 
 // liveIDs is the metadata cache's live brokers, sorted.
 func (b *Broker) liveIDs() []int32 {
-	snap := b.ctl.cache.Load()
+	snap := b.ctl.Cache.Load()
 	ids := make([]int32, 0, len(snap.Brokers))
 	for _, br := range snap.Brokers {
 		ids = append(ids, br.ID)

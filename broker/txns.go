@@ -30,7 +30,7 @@ func (b *Broker) newTxns() *txnhost.Coordinators {
 	opts := txnhost.Options{
 		Self: b.cfg.ID, Config: b.cfg.Txns, Logger: b.log, Closing: b.closing,
 		Leader:            b.leaderPartition,
-		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.cache.Load()} },
+		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.Cache.Load()} },
 		WriteMarkers:      b.writeTxnMarkers, // 27_write_txn_markers.go
 		NewProducerID:     b.pids.ID,
 		OffsetsPartitions: func() int32 { return b.groups.Existing().Partitions() },
@@ -74,7 +74,7 @@ func (m txnMetadata) TopicDeleted(topic string) bool {
 // metadata has it once created (Kafka reads the topic's count too), else
 // transaction.state.log.num.partitions.
 func (b *Broker) txnPartitions() int32 {
-	if t := b.ctl.cache.Load().Topics[txnStateTopic]; t != nil && t.Count > 0 {
+	if t := b.ctl.Cache.Load().Topics[txnStateTopic]; t != nil && t.Count > 0 {
 		return t.Count
 	}
 	return b.cfg.Txns.WithDefaults().StatePartitions

@@ -48,7 +48,7 @@ func (b *Broker) newVerifier() *txnhost.Verifier {
 // txnCoordinatorNode is the broker leading the transactional id's
 // partition of __transaction_state, or -1 if none is live.
 func (b *Broker) txnCoordinatorNode(transactionalID string) int32 {
-	snap := b.ctl.cache.Load()
+	snap := b.ctl.Cache.Load()
 	t := snap.Topics[txnStateTopic]
 	if t == nil {
 		return -1

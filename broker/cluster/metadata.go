@@ -10,7 +10,7 @@ package cluster
 //
 // Concurrency: the cache is an immutable snapshot behind an atomic pointer.
 // Waiters (wait) are woken at each update through a channel under mu.
-// Only UpdateMetadata writes it, under controlState.mu (one writer at a
+// Only UpdateMetadata writes it, under ControlState.mu (one writer at a
 // time); it builds a new snapshot and publishes it with one store, so a
 // reader (a Metadata request) takes no lock and sees one whole update or
 // the one before. The copy is per topic: topics an update does not mention
@@ -152,7 +152,7 @@ func (m *Cache) Load() *Snapshot { return m.snap.Load() }
 var securityProtocols = map[int16]string{0: "PLAINTEXT", 1: "SSL", 2: "SASL_PLAINTEXT", 3: "SASL_SSL"}
 
 // Update applies an UpdateMetadata request and returns the partitions it
-// deleted. One writer at a time (the broker's controlState.mu).
+// deleted. One writer at a time (the broker's ControlState.mu).
 func (m *Cache) Update(req *kmsg.UpdateMetadataRequest) []engine.Partition {
 	cur := m.snap.Load()
 	next := &Snapshot{ControllerID: -1, ControllerEpoch: req.ControllerEpoch, Topics: maps.Clone(cur.Topics)}

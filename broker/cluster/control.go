@@ -1,8 +1,8 @@
-package broker
+package cluster
 
 // The receiving side of the controller's requests (LeaderAndIsr,
-// StopReplica, UpdateMetadata: 04_leader_and_isr.go, 05_stop_replica.go,
-// 06_update_metadata.go): who may send them and the fencing every one of
+// StopReplica, UpdateMetadata: broker/04_leader_and_isr.go,
+// broker/05_stop_replica.go, broker/06_update_metadata.go): who may send them and the fencing every one of
 // them passes first, as Kafka's KafkaApis and ReplicaManager do.
 //
 // Fencing, in order (the first that fails answers the request):
@@ -22,13 +22,13 @@ package broker
 //     otherwise the request's epoch becomes the highest seen.
 //
 // Steps 1 and 2 call the ControlPlane with no broker lock held. Step 3 and
-// the request's effect run under controlState.mu, one control request at a
-// time (Kafka's replicaStateChangeLock). Lock order: controlState.mu before
-// Broker.mu (LeaderAndIsr reads a local topic's id); it is never taken
-// while another broker lock is held.
+// the request's effect run under ControlState.mu, one control request at a
+// time (Kafka's replicaStateChangeLock). Lock order: ControlState.mu is
+// taken with no other lock held, before every lock of the broker's
+// (broker/doc.go).
 //
 // The single node (Config.ControlPlane nil) has its own controller, which
-// delivers its requests by a call (localcontrol.go, fenced by the
+// delivers its requests by a call (broker/localcontrol.go, fenced by the
 // controller epoch alone): no request from the network can come from it,
 // so every one is refused with STALE_CONTROLLER_EPOCH at step 2, changing
 // nothing.
@@ -36,27 +36,27 @@ package broker
 import (
 	"sync"
 
-	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
+	"github.com/sluice-io/sluice/engine"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
 
-// unknownBrokerEpoch is the broker epoch of a request that carries none
+// UnknownBrokerEpoch is the broker epoch of a request that carries none
 // (Kafka's AbstractControlRequest.UNKNOWN_BROKER_EPOCH).
-const unknownBrokerEpoch = -1
+const UnknownBrokerEpoch = -1
 
 // singleNode is the ControlPlane of the embedded single node: no broker
 // epoch, no controller that could send requests.
 type singleNode struct{}
 
-func (singleNode) BrokerEpoch() int64                 { return unknownBrokerEpoch }
+func (singleNode) BrokerEpoch() int64                 { return UnknownBrokerEpoch }
 func (singleNode) IsActiveController(_, _ int32) bool { return false }
 
-// controlState is the state control requests change.
-type controlState struct {
+// ControlState is the state control requests change.
+type ControlState struct {
 	plane config.ControlPlane
-	cache *cluster.Cache // UpdateMetadata's (broker/cluster)
-	roles replicaRoles   // LeaderAndIsr's and StopReplica's (replicaroles.go)
+	Cache *Cache // UpdateMetadata's (metadata.go)
+	Roles Roles  // LeaderAndIsr's and StopReplica's (roles.go)
 
 	mu sync.Mutex
 	// epoch is the highest controller epoch accepted, by any of the three
@@ -64,43 +64,37 @@ type controlState struct {
 	epoch int32
 }
 
-func newControlState(plane config.ControlPlane) *controlState {
+func NewControlState(plane config.ControlPlane) *ControlState {
 	if plane == nil {
 		plane = singleNode{}
 	}
-	s := &controlState{plane: plane, cache: cluster.NewCache()}
-	s.roles.tab.Store(&roleTable{roles: map[topicPartition]replicaRole{}, deleted: map[topicPartition]struct{}{}})
+	s := &ControlState{plane: plane, Cache: NewCache()}
+	s.Roles.tab.Store(&RoleTable{Roles: map[engine.Partition]Role{}, Deleted: map[engine.Partition]struct{}{}})
 	return s
 }
 
-// topicPartition names a partition.
-type topicPartition struct {
-	topic     string
-	partition int32
-}
-
-// control fences a control request (steps above) and, when it passes, runs
+// Fence fences a Fence request (steps above) and, when it passes, runs
 // apply under mu with the request's controller epoch recorded. It returns
 // the error code that refused the request, or 0.
 // hasBrokerEpoch is false for versions without the field.
-func (s *controlState) control(controllerID, controllerEpoch int32, brokerEpoch int64, hasBrokerEpoch, kraft bool, apply func()) int16 {
-	if hasBrokerEpoch && brokerEpoch != unknownBrokerEpoch && brokerEpoch < s.plane.BrokerEpoch() {
+func (s *ControlState) Fence(controllerID, controllerEpoch int32, brokerEpoch int64, hasBrokerEpoch, kraft bool, apply func()) int16 {
+	if hasBrokerEpoch && brokerEpoch != UnknownBrokerEpoch && brokerEpoch < s.plane.BrokerEpoch() {
 		return kerr.StaleBrokerEpoch.Code
 	}
 	if kraft || !s.plane.IsActiveController(controllerID, controllerEpoch) {
 		return kerr.StaleControllerEpoch.Code
 	}
-	return s.local(controllerID, controllerEpoch, brokerEpoch, hasBrokerEpoch, kraft, apply)
+	return s.Local(controllerID, controllerEpoch, brokerEpoch, hasBrokerEpoch, kraft, apply)
 }
 
-// fenceFunc fences a control request and runs apply if it passes,
+// FenceFunc fences a control request and runs apply if it passes,
 // returning the code that refused it, or 0: control or local.
-type fenceFunc func(controllerID, controllerEpoch int32, brokerEpoch int64, hasBrokerEpoch, kraft bool, apply func()) int16
+type FenceFunc func(controllerID, controllerEpoch int32, brokerEpoch int64, hasBrokerEpoch, kraft bool, apply func()) int16
 
-// local is the fence of the single node's own controller's requests
+// Local is the fence of the single node's own controller's requests
 // (delivered by a call, not a connection: localcontrol.go): only step 3,
 // the controller epoch, applies.
-func (s *controlState) local(_, controllerEpoch int32, _ int64, _, _ bool, apply func()) int16 {
+func (s *ControlState) Local(_, controllerEpoch int32, _ int64, _, _ bool, apply func()) int16 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if controllerEpoch < s.epoch {
@@ -111,9 +105,22 @@ func (s *controlState) local(_, controllerEpoch int32, _ int64, _, _ bool, apply
 	return 0
 }
 
-// controllerEpoch is the highest controller epoch accepted.
-func (s *controlState) controllerEpoch() int32 {
+// ControllerEpoch is the highest controller epoch accepted.
+func (s *ControlState) ControllerEpoch() int32 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.epoch
+}
+
+// SetPlane replaces the ControlPlane the fence asks (ZooKeeper mode's,
+// known once the broker's session is open). Called before any control
+// request is served.
+func (s *ControlState) SetPlane(plane config.ControlPlane) { s.plane = plane }
+
+// Locked runs f under the lock control requests' effects run under: a
+// change of roles that is not a control request (a session expiry's).
+func (s *ControlState) Locked(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f()
 }
