@@ -92,6 +92,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
@@ -261,7 +262,7 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 		// (KIP-110).
 		return p, res, kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", req.Version), nil
 	}
-	if isInternal(topic) {
+	if cluster.IsInternal(topic) {
 		// As Kafka's ReplicaManager: only the broker writes its internal
 		// topics (a client record in __consumer_offsets would be read as
 		// group state at the next start).

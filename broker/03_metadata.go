@@ -3,7 +3,7 @@ package broker
 // Metadata (key 3), versions 0-12.
 //
 // Behavior:
-//   - Answered from the controller's metadata (clustermetadata.go): the
+//   - Answered from the controller's metadata (broker/cluster/directory.go): the
 //     live brokers (the single node: itself, also the controller) and the
 //     requested topics: all of them for a null list (an empty list in v0),
 //     none for an empty list (v1+).
@@ -28,6 +28,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -36,7 +37,7 @@ func init() { register(3, 0, 12, handleMetadata) }
 
 func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.MetadataRequest)
-	resp := c.b.clusterMetadata(c, req) // clustermetadata.go
+	resp := c.b.dir.Metadata(req, c.directoryClient()) // broker/cluster/directory.go
 	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
 		for i := range resp.Topics {
 			if t := &resp.Topics[i]; t.ErrorCode != kerr.TopicAuthorizationFailed.Code && t.Topic != nil {
@@ -48,4 +49,16 @@ func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, erro
 		resp.AuthorizedOperations = c.authorizedOps(acl.ResourceCluster, acl.ClusterName)
 	}
 	return resp, nil
+}
+
+// directoryClient is the client of c as the directory sees it: its
+// listener and what it may describe and create.
+func (c *conn) directoryClient() cluster.Client {
+	return cluster.Client{
+		Listener: c.Listener().Name,
+		Describe: func(topic string) bool { return c.authorized(acl.OpDescribe, acl.ResourceTopic, topic) },
+		Create: func(topic string) bool {
+			return c.authorizedCluster(acl.OpCreate) || c.authorized(acl.OpCreate, acl.ResourceTopic, topic)
+		},
+	}
 }

@@ -4,7 +4,7 @@ package broker
 //
 // Behavior:
 //   - A group's coordinator is the leader of its partition of
-//     __consumer_offsets (clustermetadata.go; on the single node, itself);
+//     __consumer_offsets (broker/cluster/directory.go; on the single node, itself);
 //     the first request creates __consumer_offsets, as Kafka does.
 //   - A transactional id's coordinator (key type 1) is the leader of its
 //     partition of __transaction_state, created by the first such request

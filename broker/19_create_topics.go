@@ -31,6 +31,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
@@ -79,10 +80,10 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		resp.Topics = append(resp.Topics, st)
 	}
 	if !req.ValidateOnly {
-		// Answered once the controller has created them (clusteradmin.go).
+		// Answered once the controller has created them (broker/cluster/directory.go).
 		for i := range resp.Topics {
 			st := &resp.Topics[i]
-			if st.ErrorCode == 0 && !c.b.awaitMetadata(req.TimeoutMillis, topicCreated(st.Topic, st.TopicID, int(st.NumPartitions))) {
+			if st.ErrorCode == 0 && !c.b.dir.AwaitCreated(req.TimeoutMillis, st.Topic, st.TopicID, int(st.NumPartitions)) {
 				setCreateError(req, st, kerr.RequestTimedOut.Code, "the controller has not created the topic yet")
 			}
 			if st.ErrorCode == 0 && c.b.cluster == nil {
@@ -133,13 +134,13 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	if dup {
 		return kerr.InvalidRequest.Code, fmt.Sprintf("topic %s is named more than once in the request", rt.Topic)
 	}
-	if err := validateTopicName(rt.Topic); err != nil {
+	if err := cluster.ValidateTopicName(rt.Topic); err != nil {
 		return kerr.InvalidTopicException.Code, err.Error()
 	}
 	if b.topicExists(rt.Topic) {
 		return kerr.TopicAlreadyExists.Code, fmt.Sprintf("topic %s already exists", rt.Topic)
 	}
-	brokers := int16(b.liveBrokers())
+	brokers := int16(b.dir.LiveBrokers())
 	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
 	var assignments []controller.PartitionAssignment
 	if len(rt.ReplicaAssignment) > 0 {
@@ -204,7 +205,7 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 	if assignments != nil {
 		tr.NumPartitions, tr.ReplicationFactor = -1, -1
 	}
-	id, code, msg := b.createClusterTopic(rt.Topic, tr, configs)
+	id, code, msg := b.dir.CreateTopic(rt.Topic, tr, configs)
 	st.TopicID = id
 	return code, msg
 }

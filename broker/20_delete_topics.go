@@ -77,7 +77,7 @@ func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 }
 
 // deleteClusterOne deletes one topic of the request: looked up in the
-// cluster's metadata and deleted by the controller (clusteradmin.go), its
+// cluster's metadata and deleted by the controller (broker/cluster/directory.go), its
 // partitions recorded against mq (mutationquota.go).
 func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.DeleteTopicsResponseTopic, names map[string]int, ids map[[16]byte]int, timeoutMs int32, mq *quota.Mutations) (int16, string) {
 	snap := b.ctl.Cache.Load()
@@ -113,7 +113,7 @@ func (b *Broker) deleteClusterOne(rt *kmsg.DeleteTopicsRequestTopic, st *kmsg.De
 	if code, msg := recordMutations(mq, int64(len(snap.Topics[name].Partitions))); code != 0 {
 		return code, msg
 	}
-	return b.deleteClusterTopic(name, id, timeoutMs)
+	return b.dir.DeleteTopic(name, id, timeoutMs)
 }
 
 // checkDeleteNaming refuses a topic named both ways, or more than once.

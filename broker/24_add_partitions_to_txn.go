@@ -35,6 +35,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/coordinator/txn"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/engine"
@@ -62,7 +63,7 @@ func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 			// Clients need Write on each topic; internal topics are never
 			// theirs to add (Kafka leaves them out of the authorized set).
 			results = c.b.addPartitionsToTxn(req.Version, &t, func(topic string) bool {
-				return !isInternal(topic) && c.authorized(acl.OpWrite, acl.ResourceTopic, topic)
+				return !cluster.IsInternal(topic) && c.authorized(acl.OpWrite, acl.ResourceTopic, topic)
 			})
 		}
 		for _, rt := range results {

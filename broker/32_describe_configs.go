@@ -48,6 +48,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
@@ -126,7 +127,7 @@ func (b *Broker) describeResource(req *kmsg.DescribeConfigsRequest, rr *kmsg.Des
 	switch rr.ResourceType {
 	case kmsg.ConfigResourceTypeTopic:
 		name := rr.ResourceName
-		if err := validateTopicName(name); err != nil {
+		if err := cluster.ValidateTopicName(name); err != nil {
 			return nil, kerr.InvalidTopicException.Code, err.Error()
 		}
 		overrides, ok := b.topicConfigs(name)

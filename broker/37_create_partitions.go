@@ -100,11 +100,11 @@ func (b *Broker) growOne(rt *kmsg.CreatePartitionsRequestTopic, dup, validateOnl
 	if code, msg := recordMutations(mq, int64(rt.Count)-int64(current)); code != 0 {
 		return code, msg
 	}
-	return b.growClusterTopic(rt.Topic, rt.Count, assignments, timeoutMs)
+	return b.dir.GrowTopic(rt.Topic, rt.Count, assignments, timeoutMs)
 }
 
 // topicCount is a topic's id and partition count, as the controller's
 // metadata has them.
 func (b *Broker) topicCount(name string) (engine.TopicID, int32, bool) {
-	return b.clusterTopic(name)
+	return b.dir.Topic(name)
 }

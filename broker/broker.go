@@ -68,6 +68,7 @@ type Broker struct {
 	txns      *txnhost.Coordinators // the transaction coordinators (txns.go)
 	verifier  *txnhost.Verifier     // partitions' transaction verification (txnverify.go)
 	ctl       *cluster.ControlState // the controller's requests' state (broker/cluster/control.go)
+	dir       *cluster.Directory    // Metadata, coordinators, topic administration (broker/cluster/directory.go)
 	cluster   *zkCluster            // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
 	authz     authzState            // the ACL authorizer (authorize.go)
@@ -147,6 +148,9 @@ func New(cfg config.Config) (*Broker, error) {
 		coord = emb
 	}
 	b.coord = coord
+	b.dir = cluster.NewDirectory(cluster.DirectoryOptions{Self: cfg.ID, Cache: b.ctl.Cache, Topics: coord,
+		SingleNode: b.cluster == nil, SelfEndpoint: b.selfEndpoint, AutoCreate: *cfg.AutoCreateTopics,
+		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.closing, Log: b.log})
 	b.scram = b.newSCRAMCache() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas

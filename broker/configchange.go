@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/engine"
@@ -51,7 +52,7 @@ func (b *Broker) setTopicConfigsLocked(name string, configs map[string]string, v
 	if name == "" {
 		return kerr.InvalidRequest.Code, "Default topic resources are not allowed."
 	}
-	if err := validateTopicName(name); err != nil {
+	if err := cluster.ValidateTopicName(name); err != nil {
 		return kerr.InvalidTopicException.Code, err.Error()
 	}
 	for _, k := range slices.Sorted(maps.Keys(configs)) { // the first error, in key order
@@ -105,7 +106,7 @@ func (b *Broker) applyTopicConfigsLocked(name string, id engine.TopicID, configs
 // topicExists reports whether a topic exists in the controller's
 // metadata.
 func (b *Broker) topicExists(name string) bool {
-	_, _, ok := b.clusterTopic(name)
+	_, _, ok := b.dir.Topic(name)
 	return ok
 }
 

@@ -54,9 +54,9 @@
 // ZooKeeper, runs a controller driver (coordinator/zk), takes its metadata
 // backend from coordinator/zk, and serves only the partitions the
 // controller makes it lead; Metadata, DescribeCluster and FindCoordinator
-// answer from the metadata cache (clustermetadata.go) and topic
-// administration goes through ZooKeeper and waits for the controller
-// (clusteradmin.go). Configuration changed by other brokers arrives from
+// answer from the metadata cache and topic administration goes through
+// ZooKeeper and waits for the controller (both broker/cluster's
+// Directory, directory.go). Configuration changed by other brokers arrives from
 // /config/changes (remoteconfig.go). The group coordinator loads and
 // unloads partitions of __consumer_offsets as this broker gains and loses
 // their leadership.

@@ -10,10 +10,10 @@ import (
 	"fmt"
 	"net"
 	"strconv"
-	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator/group"
 	grouphost "github.com/sluice-io/sluice/coordinator/group/host"
@@ -36,7 +36,7 @@ func (b *Broker) newGroups() *grouphost.Groups {
 	opts := grouphost.GroupsOptions{
 		Config: b.cfg.Groups, Logger: b.log, Partitions: n,
 		Topics: func(topic string) (int32, bool) {
-			_, n, ok := b.clusterTopic(topic)
+			_, n, ok := b.dir.Topic(topic)
 			return n, ok
 		},
 		Store: grouphost.Options{Leader: b.leaderPartition, Closing: b.closing,
@@ -45,7 +45,7 @@ func (b *Broker) newGroups() *grouphost.Groups {
 			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"},
 	}
 	if b.cluster == nil {
-		opts.CreateTopic, opts.CreateWait = b.createOffsetsTopic, autoCreateWaitMs*time.Millisecond
+		opts.CreateTopic, opts.CreateWait = b.createOffsetsTopic, cluster.AutoCreateWait
 	} else {
 		opts.Lag.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.zk, o) }
 	}
@@ -67,6 +67,17 @@ func (b *Broker) createOffsetsTopic() (bool, error) {
 		return false, fmt.Errorf("broker: %s (%v)", msg, kerr.ErrorForCode(code))
 	}
 	return true, nil
+}
+
+// clusterCoordinator finds a group's coordinator: the leader of its
+// partition of __consumer_offsets.
+func (b *Broker) clusterCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
+	gc := b.cfg.Groups.WithDefaults()
+	g := b.groups.Existing()
+	return b.dir.Coordinator(cluster.InternalTopic{Name: offsetsTopic, Partitions: g.Partitions(),
+		Replication: gc.OffsetsReplication, ReplicationKey: "offsets.topic.replication.factor",
+		Configs: config.OffsetsTopicConfigs(gc), What: "group"}, key, listener,
+		func(ctx context.Context, p int32) { _ = g.WaitLoaded(ctx, p) })
 }
 
 // leaderHighWatermark is the high watermark of a partition this broker

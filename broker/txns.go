@@ -84,9 +84,9 @@ func (b *Broker) txnPartitions() int32 {
 // FindCoordinator, creating __transaction_state first if needed.
 func (b *Broker) txnCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
 	tc := b.cfg.Txns.WithDefaults()
-	return b.internalCoordinator(internalTopic{name: txnStateTopic, partitions: b.txnPartitions(),
-		replication: tc.StateReplication, replicationKey: "transaction.state.log.replication.factor",
-		configs: config.TxnStateTopicConfigs(tc, b.cluster == nil), what: "transactional id"}, key, listener,
+	return b.dir.Coordinator(cluster.InternalTopic{Name: txnStateTopic, Partitions: b.txnPartitions(),
+		Replication: tc.StateReplication, ReplicationKey: "transaction.state.log.replication.factor",
+		Configs: config.TxnStateTopicConfigs(tc, b.cluster == nil), What: "transactional id"}, key, listener,
 		func(ctx context.Context, p int32) {
 			if d := b.txns.Driver(p); d != nil {
 				d.AwaitLoaded(ctx)

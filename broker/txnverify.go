@@ -12,6 +12,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/coordinator/group"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
 	"github.com/sluice-io/sluice/engine"
@@ -79,7 +80,7 @@ func (c *conn) verifyProduce(req *kmsg.ProduceRequest) map[engine.Partition]txnV
 	for _, rt := range req.Topics {
 		for _, rp := range rt.Partitions {
 			h, err := engine.ParseBatchHeader(rp.Records)
-			if err != nil || !h.Transactional() || h.ProducerID < 0 || isInternal(rt.Topic) ||
+			if err != nil || !h.Transactional() || h.ProducerID < 0 || cluster.IsInternal(rt.Topic) ||
 				!c.authorized(acl.OpWrite, acl.ResourceTopic, rt.Topic) {
 				continue
 			}

@@ -9,18 +9,30 @@
 //     and the broker's own lookups read without a lock;
 //   - roles.go: the replica role table LeaderAndIsr and StopReplica fill,
 //     which the broker's hosting makes its partitions follow;
+//   - directory.go: the Directory, what clients ask of the cluster's
+//     shape (Metadata with auto-creation, DescribeCluster's brokers,
+//     FindCoordinator's broker with its internal topic's creation) and the
+//     topic administration that writes the metadata backend and waits for
+//     the controller to carry it out (CreateTopics, DeleteTopics,
+//     CreatePartitions); names.go: Kafka's topic-name rules and internal
+//     topics;
 //   - shutdown.go: ControlledShutdown, the broker's side of a controlled
 //     shutdown: it asks the controller to move its leaderships away,
 //     retries while the controller is unknown or busy, and waits for the
 //     partitions it still leads to be gone before the broker closes.
 //
-// It may call engine (partition names), config (the ControlPlane) and
-// kmsg/kerr (the requests it applies, the codes it refuses with); it
+// It may call engine (partition names), config (the ControlPlane),
+// coordinator (the metadata backend's topic administration, behind the
+// Topics interface, and its errors), coordinator/controller (topic
+// requests and their codes), coordinator/group (a key's partition),
+// coordinator/zk (its errors' messages) and kmsg/kerr (the requests it
+// applies, the codes it refuses with); it
 // imports nothing of broker/, which builds it and answers the
 // controller's requests (broker/04-07, broker/hosting.go).
 //
 // Lock order: ControlState.mu first, taken with no other lock held (the
 // broker's locks come after it: broker/doc.go); Cache.mu is a leaf, taken
 // to wake the waiters of an update; the cache and the role table are
-// read with no lock.
+// read with no lock. The Directory has no lock: its waits hold none, and
+// the broker calls its topic administration under Broker.admin.
 package cluster

@@ -5,7 +5,7 @@ package cluster
 // their endpoints and racks, every partition's leader, leader epoch, ISR,
 // replicas, offline replicas and partition epoch (zk version), each
 // topic's id, and the controller that sent the latest update. Metadata,
-// DescribeCluster and FindCoordinator answer from it (broker/clustermetadata.go),
+// DescribeCluster and FindCoordinator answer from it (directory.go),
 // on the single node too (its own controller fills it).
 //
 // Concurrency: the cache is an immutable snapshot behind an atomic pointer.

@@ -1,4 +1,4 @@
-package broker
+package cluster
 
 import (
 	"fmt"
@@ -8,8 +8,8 @@ import (
 // maxTopicName is Kafka's limit on topic name length.
 const maxTopicName = 249
 
-// validateTopicName applies Kafka's topic-name rules.
-func validateTopicName(name string) error {
+// ValidateTopicName applies Kafka's topic-name rules.
+func ValidateTopicName(name string) error {
 	switch {
 	case name == "":
 		return fmt.Errorf("topic name is empty")
@@ -26,7 +26,7 @@ func validateTopicName(name string) error {
 	return nil
 }
 
-// isInternal reports Kafka's internal topics.
-func isInternal(name string) bool {
+// IsInternal reports Kafka's internal topics.
+func IsInternal(name string) bool {
 	return name == "__consumer_offsets" || name == "__transaction_state" || strings.HasPrefix(name, "__cluster_metadata")
 }
