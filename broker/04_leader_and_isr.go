@@ -21,7 +21,7 @@ package broker
 //     none (recorded, NONE), or names a follower whose log could not take
 //     the leader's records (KAFKA_STORAGE_ERROR: logdirevents.go).
 //   - An accepted partition's log is opened, created when new, and it
-//     becomes leader or follower (hosting.go); a log that cannot be opened
+//     becomes leader or follower (replication/host/hosting.go); a log that cannot be opened
 //     is KAFKA_STORAGE_ERROR. The Type field (v5+, full or incremental) is not acted on:
 //     Kafka uses it only for stray partitions of a KRaft migration.
 //
@@ -38,6 +38,7 @@ import (
 
 	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/engine"
+	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -79,7 +80,7 @@ func (b *Broker) leaderAndIsr(req *kmsg.LeaderAndISRRequest, fence cluster.Fence
 		}
 	}
 	// The topics' configs are read before the Store opens their logs
-	// under its lock (hosting.go).
+	// under its lock (replication/host/hosting.go).
 	loaded := map[string]bool{}
 	for _, s := range states {
 		if _, ok := b.coord.Topic(s.topic); !ok && !loaded[s.topic] {
@@ -163,9 +164,10 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 		}
 	}
 	roles.Publish(tab)
-	// The logs, leadership and groups follow the new roles (hosting.go).
+	// The logs, leadership and groups follow the new roles
+	// (replication/host/hosting.go).
 	var order []string
-	byTopic := map[string][]hostedState{}
+	byTopic := map[string][]host.Hosted{}
 	for i := range states {
 		s := &states[i]
 		if !s.accepted {
@@ -174,10 +176,12 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 		if _, ok := byTopic[s.topic]; !ok {
 			order = append(order, s.topic)
 		}
-		byTopic[s.topic] = append(byTopic[s.topic], hostedState{s.p.Partition, tab.Roles[engine.Partition{Topic: s.topic, Partition: s.p.Partition}]})
+		r := tab.Roles[engine.Partition{Topic: s.topic, Partition: s.p.Partition}]
+		byTopic[s.topic] = append(byTopic[s.topic], host.Hosted{Partition: s.p.Partition, TopicID: engine.TopicID(r.TopicID), Leads: r.Leads(), Leader: r.Leader,
+			Leadership: host.Leadership{Epoch: r.LeaderEpoch, PartitionEpoch: r.ZKVersion, ISR: r.ISR, Replicas: r.Replicas}})
 	}
 	for _, name := range order {
-		failed := b.host(name, byTopic[name])
+		failed := b.replicas.Host(name, byTopic[name])
 		for i := range states {
 			if s := &states[i]; s.topic == name && failed[s.p.Partition] != nil {
 				s.code = kerr.KafkaStorageError.Code

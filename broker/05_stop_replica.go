@@ -18,7 +18,7 @@ package broker
 //     deleted, else kept as neither leader nor follower; an older leader
 //     epoch gets FENCED_LEADER_EPOCH.
 //   - A stopped partition serves no more (NOT_LEADER_OR_FOLLOWER); a
-//     deleted one has its log deleted (hosting.go), also when this broker
+//     deleted one has its log deleted (replication/host/hosting.go), also when this broker
 //     was not hosting it since its start (KAFKA_STORAGE_ERROR if that
 //     fails).
 //
@@ -119,7 +119,7 @@ func (b *Broker) stopReplicas(states []stopReplicaState) []kmsg.StopReplicaRespo
 	}
 	roles.Publish(tab)
 	for _, s := range stop {
-		if err := b.unhost(s.tp, s.leaderEpoch, s.delete); err != nil {
+		if err := b.replicas.Unhost(s.tp, s.leaderEpoch, s.delete); err != nil {
 			b.log.Error("deleting a stopped replica's log", "topic", s.tp.Topic, "partition", s.tp.Partition, "err", err)
 			for i := range out {
 				if out[i].Topic == s.tp.Topic && out[i].Partition == s.tp.Partition {

@@ -51,7 +51,7 @@ func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence cluster.F
 	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
 		func() { deleted = b.ctl.Cache.Update(req) })
 	if resp.ErrorCode == 0 {
-		b.liveBrokersChanged() // replicas.go
+		b.replicas.SetLiveBrokers(b.liveIDs()) // replicas.go
 	}
 	// The committed offsets of deleted topics go, on every broker for the
 	// groups it coordinates, as Kafka's handleUpdateMetadataRequest has

@@ -41,7 +41,6 @@ type Broker struct {
 	admin sync.Mutex
 	pids  *txnhost.ProducerIDs // InitProducerId's ids, from the coordinator's blocks
 	cfgs  configState          // configuration beyond Config (dynconfig.go)
-	live  liveBrokers          // the live brokers last stepped into the replicas (replicas.go)
 	// replicas makes the hosted partitions and runs the followers'
 	// fetchers (replication/host).
 	replicas *host.Manager
@@ -154,7 +153,6 @@ func New(cfg config.Config) (*Broker, error) {
 	b.scram = b.newSCRAMCache() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas
-	b.replicas = b.newReplicas() // replicas.go
 	b.txns = b.newTxns()         // txns.go
 	b.verifier = b.newVerifier() // txnverify.go
 	if err := b.startAuthz(); err != nil {
@@ -177,15 +175,16 @@ func New(cfg config.Config) (*Broker, error) {
 		return nil, err
 	}
 	b.store = store
-	// Partitions come from the controller (hosting.go), groups as the
+	b.replicas = b.newReplicas() // replicas.go
+	// Partitions come from the controller (replication/host/hosting.go), groups as the
 	// partitions of __consumer_offsets do.
 	b.groups = b.newGroups()
 	// The coordinators follow the leadership of their topics' partitions.
 	b.replicas.OnLeadership(offsetsTopic, b.groups.Move)
 	b.replicas.OnLeadership(txnStateTopic, b.txns.Move)
 	coord.OnConfigChange(b.remoteConfigChange)
-	b.loadClientQuotas()                        // after the hook: a change from now on is applied again
-	go b.tickReplicas(cfg.Cluster.LagTimeMax()) // replicas.go
+	b.loadClientQuotas() // after the hook: a change from now on is applied again
+	go b.replicas.RunClock()
 	if emb, ok := coord.(*coordinator.Embedded); ok {
 		if err := b.startSingleNode(emb); err != nil {
 			store.Close()

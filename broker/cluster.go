@@ -10,7 +10,7 @@ package broker
 // endpoint and rack, and then starts its controller driver
 // (zk.ControllerLoop), which competes for /controller and, when elected,
 // runs the cluster. Partitions reach the broker only through the
-// controller's LeaderAndIsr and UpdateMetadata (hosting.go,
+// controller's LeaderAndIsr and UpdateMetadata (replication/host/hosting.go,
 // broker/cluster).
 //
 // Session expiry: ZooKeeper has dropped the registration, and the other
@@ -225,7 +225,7 @@ func (b *Broker) stopLeadingLocked() {
 		if r.IsLeader {
 			r.IsLeader = false
 			tab.Roles[tp] = r
-			if err := b.unhost(tp, r.LeaderEpoch, false); err != nil {
+			if err := b.replicas.Unhost(tp, r.LeaderEpoch, false); err != nil {
 				b.log.Warn("stopping a partition", "topic", tp.Topic, "partition", tp.Partition, "err", err)
 			}
 		}

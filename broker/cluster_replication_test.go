@@ -210,7 +210,7 @@ func TestClusterFetchErrorsBackOff(t *testing.T) {
 	p := c.broker(1-leader).partition("gone", 0)
 	// The leader drops its replica as StopReplica with deletion would,
 	// while the follower still follows it.
-	if err := c.broker(leader).unhost(engine.Partition{Topic: "gone", Partition: 0}, 1<<30, true); err != nil {
+	if err := c.broker(leader).replicas.Unhost(engine.Partition{Topic: "gone", Partition: 0}, 1<<30, true); err != nil {
 		t.Fatal(err)
 	}
 	seq := func() uint64 {

@@ -41,7 +41,7 @@
 // (broker/cluster/control.go) and fill the metadata cache (broker/cluster) and the
 // replica role table (broker/cluster/roles.go), both copy-on-write snapshots that
 // readers load without a lock; LeaderAndIsr and StopReplica open, lead,
-// follow and delete logs (hosting.go), whose partitions are
+// follow and delete logs (replication/host/hosting.go), whose partitions are
 // replication/host's: the owner of each log and role, the driver of its
 // replication core, the followers' fetchers and the leaders' ISR changes,
 // made by the broker's host.Manager (replicas.go) with its collaborators
@@ -88,7 +88,7 @@
 // written and fsync'd, once per 1000 ids). Broker.mu is held around server.Server's Bind and Stop,
 // which take the server's lock (a leaf); no broker lock is held while a
 // connection waits for request memory or a connection slot. ControlState.mu is taken with no other lock held and
-// nests Broker.admin (hosting.go opens and deletes logs under both), hence
+// nests Broker.admin (replication/host/hosting.go opens and deletes logs under both), hence
 // everything after it; in ZooKeeper mode nothing holding Broker.admin
 // takes ControlState.mu. The group coordinator's Load and Unload are
 // called under ControlState.mu (and StopReplica's Unload under

@@ -26,7 +26,7 @@ const offsetsTopic = grouphost.OffsetsTopic
 
 // newGroups makes the group coordinator: it owns no partition of
 // __consumer_offsets until the controller makes this broker the leader
-// of one (its Move, a leadership listener: hosting.go).
+// of one (its Move, a leadership listener: replication/host/hosting.go).
 func (b *Broker) newGroups() *grouphost.Groups {
 	gc := b.cfg.Groups.WithDefaults()
 	n := gc.OffsetsPartitions

@@ -5,7 +5,7 @@ package broker
 // scrape-time collectors read (the broker's state, the group
 // coordinator's), and the HTTP listener started in New and stopped at the
 // end of Shutdown. The request paths count into the metrics.Topic each
-// partition resolves once (hosting.go) and into the registry
+// partition resolves once (replicas.go) and into the registry
 // (broker/server/requestlog.go, replication/host/isrchange.go, the controller driver's Elected, the
 // engine's OnFlush).
 //

@@ -2,7 +2,7 @@ package broker
 
 // Removing at start the logs the single node's metadata no longer names:
 // what a crash during a deletion leaves (the controller deletes topics,
-// broker/cluster/directory.go and hosting.go).
+// broker/cluster/directory.go and replication/host/hosting.go).
 
 import (
 	"fmt"

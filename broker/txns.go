@@ -3,7 +3,7 @@ package broker
 // The transaction coordinators' place in the broker: __transaction_state,
 // created on the first FindCoordinator of a transactional id (key type 1),
 // as Kafka creates it, and the drivers of coordinator/txn/host, one for
-// each of its partitions this broker leads (hosting.go moves them as it
+// each of its partitions this broker leads (replication/host/hosting.go moves them as it
 // moves the groups: the partition's leader epoch is the coordinator epoch
 // its markers carry).
 //

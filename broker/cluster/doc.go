@@ -28,7 +28,7 @@
 // coordinator/zk (its errors' messages) and kmsg/kerr (the requests it
 // applies, the codes it refuses with); it
 // imports nothing of broker/, which builds it and answers the
-// controller's requests (broker/04-07, broker/hosting.go).
+// controller's requests (broker/04-07, through replication/host/hosting.go).
 //
 // Lock order: ControlState.mu first, taken with no other lock held (the
 // broker's locks come after it: broker/doc.go); Cache.mu is a leaf, taken

@@ -2,7 +2,7 @@ package cluster
 
 // The replica role table: what the controller told this broker about each
 // partition it hosts, by LeaderAndIsr (leader or follower, at which leader
-// epoch) and StopReplica (stopped, or deleted); broker/hosting.go makes the logs
+// epoch) and StopReplica (stopped, or deleted); replication/host/hosting.go makes the logs
 // and partitions follow it (produce and fetch are served where this broker
 // leads).
 //

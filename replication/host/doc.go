@@ -24,6 +24,10 @@
 //     (Options).
 //   - topics.go: the table of hosted topics (Kafka's allPartitions), by
 //     name and by id, immutable Topic values replaced on change.
+//   - hosting.go: what LeaderAndIsr and StopReplica do to the logs (Host,
+//     Unhost): open or create them (an older topic's of the same name
+//     deleted first), make them lead or follow, report each change to the
+//     leadership listeners; delete them.
 //   - leadership.go: the leadership listeners of a topic (Kafka's
 //     onLeadershipChange): the group and transaction coordinators learn
 //     which partitions of their topics this broker leads.
@@ -32,15 +36,18 @@
 // metrics (the counters it is given), config (the fetchers' settings),
 // wire/interbroker's Sender (a connection Options.Dial opens), and the
 // collaborators of Options: the Controller that takes ISR changes, the
-// follower Quota, the LogDirChanged hook, and the leadership listeners. It
-// knows no broker, no topic by name and no coordinator: the broker decides
-// which partitions are hosted and in which role (its LeaderAndIsr and
-// StopReplica handling), puts them in the table, calls Partition's
-// methods and reports leadership changes; a single node is a Manager
-// without Dial and Controller, which follows nothing.
+// follower Quota, the LogDirChanged hook, the Logs it opens (the engine
+// Store), the broker's Admin lock, TopicConfigs, MakePartition and
+// LiveBrokers, and the leadership listeners. It knows no broker, no topic
+// by name and no coordinator: the broker decides which partitions are
+// hosted and in which role (its LeaderAndIsr and StopReplica handling)
+// and calls Host and Unhost, which put them in the table and report
+// leadership changes; a single node is a Manager without Dial and
+// Controller, which follows nothing.
 //
 // Lock order, from the outside in: the caller's locks (the broker's
-// control and administration locks, under which role changes and
+// control lock, then Options.Admin, its administration lock, which Host
+// and Unhost take around a topic's change and under which role changes and
 // configuration changes run; the group and transaction coordinators'
 // locks, under which their appends run), then a partition's role lock
 // (Partition.role: written by role changes, read by appends and fetch
@@ -57,5 +64,7 @@
 // or while an ISR change is answered; a role change holding the role lock
 // calls nothing outside the package, and no goroutine takes the role lock
 // twice (a writer waiting for it would block the second read).
+// The live brokers' lock (Manager.live) is taken with none of the
+// package's held, before the partitions' replica locks.
 // lockorder_test.go checks the order on the real locks.
 package host

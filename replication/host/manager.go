@@ -3,6 +3,8 @@ package host
 import (
 	"context"
 	"log/slog"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
@@ -46,6 +48,20 @@ type Options struct {
 	// leader's records again (the controller learns it, logdirevents);
 	// may be nil.
 	LogDirChanged func()
+
+	// The collaborators of hosting (hosting.go). Logs opens, creates and
+	// deletes the logs; Admin is the lock topic administration and
+	// configuration changes hold, taken around each topic's change;
+	// TopicConfigs is a topic's configuration as the metadata backend's
+	// cache has it (read without waiting); MakePartition wraps an opened
+	// log with its topic's configuration (NewPartition and the broker's
+	// settings of it); LiveBrokers lists the live brokers, sorted, for a
+	// new leader's core.
+	Logs          Logs
+	Admin         sync.Locker
+	TopicConfigs  func(topic string) map[string]string
+	MakePartition func(topic string, index int32, l *engine.Log, configs map[string]string) *Partition
+	LiveBrokers   func() []int32
 }
 
 // Controller carries a leader's ISR changes to the cluster's controller.
@@ -75,6 +91,48 @@ type Manager struct {
 	// listeners are set before the first partition is hosted, read
 	// without a lock after.
 	listeners map[string]LeadershipListener
+	// live are the live brokers last stepped into every partition
+	// (SetLiveBrokers); mu is taken before the partitions' replica locks.
+	live struct {
+		mu  sync.Mutex
+		ids []int32
+	}
+}
+
+// SetLiveBrokers tells every hosted partition's core the live brokers
+// (sorted) when they changed (replication.LiveBrokers: a dead broker's
+// caught-up replica outside the ISR no longer holds the high watermark
+// back).
+func (m *Manager) SetLiveBrokers(ids []int32) {
+	m.live.mu.Lock()
+	defer m.live.mu.Unlock()
+	if len(ids) == 0 || slices.Equal(ids, m.live.ids) {
+		return
+	}
+	m.live.ids = ids
+	for _, p := range m.Hosted() {
+		p.SetLiveBrokers(ids)
+	}
+}
+
+// RunClock steps the clock into every hosted leader's core until the
+// broker closes: ISR shrinks of followers that stopped fetching. Every
+// replica.lag.time.max.ms/2, as Kafka's isr-expiration task.
+func (m *Manager) RunClock() {
+	t := time.NewTicker(m.o.LagTimeMax / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-m.o.Closing:
+			return
+		}
+		for _, p := range m.Hosted() {
+			if p.Leads() {
+				p.Tick()
+			}
+		}
+	}
 }
 
 // New returns a manager of no partition yet.
