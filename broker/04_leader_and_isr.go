@@ -19,7 +19,7 @@ package broker
 //     an older epoch gets STALE_CONTROLLER_EPOCH, and so does the same
 //     epoch, except when it brings a topic id for a partition that had
 //     none (recorded, NONE), or names a follower whose log could not take
-//     the leader's records (KAFKA_STORAGE_ERROR: logdirevents.go).
+//     the leader's records (KAFKA_STORAGE_ERROR: broker/cluster/zookeeper.go).
 //   - An accepted partition's log is opened, created when new, and it
 //     becomes leader or follower (replication/host/hosting.go); a log that cannot be opened
 //     is KAFKA_STORAGE_ERROR. The Type field (v5+, full or incremental) is not acted on:
@@ -157,7 +157,7 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 			tab.Roles[tp] = cur
 		case s.p.LeaderEpoch == cur.LeaderEpoch && hosted && b.replicaFailed(s.topic, s.p.Partition):
 			// The controller asks after a log directory event
-			// (logdirevents.go): this follower's log cannot take writes.
+			// (broker/cluster/zookeeper.go): this follower's log cannot take writes.
 			s.code = kerr.KafkaStorageError.Code
 		default:
 			s.code = kerr.StaleControllerEpoch.Code
@@ -188,4 +188,12 @@ func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
 			}
 		}
 	}
+}
+
+// replicaFailed reports whether this broker's replica of a partition is a
+// follower whose log could not take the leader's records (a log directory
+// event: broker/cluster/zookeeper.go).
+func (b *Broker) replicaFailed(topic string, index int32) bool {
+	p := b.partition(topic, index)
+	return p != nil && p.Failed()
 }

@@ -42,7 +42,7 @@ func handleControlledShutdown(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 	if c.b.cluster == nil {
 		return resp, nil
 	}
-	loop := c.b.cluster.loop.Load()
+	loop := c.b.cluster.Loop()
 	if loop == nil {
 		return resp, nil
 	}

@@ -68,7 +68,7 @@ func handleAlterPartition(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 // when neither runs here.
 func (b *Broker) alterPartitionDriver() func(context.Context, *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
 	if b.cluster != nil {
-		if l := b.cluster.loop.Load(); l != nil {
+		if l := b.cluster.Loop(); l != nil {
 			return l.AlterPartition
 		}
 		return nil

@@ -25,7 +25,6 @@ import (
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/security/scram"
 	"github.com/sluice-io/sluice/security/tlsconf"
-	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
 // Broker is a single sluice broker.
@@ -68,7 +67,7 @@ type Broker struct {
 	verifier  *txnhost.Verifier     // partitions' transaction verification (txnverify.go)
 	ctl       *cluster.ControlState // the controller's requests' state (broker/cluster/control.go)
 	dir       *cluster.Directory    // Metadata, coordinators, topic administration (broker/cluster/directory.go)
-	cluster   *zkCluster            // ZooKeeper mode (cluster.go); nil on the single node
+	cluster   *cluster.ZK           // ZooKeeper mode (broker/cluster/zookeeper.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
 	authz     authzState            // the ACL authorizer (authorize.go)
 	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
@@ -129,13 +128,11 @@ func New(cfg config.Config) (*Broker, error) {
 	self := b.mu.advertis
 	var coord coordinator.Coordinator
 	if cfg.Cluster.Enabled() {
-		cl, err := openCluster(cfg) // cluster.go
+		cl, err := cluster.OpenZK(cfg, b.ctl.Cache) // broker/cluster/zookeeper.go
 		if err != nil {
 			return nil, err
 		}
-		cl.b, b.cluster, coord = b, cl, cl.backend
-		cl.isrSend = b.openInterBroker(cl.zk, interbroker.Options{RequestTimeout: host.RequestTimeout,
-			ClientID: "broker-" + strconv.Itoa(int(cfg.ID)) + "-alter-partition"})
+		b.cluster, coord = cl, cl.Backend()
 		if cfg.ControlPlane == nil {
 			b.ctl.SetPlane(cl)
 		}
@@ -303,7 +300,7 @@ func (b *Broker) Serve(ln net.Listener) error {
 	}
 	close(b.listening)
 	if b.cluster != nil {
-		b.cluster.start(b.self(), b.registeredEndpoints()) // registers, then competes for the controller
+		b.startCluster() // registers, then competes for the controller (cluster.go)
 	}
 	for _, l := range b.srv.Listeners() {
 		var adv string
@@ -356,7 +353,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 	b.srv.Wait(ctx)
 	b.srv.Close()
 	if b.cluster != nil {
-		b.cluster.close() // the registration goes, another broker becomes controller
+		b.cluster.Close() // the registration goes, another broker becomes controller
 	}
 	cerr := b.coord.Close() // the single node's controller stops before the logs close
 	err := b.store.Close()
@@ -368,9 +365,7 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 // session) when New fails.
 func (b *Broker) closeCoordinator() {
 	if b.cluster != nil {
-		b.cluster.cancel()
-		b.cluster.zk.Close()
-		b.cluster.backend.Close()
+		b.cluster.Close()
 		return
 	}
 	b.coord.Close()

@@ -262,7 +262,7 @@ func TestClusterBrokerSessionExpiry(t *testing.T) {
 	ctl := c.broker(md.ControllerID)
 	rc := dialRaw(t, c.broker(2).addr)
 	li := kmsg.NewPtrLeaderAndISRRequest()
-	li.ControllerID, li.ControllerEpoch, li.BrokerEpoch = md.ControllerID, ctl.cluster.loop.Load().Epoch(), oldEpoch
+	li.ControllerID, li.ControllerEpoch, li.BrokerEpoch = md.ControllerID, ctl.cluster.Loop().Epoch(), oldEpoch
 	wantCode(t, "LeaderAndIsr for the expired registration", rc.roundTrip(li, 7).(*kmsg.LeaderAndISRResponse).ErrorCode, kerr.StaleBrokerEpoch)
 
 	produce("after")

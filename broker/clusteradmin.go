@@ -32,7 +32,7 @@ func (b *Broker) closingContext(d time.Duration) (context.Context, context.Cance
 func controllerEntry[F any](b *Broker, fromLoop func(*zk.ControllerLoop) F, fromLocal func(*coordinator.Embedded) F) F {
 	var none F
 	if b.cluster != nil {
-		if l := b.cluster.loop.Load(); l != nil {
+		if l := b.cluster.Loop(); l != nil {
 			return fromLoop(l)
 		}
 		return none

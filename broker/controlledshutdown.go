@@ -5,11 +5,7 @@ package broker
 // broker's registration and its connections to the controller.
 
 import (
-	"context"
-	"errors"
 	"time"
-
-	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/broker/cluster"
 )
@@ -19,7 +15,7 @@ import (
 func (b *Broker) controlledShutdown() {
 	cl := b.cluster
 	cfg := b.cfg.Cluster.Shutdown()
-	if cl == nil || !cfg.Enabled || !cl.shutdownAsked.CompareAndSwap(false, true) {
+	if cl == nil || !cfg.Enabled || !cl.ShutdownOnce() {
 		return
 	}
 	// An attempt waits at most a session timeout (Kafka:
@@ -34,25 +30,6 @@ func (b *Broker) controlledShutdown() {
 	}
 	cluster.ControlledShutdown(cluster.ShutdownOptions{
 		Self: b.cfg.ID, Config: cfg, Wait: wait, Cache: b.ctl.Cache,
-		BrokerEpoch: cl.BrokerEpoch, Send: b.sendControlledShutdown, Logger: b.log,
+		BrokerEpoch: cl.BrokerEpoch, Send: cl.SendControlledShutdown, Logger: b.log,
 	})
-}
-
-// sendControlledShutdown carries a ControlledShutdown to the controller:
-// this broker's own controller driver by a call, another broker's over the
-// inter-broker listener.
-func (b *Broker) sendControlledShutdown(ctx context.Context, controller int32, req *kmsg.ControlledShutdownRequest) (*kmsg.ControlledShutdownResponse, error) {
-	cl := b.cluster
-	if controller == b.cfg.ID {
-		loop := cl.loop.Load()
-		if loop == nil {
-			return nil, errors.New("no controller known")
-		}
-		return loop.ControlledShutdown(ctx, req)
-	}
-	raw, err := cl.isrSend.Send(ctx, controller, req)
-	if err != nil {
-		return nil, err
-	}
-	return raw.(*kmsg.ControlledShutdownResponse), nil
 }

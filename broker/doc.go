@@ -50,7 +50,8 @@
 // decision core) sends it these requests by a call (localcontrol.go), and
 // it refuses them from the network.
 //
-// ZooKeeper mode (Config.Cluster, cluster.go): the broker registers in
+// ZooKeeper mode (Config.Cluster; broker/cluster/zookeeper.go, started by
+// cluster.go): the broker registers in
 // ZooKeeper, runs a controller driver (coordinator/zk), takes its metadata
 // backend from coordinator/zk, and serves only the partitions the
 // controller makes it lead; Metadata, DescribeCluster and FindCoordinator

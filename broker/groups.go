@@ -47,7 +47,7 @@ func (b *Broker) newGroups() *grouphost.Groups {
 	if b.cluster == nil {
 		opts.CreateTopic, opts.CreateWait = b.createOffsetsTopic, cluster.AutoCreateWait
 	} else {
-		opts.Lag.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.zk, o) }
+		opts.Lag.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.Client(), o) }
 	}
 	return grouphost.NewGroups(opts)
 }

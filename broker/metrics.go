@@ -96,7 +96,7 @@ func (b *Broker) isController() bool {
 	if b.cluster == nil {
 		return true
 	}
-	l := b.cluster.loop.Load()
+	l := b.cluster.Loop()
 	return l != nil && l.IsController()
 }
 
@@ -135,12 +135,10 @@ func (b *Broker) notReady() string {
 		return "not listening yet"
 	}
 	if c := b.cluster; c != nil {
-		select {
-		case <-c.registered:
-		default:
+		if !c.Registered() {
 			return "not registered in ZooKeeper yet"
 		}
-		l := c.loop.Load()
+		l := c.Loop()
 		snap := b.ctl.Cache.Load()
 		if l == nil || snap == nil || l.ActiveController() < 0 || snap.ControllerID != l.ActiveController() {
 			return "no metadata from the current controller yet"

@@ -22,10 +22,10 @@ func (b *Broker) newReplicas() *host.Manager {
 		}}
 	if cl := b.cluster; cl != nil {
 		o.Fetch = b.cfg.Cluster.Fetch
-		o.Dial = func(io interbroker.Options) interbroker.Sender { return b.openInterBroker(cl.zk, io) }
-		o.Controller = isrController{cl}
+		o.Dial = func(io interbroker.Options) interbroker.Sender { return b.openInterBroker(cl.Client(), io) }
+		o.Controller = cl
 		o.FollowerQuota = b.repl.follower
-		o.LogDirChanged = cl.logDirChanged
+		o.LogDirChanged = cl.LogDirChanged
 	}
 	return host.New(o)
 }

@@ -37,7 +37,7 @@ func (b *Broker) newTxns() *txnhost.Coordinators {
 		StatePartitions:   b.txnPartitions,
 	}
 	if b.cluster != nil {
-		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.zk, o) }
+		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.Client(), o) }
 	}
 	return txnhost.New(opts)
 }

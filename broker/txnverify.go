@@ -41,7 +41,7 @@ func (b *Broker) newVerifier() *txnhost.Verifier {
 		Logger:   b.log, Closing: b.closing,
 	}
 	if b.cluster != nil {
-		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.zk, o) }
+		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.Client(), o) }
 	}
 	return txnhost.NewVerifier(opts)
 }

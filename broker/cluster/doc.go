@@ -16,6 +16,11 @@
 //     the controller to carry it out (CreateTopics, DeleteTopics,
 //     CreatePartitions); names.go: Kafka's topic-name rules and internal
 //     topics;
+//   - zookeeper.go: ZK, the broker's ZooKeeper mode: its session and
+//     metadata backend, its registration (again after a session expiry),
+//     its controller driver, the ControlPlane checks against /controller,
+//     the leaders' ISR changes and the controlled shutdown's request to
+//     the controller, the log directory events;
 //   - shutdown.go: ControlledShutdown, the broker's side of a controlled
 //     shutdown: it asks the controller to move its leaderships away,
 //     retries while the controller is unknown or busy, and waits for the
@@ -25,7 +30,9 @@
 // coordinator (the metadata backend's topic administration, behind the
 // Topics interface, and its errors), coordinator/controller (topic
 // requests and their codes), coordinator/group (a key's partition),
-// coordinator/zk (its errors' messages) and kmsg/kerr (the requests it
+// coordinator/zk (the session, the backend, the controller driver, its
+// errors' messages), wire/interbroker (the connections to the controller
+// its Start.Dial opens) and kmsg/kerr (the requests it
 // applies, the codes it refuses with); it
 // imports nothing of broker/, which builds it and answers the
 // controller's requests (broker/04-07, through replication/host/hosting.go).
