@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication/host"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/security/scram"
 	"github.com/sluice-io/sluice/security/tlsconf"
@@ -70,7 +71,7 @@ type Broker struct {
 	ctl       *cluster.ControlState // the controller's requests' state (broker/cluster/control.go)
 	cluster   *zkCluster            // ZooKeeper mode (cluster.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
-	authz     authzState            // the ACL authorizer (authorize.go)
+	acls      *acl.Service          // the ACL authorizer, nil without one (authorize.go, security/acl)
 	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
