@@ -115,7 +115,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	}
 	var done []appended
 	refuseAll := checkTransactional(req)
-	if refuseAll == 0 && c.b.authz.authz != nil && req.TransactionID != nil && hasTransactional(req) &&
+	if refuseAll == 0 && c.b.acls != nil && req.TransactionID != nil && hasTransactional(req) &&
 		!c.authorized(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID) {
 		refuseAll = kerr.TransactionalIDAuthorizationFailed.Code
 	}

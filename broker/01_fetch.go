@@ -263,7 +263,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 	if req.Version >= 15 {
 		follower, followerEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
-	checked := b.authz.authz != nil
+	checked := b.acls != nil
 	replicaAllowed := checked && follower >= 0 && c.authorizedCluster(acl.OpClusterAction)
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]

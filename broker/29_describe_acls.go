@@ -4,9 +4,10 @@ package broker
 //
 // Behavior:
 //   - Needs Describe on the cluster (CLUSTER_AUTHORIZATION_FAILED).
-//   - With no authorizer: SECURITY_DISABLED, as Kafka answers.
-//   - The filter follows Kafka's AclBindingFilter (MATCH included); a
-//     filter with an unknown element is INVALID_REQUEST.
+//   - The rest is acl.Service.Describe (security/acl/admin.go): with no
+//     authorizer, SECURITY_DISABLED, as Kafka answers; the filter follows
+//     Kafka's AclBindingFilter (MATCH included), and a filter with an
+//     unknown element is INVALID_REQUEST.
 //
 // Version notes:
 //   - v0 has no pattern type: the filter is LITERAL, as Kafka's default.
@@ -32,17 +33,14 @@ func handleDescribeAcls(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	if !c.authorizedCluster(acl.OpDescribe) {
 		return fail(kerr.ClusterAuthorizationFailed.Code, "Cluster authorization failed.")
 	}
-	a := c.b.authz.authz
-	if a == nil {
-		return fail(kerr.SecurityDisabled.Code, "No Authorizer is configured on the broker")
-	}
 	f := aclFilter(req.Version, int8(req.ResourceType), req.ResourceName, int8(req.ResourcePatternType),
 		req.Principal, req.Host, int8(req.Operation), int8(req.PermissionType))
-	if err := f.Validate(); err != nil {
-		return fail(kerr.InvalidRequest.Code, err.Error())
+	bindings, st := c.b.acls.Describe(f) // security/acl/admin.go
+	if !st.OK() {
+		return fail(st.Code, st.Message)
 	}
 	var cur *kmsg.DescribeACLsResponseResource
-	for _, b := range a.Bindings(f) {
+	for _, b := range bindings {
 		if cur == nil || cur.ResourceName != b.Resource.Name || int8(cur.ResourceType) != int8(b.Resource.Type) ||
 			int8(cur.ResourcePatternType) != int8(b.Resource.Pattern) {
 			resp.Resources = append(resp.Resources, kmsg.NewDescribeACLsResponseResource())

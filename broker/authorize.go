@@ -1,10 +1,10 @@
 package broker
 
-// Authorization: the broker's ACL authorizer (security/acl), loaded from
-// the ACL store at start (the single node's file, coordinator/fileacls.go;
-// ZooKeeper, coordinator/zk/acls.go, whose change notifications reload the
-// resource another broker changed), and the check every handler makes,
-// c.authorized. With no authorizer.class.name there is no authorizer and
+// Authorization: the broker's ACL service (security/acl/state.go and
+// admin.go) started on the ACL store (the single node's file,
+// coordinator/fileacls.go; ZooKeeper, coordinator/zk/acls.go, whose change
+// notifications reload the resource another broker changed), and the check
+// every handler makes, c.authorized. With no authorizer.class.name there is no authorizer and
 // every check passes at once.
 //
 // The host an ACL names is compared with the client's IP address as Go
@@ -12,8 +12,6 @@ package broker
 // Java prints "0:0:0:0:0:0:0:1").
 
 import (
-	"fmt"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -21,15 +19,9 @@ import (
 	"github.com/sluice-io/sluice/security/acl"
 )
 
-// authzState is the broker's authorizer; both fields are nil without one.
-// They are set in New and never change.
-type authzState struct {
-	authz *acl.Authorizer
-	store coordinator.ACLStore
-}
-
 // startAuthz validates the authorizer's configuration, opens its store and
-// loads every ACL. The coordinator must be open.
+// starts the ACL service (security/acl/state.go), which loads every ACL.
+// The coordinator must be open.
 func (b *Broker) startAuthz() error {
 	cfg := b.cfg.Authz
 	if err := cfg.Validate(); err != nil {
@@ -38,7 +30,7 @@ func (b *Broker) startAuthz() error {
 	if !cfg.Enabled() {
 		return nil
 	}
-	var store coordinator.ACLStore
+	var store acl.Store
 	if s, ok := b.coord.(coordinator.ACLStore); ok {
 		store = s
 	} else {
@@ -48,30 +40,13 @@ func (b *Broker) startAuthz() error {
 		}
 		store = f
 	}
-	a := acl.New(cfg.SuperUsers, cfg.AllowEveryoneIfNoACL)
-	// Load, then watch: the store delivers every change made since the
-	// load began (ZooKeeper: the notifications of the last 15 minutes),
-	// so none is missed.
-	all, err := store.LoadACLs()
+	svc, err := acl.Start(store, cfg.SuperUsers, cfg.AllowEveryoneIfNoACL, b.log)
 	if err != nil {
-		return fmt.Errorf("broker: loading ACLs: %w", err)
+		return err
 	}
-	a.SetAll(all)
-	b.authz = authzState{authz: a, store: store}
-	store.OnACLChange(func(r acl.Resource) { b.reloadACLs(a, store, r) })
-	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", a.Count(), "super_users", len(cfg.SuperUsers))
+	b.acls = svc
+	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", svc.Authorizer().Count(), "super_users", len(cfg.SuperUsers))
 	return nil
-}
-
-// reloadACLs reads one resource pattern's ACLs from the store into a,
-// after a change notification.
-func (b *Broker) reloadACLs(a *acl.Authorizer, store coordinator.ACLStore, r acl.Resource) {
-	entries, err := store.ACLs(r)
-	if err != nil {
-		b.log.Error("reloading ACLs", "resource", r.String(), "err", err)
-		return
-	}
-	a.Set(map[acl.Resource][]acl.Entry{r: entries})
 }
 
 // aclHost is the client's address as ACL hosts name it, computed once.
@@ -89,7 +64,7 @@ func (c *conn) aclHost() string {
 // authorized reports whether the connection's principal may perform op on
 // the resource of type rt named name; true at once with no authorizer.
 func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bool {
-	a := c.b.authz.authz
+	a := c.b.acls.Authorizer()
 	if a == nil {
 		return true
 	}
@@ -100,7 +75,7 @@ func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bo
 // Read and the rest (with no authorizer, all are kept as they are): the
 // offset APIs answer the denied ones TOPIC_AUTHORIZATION_FAILED alone.
 func readableTopics[T any](c *conn, topics []T, name func(*T) string) (kept, denied []T) {
-	if c.b.authz.authz == nil {
+	if c.b.acls == nil {
 		return topics, nil
 	}
 	kept = topics[:0:0]
@@ -122,7 +97,7 @@ func (c *conn) authorizedCluster(op acl.Operation) bool {
 // authorizedByType reports whether the principal may perform op on some
 // resource of type rt (Kafka's authorizeByResourceType).
 func (c *conn) authorizedByType(op acl.Operation, rt acl.ResourceType) bool {
-	a := c.b.authz.authz
+	a := c.b.acls.Authorizer()
 	if a == nil {
 		return true
 	}

@@ -47,7 +47,7 @@ var (
 // principal may perform on a resource: every supported one without an
 // authorizer; with one, those the ACLs allow, or 0 without Describe.
 func (c *conn) authorizedOps(rt acl.ResourceType, name string) int32 {
-	if c.b.authz.authz == nil {
+	if c.b.acls == nil {
 		switch rt {
 		case acl.ResourceTopic:
 			return topicOperations

@@ -22,6 +22,7 @@ import (
 	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/metrics"
 	"github.com/sluice-io/sluice/replication/host"
+	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/security/scram"
 	"github.com/sluice-io/sluice/security/tlsconf"
@@ -69,7 +70,7 @@ type Broker struct {
 	dir       *cluster.Directory    // Metadata, coordinators, topic administration (broker/cluster/directory.go)
 	cluster   *cluster.ZK           // ZooKeeper mode (broker/cluster/zookeeper.go); nil on the single node
 	repl      replicationQuotas     // replication throttles (throttle.go)
-	authz     authzState            // the ACL authorizer (authorize.go)
+	acls      *acl.Service          // the ACL authorizer, nil without one (authorize.go, security/acl)
 	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
