@@ -32,182 +32,27 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/broker/cluster"
-	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
-	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/security/acl"
-	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
 
 func init() { register(19, 0, 7, handleCreateTopics) }
 
+// handleCreateTopics: broker/cluster/topicadmin.go checks, creates and
+// waits.
 func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.CreateTopicsRequest)
-	resp := req.ResponseKind().(*kmsg.CreateTopicsResponse)
-	seen := map[string]int{}
-	for _, rt := range req.Topics {
-		seen[rt.Topic]++
+	a := cluster.Admin{
+		Allowed: func(topic string) bool {
+			return c.authorizedCluster(acl.OpCreate) || c.authorized(acl.OpCreate, acl.ResourceTopic, topic)
+		},
+		Record: c.mutationRecorder(req.Version, 6),
 	}
-	if requestedPartitions(req, c.b.cfg.NumPartitions) > maxPartitionsPerRequest {
-		// As Kafka (KAFKA-17870): refused whole, before anything else.
-		for _, rt := range req.Topics {
-			st := kmsg.NewCreateTopicsResponseTopic()
-			st.Topic = rt.Topic
-			st.NumPartitions, st.ReplicationFactor = -1, -1
-			st.ErrorCode = kerr.PolicyViolation.Code
-			if req.Version >= 1 {
-				msg := "Excessively large number of partitions per request."
-				st.ErrorMessage = &msg
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil
+	if c.b.cluster == nil {
+		a.Unhosted = c.b.undoUnhostedTopic
 	}
-	mq := c.mutationQuota(req.Version, 6)
-	for _, rt := range req.Topics {
-		st := kmsg.NewCreateTopicsResponseTopic()
-		st.Topic = rt.Topic
-		st.NumPartitions, st.ReplicationFactor = -1, -1
-		var code int16
-		var msg string
-		if !c.authorizedCluster(acl.OpCreate) && !c.authorized(acl.OpCreate, acl.ResourceTopic, rt.Topic) {
-			code, msg = kerr.TopicAuthorizationFailed.Code, "Authorization failed."
-		} else {
-			code, msg = c.b.createOne(req, &rt, &st, seen[rt.Topic] > 1, mq)
-		}
-		setCreateError(req, &st, code, msg)
-		resp.Topics = append(resp.Topics, st)
-	}
-	if !req.ValidateOnly {
-		// Answered once the controller has created them (broker/cluster/directory.go).
-		for i := range resp.Topics {
-			st := &resp.Topics[i]
-			if st.ErrorCode == 0 && !c.b.dir.AwaitCreated(req.TimeoutMillis, st.Topic, st.TopicID, int(st.NumPartitions)) {
-				setCreateError(req, st, kerr.RequestTimedOut.Code, "the controller has not created the topic yet")
-			}
-			if st.ErrorCode == 0 && c.b.cluster == nil {
-				if code, msg := c.b.undoUnhostedTopic(st.Topic, st.NumPartitions); code != 0 {
-					setCreateError(req, st, code, msg)
-				}
-			}
-		}
-	}
-	return resp, nil
-}
-
-func setCreateError(req *kmsg.CreateTopicsRequest, st *kmsg.CreateTopicsResponseTopic, code int16, msg string) {
-	if code == 0 {
-		return
-	}
-	st.ErrorCode = code
-	if req.Version >= 1 && msg != "" {
-		st.ErrorMessage = &msg
-	}
-	st.Configs = nil
-}
-
-// maxPartitionsPerRequest is Kafka's limit on the partitions one
-// CreateTopics request may create in all (MAX_PARTITIONS_PER_BATCH).
-const maxPartitionsPerRequest = 10000
-
-// requestedPartitions counts the partitions req asks for, as Kafka does:
-// the default for -1, the assignments when given.
-func requestedPartitions(req *kmsg.CreateTopicsRequest, defaultPartitions int32) int64 {
-	var total int64
-	for _, rt := range req.Topics {
-		switch {
-		case len(rt.ReplicaAssignment) > 0:
-			total += int64(len(rt.ReplicaAssignment))
-		case rt.NumPartitions == -1:
-			total += int64(defaultPartitions)
-		case rt.NumPartitions > 0:
-			total += int64(rt.NumPartitions)
-		}
-	}
-	return total
-}
-
-// createOne creates one topic of req, its partitions recorded against mq
-// (mutationquota.go).
-func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsRequestTopic, st *kmsg.CreateTopicsResponseTopic, dup bool, mq *quota.Mutations) (int16, string) {
-	if dup {
-		return kerr.InvalidRequest.Code, fmt.Sprintf("topic %s is named more than once in the request", rt.Topic)
-	}
-	if err := cluster.ValidateTopicName(rt.Topic); err != nil {
-		return kerr.InvalidTopicException.Code, err.Error()
-	}
-	if b.topicExists(rt.Topic) {
-		return kerr.TopicAlreadyExists.Code, fmt.Sprintf("topic %s already exists", rt.Topic)
-	}
-	brokers := int16(b.dir.LiveBrokers())
-	partitions, rf := rt.NumPartitions, rt.ReplicationFactor
-	var assignments []controller.PartitionAssignment
-	if len(rt.ReplicaAssignment) > 0 {
-		// Checked by the placement (CheckTopicAssignment), as Kafka checks.
-		for _, a := range rt.ReplicaAssignment {
-			assignments = append(assignments, controller.PartitionAssignment{Partition: a.Partition, Replicas: a.Replicas})
-		}
-		if _, err := controller.PlaceTopic(controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf, Assignments: assignments}, controller.Defaults{}, nil, nil); err != nil {
-			return controller.Code(err), controller.Message(err)
-		}
-		partitions, rf = int32(len(rt.ReplicaAssignment)), int16(len(rt.ReplicaAssignment[0].Replicas))
-	}
-	if partitions == -1 {
-		partitions = b.cfg.NumPartitions
-	}
-	if rf == -1 {
-		rf = b.cfg.DefaultReplicationFactor
-	}
-	if partitions < 1 {
-		return kerr.InvalidPartitions.Code, "number of partitions must be at least 1"
-	}
-	if rf < 1 || rf > brokers && assignments == nil {
-		return kerr.InvalidReplicationFactor.Code, fmt.Sprintf("replication factor %d: must be between 1 and the number of brokers (%d)", rf, brokers)
-	}
-	configs := map[string]string{}
-	for _, cfg := range rt.Configs {
-		v, err := config.ValidateTopicConfig(cfg.Name, cfg.Value)
-		if err != nil {
-			return kerr.InvalidConfig.Code, err.Error()
-		}
-		configs[cfg.Name] = v
-	}
-	if err := config.ValidateTopicConfigs(configs, func(k string) string { return b.cfgs.layers().TopicValue(k, nil) }); err != nil {
-		return kerr.InvalidConfig.Code, err.Error()
-	}
-	st.NumPartitions, st.ReplicationFactor = partitions, rf
-	if req.Version >= 5 {
-		for i := range config.TopicKeys {
-			k := &config.TopicKeys[i]
-			rc := kmsg.NewCreateTopicsResponseTopicConfig()
-			var chain []config.SourcedValue
-			rc.Name = k.Name
-			rc.Value, chain = b.cfgs.layers().TopicChain(k, configs)
-			rc.Source = int8(kmsg.ConfigSourceDefaultConfig)
-			if len(chain) > 0 {
-				rc.Source = int8(chain[0].Source)
-			}
-			st.Configs = append(st.Configs, rc)
-		}
-	}
-	if req.ValidateOnly {
-		return 0, ""
-	}
-	if code, msg := recordMutations(mq, int64(partitions)); code != 0 {
-		st.NumPartitions, st.ReplicationFactor = -1, -1
-		return code, msg
-	}
-	if len(configs) == 0 {
-		configs = nil
-	}
-	tr := controller.TopicRequest{NumPartitions: partitions, ReplicationFactor: rf, Assignments: assignments}
-	if assignments != nil {
-		tr.NumPartitions, tr.ReplicationFactor = -1, -1
-	}
-	id, code, msg := b.dir.CreateTopic(rt.Topic, tr, configs)
-	st.TopicID = id
-	return code, msg
+	return c.b.dir.CreateTopics(req, a), nil
 }
 
 // undoUnhostedTopic deletes a topic the single node created but could not

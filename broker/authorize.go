@@ -104,20 +104,6 @@ func (c *conn) authorizedByType(op acl.Operation, rt acl.ResourceType) bool {
 	return a.AuthorizeByResourceType(c.Principal, c.aclHost(), op, rt)
 }
 
-// topicNameOf is the name a request gives a topic, or the name of the
-// topic with its id; false for an id not known here.
-func (b *Broker) topicNameOf(name *string, id [16]byte) (string, bool) {
-	if name != nil {
-		return *name, true
-	}
-	for n, t := range b.ctl.Cache.Load().Topics {
-		if t.ID == id {
-			return n, true
-		}
-	}
-	return "", false
-}
-
 // configAuthorized is the check of Kafka's config APIs on one resource
 // (ConfigHelper, KafkaApis.handleAlterConfigsRequest): op (DescribeConfigs
 // or AlterConfigs) on the topic, or on the cluster for broker,

@@ -147,7 +147,8 @@ func New(cfg config.Config) (*Broker, error) {
 	b.coord = coord
 	b.dir = cluster.NewDirectory(cluster.DirectoryOptions{Self: cfg.ID, Cache: b.ctl.Cache, Topics: coord,
 		SingleNode: b.cluster == nil, SelfEndpoint: b.selfEndpoint, AutoCreate: *cfg.AutoCreateTopics,
-		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.closing, Log: b.log})
+		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.closing, Log: b.log,
+		Layers: b.cfgs.layers})
 	b.scram = b.newSCRAMCache() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -79,7 +80,7 @@ func createPartitions(t testing.TB, ctx context.Context, tb *testBroker, topic s
 	adm := kadm.NewClient(tb.ownClient(t, kgo.RequestTimeoutOverhead(3*time.Minute)))
 	defer adm.Close()
 	adm.SetTimeoutMillis(int32((3 * time.Minute).Milliseconds()))
-	first := min(n, maxPartitionsPerRequest)
+	first := min(n, cluster.MaxPartitionsPerRequest)
 	resp, err := adm.CreateTopic(ctx, int32(first), 1, nil, topic)
 	if err == nil {
 		err = resp.Err
@@ -88,7 +89,7 @@ func createPartitions(t testing.TB, ctx context.Context, tb *testBroker, topic s
 		t.Fatalf("creating %d partitions: %v", first, err)
 	}
 	for have := first; have < n; {
-		add := min(n-have, maxPartitionsPerRequest)
+		add := min(n-have, cluster.MaxPartitionsPerRequest)
 		rs, err := adm.CreatePartitions(ctx, add, topic)
 		if err == nil {
 			err = rs.Error()

@@ -42,6 +42,13 @@ func (c *conn) mutationQuota(version, strictSince int16) *quota.Mutations {
 	return &c.q.mut
 }
 
+// mutationRecorder is mutationQuota's recordMutations, for
+// broker/cluster's topic administration.
+func (c *conn) mutationRecorder(version, strictSince int16) func(int64) (int16, string) {
+	mq := c.mutationQuota(version, strictSince)
+	return func(n int64) (int16, string) { return recordMutations(mq, n) }
+}
+
 // recordMutations records n partitions created or deleted against mq (nil:
 // none applies), and is THROTTLING_QUOTA_EXCEEDED when they are refused.
 func recordMutations(mq *quota.Mutations, n int64) (int16, string) {

@@ -47,6 +47,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/controller"
 	"github.com/sluice-io/sluice/coordinator/group"
@@ -82,6 +83,9 @@ type DirectoryOptions struct {
 	AutoCreate        bool
 	NumPartitions     int32
 	ReplicationFactor int16
+	// Layers are the broker's configuration layers now (the defaults
+	// and validation of a created topic's configs).
+	Layers func() config.Layers
 	// Closing ends the waits for the controller when the broker closes.
 	Closing <-chan struct{}
 	Log     *slog.Logger

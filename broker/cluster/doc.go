@@ -14,7 +14,9 @@
 //     FindCoordinator's broker with its internal topic's creation) and the
 //     topic administration that writes the metadata backend and waits for
 //     the controller to carry it out (CreateTopics, DeleteTopics,
-//     CreatePartitions); names.go: Kafka's topic-name rules and internal
+//     CreatePartitions); topicadmin.go: those three requests answered
+//     whole (checks, authorization and mutation quota through Admin, the
+//     wait for the controller); names.go: Kafka's topic-name rules and internal
 //     topics;
 //   - zookeeper.go: ZK, the broker's ZooKeeper mode: its session and
 //     metadata backend, its registration (again after a session expiry),
@@ -30,6 +32,7 @@
 // coordinator (the metadata backend's topic administration, behind the
 // Topics interface, and its errors), coordinator/controller (topic
 // requests and their codes), coordinator/group (a key's partition),
+// config (a created topic's configs against the broker's Layers),
 // coordinator/zk (the session, the backend, the controller driver, its
 // errors' messages), wire/interbroker (the connections to the controller
 // its Start.Dial opens) and kmsg/kerr (the requests it
