@@ -79,6 +79,8 @@ type Broker struct {
 	saslClient *saslClient
 	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
 	clientQuotas *quota.Manager
+	// quotaAdmin loads and administers them (security/quota's admin.go).
+	quotaAdmin *quota.Admin
 
 	// metrics is nil without metrics.listen (metrics.go); metricsSrv
 	// its HTTP listener.
@@ -159,6 +161,7 @@ func New(cfg config.Config) (*Broker, error) {
 		return nil, err
 	}
 	b.clientQuotas = quota.NewManager(cfg.ClientQuotas.QuotaConfig())
+	b.quotaAdmin = quota.NewAdmin(coord, b.clientQuotas, b.log)
 	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
 		Log:                    b.logOptions(nil),
@@ -182,7 +185,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b.replicas.OnLeadership(offsetsTopic, b.groups.Move)
 	b.replicas.OnLeadership(txnStateTopic, b.txns.Move)
 	coord.OnConfigChange(b.remoteConfigChange)
-	b.loadClientQuotas() // after the hook: a change from now on is applied again
+	b.quotaAdmin.Load() // after the hook: a change from now on is applied again
 	go b.replicas.RunClock()
 	if emb, ok := coord.(*coordinator.Embedded); ok {
 		if err := b.startSingleNode(emb); err != nil {

@@ -7,9 +7,10 @@ package broker
 // /config/clients in ZooKeeper, the metadata file on a single node) and
 // measured by security/quota.
 //
-//   - Loaded at start; an entity another broker changed is re-read
-//     (clientEntityHooks), one this broker altered is applied by
-//     AlterClientQuotas (49_alter_client_quotas.go).
+//   - Loaded at start by security/quota's Admin (its admin.go), which
+//     also answers DescribeClientQuotas and AlterClientQuotas and applies
+//     this broker's own changes; an entity another broker changed is
+//     re-read (clientEntityHooks).
 //   - The user is the connection's principal's name (User:ANONYMOUS on
 //     PLAINTEXT), the client id the request header's ("" when null).
 //   - Produce records the request's size, Fetch (of consumers, not of
@@ -40,79 +41,16 @@ package broker
 //     fetches.
 
 import (
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/security/quota"
 	"github.com/sluice-io/sluice/wire"
 )
 
 func init() {
-	clientEntityHooks = append(clientEntityHooks, func(b *Broker, path string) { b.loadQuotaEntity(path) })
-}
-
-// loadClientQuotas reads every user and client-id entity's quotas.
-func (b *Broker) loadClientQuotas() {
-	for _, typ := range []string{"users", "clients"} {
-		paths, err := b.coord.Entities(typ)
-		if err != nil {
-			b.log.Warn("reading client quotas", "entities", typ, "err", err)
-			continue
-		}
-		for _, p := range paths {
-			b.loadQuotaEntity(p)
-		}
-	}
-}
-
-// loadQuotaEntity applies the quotas the entity at path has now.
-func (b *Broker) loadQuotaEntity(path string) {
-	name, err := coordinator.ParseEntityPath(path)
-	if err != nil {
-		b.log.Warn("client quota entity", "path", path, "err", err)
-		return
-	}
-	cfgs, err := b.coord.EntityConfigs(path)
-	if err != nil {
-		b.log.Warn("reading client quotas", "entity", path, "err", err)
-		return
-	}
-	b.applyQuotaEntity(quotaEntity(name), cfgs)
-}
-
-// applyQuotaEntity sets e's quotas from its entity configs (other keys,
-// SCRAM credentials, are not the quotas' business).
-func (b *Broker) applyQuotaEntity(e quota.Entity, cfgs map[string]string) {
-	values := map[string]float64{}
-	for _, k := range quota.Keys {
-		v, ok := cfgs[k]
-		if !ok {
-			continue
-		}
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil {
-			b.log.Warn("client quota is not a number; ignored", "user", e.User, "client_id", e.ClientID, "key", k, "value", v)
-			continue
-		}
-		values[k] = f
-	}
-	b.clientQuotas.SetEntity(e, values)
-}
-
-// quotaEntity is the quota entity of a parsed entity path.
-func quotaEntity(n coordinator.EntityName) quota.Entity {
-	var e quota.Entity
-	if n.HasUser {
-		e.User = n.User
-	}
-	if n.HasClientID {
-		e.ClientID = n.ClientID
-	}
-	return e
+	clientEntityHooks = append(clientEntityHooks, func(b *Broker, path string) { b.quotaAdmin.LoadEntity(path) })
 }
 
 // connQuota is a connection's quota state for the request in hand.

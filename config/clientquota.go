@@ -1,7 +1,7 @@
 package config
 
 // The static keys of client quotas (Kafka's QuotaConfig): how rates are
-// measured. The quotas themselves are entity configs (clientquotas.go).
+// measured. The quotas themselves are entity configs (security/quota/admin.go).
 // Kafka 3.9 has no static quota values: quota.producer.default and
 // quota.consumer.default were removed in 3.0, and sluice does not take
 // them either.
