@@ -84,9 +84,6 @@ package broker
 // message.
 
 import (
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -114,8 +111,8 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 		ti, pi int
 	}
 	var done []appended
-	refuseAll := checkTransactional(req)
-	if refuseAll == 0 && c.b.acls != nil && req.TransactionID != nil && hasTransactional(req) &&
+	refuseAll := host.CheckTransactional(req)
+	if refuseAll == 0 && c.b.acls != nil && req.TransactionID != nil && host.HasTransactional(req) &&
 		!c.authorized(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID) {
 		refuseAll = kerr.TransactionalIDAuthorizationFailed.Code
 	}
@@ -240,10 +237,11 @@ func setProduceError(req *kmsg.ProduceRequest, sp *kmsg.ProduceResponseTopicPart
 }
 
 // produceOne appends one partition's batch, without waiting for its flush
-// policy. recErrs are the per-record errors of a refused batch (keyless
-// records in a compacted topic). p is the partition once found, also when
-// the append is refused (its metrics count the failure). guard is the
-// batch's transaction verification (txnverify.go), 0 for most batches.
+// policy (replication/host/produce.go checks it). recErrs are the
+// per-record errors of a refused batch (keyless records in a compacted
+// topic). p is the partition once found, also when the append is refused
+// (its metrics count the failure). guard is the batch's transaction
+// verification (txnverify.go), 0 for most batches.
 func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.ProduceRequestTopicPartition, guard engine.VerificationGuard) (p *host.Partition, res engine.AppendResult, code int16, msg string, recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord) {
 	if req.Acks != 0 && req.Acks != 1 && req.Acks != -1 {
 		return nil, res, kerr.InvalidRequiredAcks.Code, "acks must be 0, 1 or -1", nil
@@ -252,127 +250,6 @@ func (b *Broker) produceOne(req *kmsg.ProduceRequest, topic string, rp *kmsg.Pro
 	if p == nil {
 		return nil, res, code, "", nil
 	}
-	records := rp.Records
-	// The batch's header, read once for the checks below; a batch too
-	// short or damaged to have one is refused by the append.
-	hdr, hdrErr := engine.ParseBatchHeader(records)
-	hasHeader := hdrErr == nil
-	if hasHeader && req.Version < 7 && hdr.Compression() == engine.CompressionZstd {
-		// As Kafka's ProduceRequest.validateRecords: zstd came with v7
-		// (KIP-110).
-		return p, res, kerr.UnsupportedCompressionType.Code, fmt.Sprintf("Produce requests with version %d are not allowed to use ZStandard compression", req.Version), nil
-	}
-	if cluster.IsInternal(topic) {
-		// As Kafka's ReplicaManager: only the broker writes its internal
-		// topics (a client record in __consumer_offsets would be read as
-		// group state at the next start).
-		return p, res, kerr.InvalidTopicException.Code, "Cannot append to internal topic " + topic, nil
-	}
-	if req.Acks == -1 {
-		if err := p.CheckAcksAll(); err != nil {
-			return p, res, host.ErrorCode(err), fmt.Sprintf("%s-%d: %v (min.insync.replicas=%d)", topic, rp.Partition, err, p.MinInsync()), nil
-		}
-	}
-	if hasHeader && hdr.Size() < int64(len(records)) && hdr.Size() >= engine.BatchHeaderSize {
-		return p, res, kerr.InvalidRecord.Code, "a produce request must carry exactly one record batch per partition", nil
-	}
-	if hasHeader && hdr.Control() && len(records) <= p.Log.Options().MaxBatchBytes {
-		// As Kafka's LogValidator.validateBatch, after the checks of size
-		// and damage (which the append reports).
-		if _, err := engine.ValidateBatch(records); err == nil {
-			return p, res, kerr.InvalidRecord.Code, fmt.Sprintf("Clients are not allowed to write control records in topic partition %s-%d", topic, rp.Partition), nil
-		}
-	}
-	// The keys are checked after the size, as Kafka checks max.message.bytes
-	// before it validates records: the append refuses an oversized batch.
-	if p.Compacted.Load() && len(records) <= p.Log.Options().MaxBatchBytes {
-		if code, msg, recErrs := checkKeys(records, p); code != 0 {
-			return p, res, code, msg, recErrs
-		}
-	}
-	res, err := p.AppendAsLeader(records, host.AppendHow{Guard: guard, AcksAll: req.Acks == -1})
-	if err != nil {
-		code, msg := p.AppendError(err)
-		return p, res, code, msg, nil
-	}
-	return p, res, 0, "", nil
-}
-
-// hasTransactional reports whether any batch of req is transactional.
-func hasTransactional(req *kmsg.ProduceRequest) bool {
-	for ti := range req.Topics {
-		for pi := range req.Topics[ti].Partitions {
-			if h, err := engine.ParseBatchHeader(req.Topics[ti].Partitions[pi].Records); err == nil && h.Transactional() {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// checkTransactional is the check of the whole request Kafka makes before
-// any partition is appended: transactional batches need a transactional id
-// (KafkaApis.handleProduceRequest: TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-// and may carry only one producer id and epoch
-// (ReplicaManager.handleProduceAppend: INVALID_PRODUCER_ID_MAPPING). It
-// returns the code every partition is answered, or 0.
-func checkTransactional(req *kmsg.ProduceRequest) int16 {
-	var pid int64 = -1
-	var epoch int16 = -1
-	for ti := range req.Topics {
-		for pi := range req.Topics[ti].Partitions {
-			h, err := engine.ParseBatchHeader(req.Topics[ti].Partitions[pi].Records)
-			if err != nil || !h.Transactional() {
-				continue
-			}
-			if req.TransactionID == nil {
-				return kerr.TransactionalIDAuthorizationFailed.Code
-			}
-			if h.ProducerID < 0 {
-				continue
-			}
-			if pid >= 0 && (h.ProducerID != pid || h.ProducerEpoch != epoch) {
-				return kerr.InvalidProducerIDMapping.Code
-			}
-			pid, epoch = h.ProducerID, h.ProducerEpoch
-		}
-	}
-	return 0
-}
-
-// checkKeys refuses a batch for a compacted topic that holds records
-// without a key, as Kafka's LogValidator.validateKey does: every keyless
-// record is an error record (its index in the batch), and the message
-// shows the first three, as its processRecordErrors words it. A batch
-// that cannot be read (corrupt, or not decompressing) gets the error its
-// append would.
-func checkKeys(batch []byte, p *host.Partition) (int16, string, []kmsg.ProduceResponseTopicPartitionErrorRecord) {
-	var recErrs []kmsg.ProduceResponseTopicPartitionErrorRecord
-	why := fmt.Sprintf("Compacted topic cannot accept message without key in topic partition %s-%d.", p.Topic, p.Index)
-	it := engine.NewRecordIterator(batch)
-	for i := int32(0); it.Next(); i++ {
-		if it.Record().Key == nil {
-			e := kmsg.NewProduceResponseTopicPartitionErrorRecord()
-			e.RelativeOffset, e.ErrorMessage = i, &why
-			recErrs = append(recErrs, e)
-		}
-	}
-	if err := it.Err(); err != nil {
-		switch {
-		case errors.Is(err, engine.ErrBatchTooLarge):
-			return kerr.MessageTooLarge.Code, err.Error(), nil
-		default:
-			return kerr.CorruptMessage.Code, err.Error(), nil
-		}
-	}
-	if len(recErrs) == 0 {
-		return 0, "", nil
-	}
-	shown := make([]string, 0, 3)
-	for _, e := range recErrs[:min(3, len(recErrs))] {
-		shown = append(shown, fmt.Sprintf("RecordError(batchIndex=%d, message='%s')", e.RelativeOffset, *e.ErrorMessage))
-	}
-	msg := fmt.Sprintf("One or more records have been rejected due to %d record errors in total, and only showing the first three errors at most: [%s]",
-		len(recErrs), strings.Join(shown, ", "))
-	return kerr.InvalidRecord.Code, msg, recErrs
+	res, code, msg, recErrs = p.Produce(host.Produce{Records: rp.Records, Version: req.Version, Acks: req.Acks, Guard: guard, Internal: cluster.IsInternal(topic)})
+	return p, res, code, msg, recErrs
 }

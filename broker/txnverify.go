@@ -65,7 +65,7 @@ func (b *Broker) txnCoordinatorNode(transactionalID string) int32 {
 // whose transactional batch needs one, waits for the coordinator, and
 // returns each such partition's verdict; nil when no partition needs one
 // (verification disabled, no transactional id or batch, every producer's
-// transaction already open). The request passed checkTransactional: its
+// transaction already open). The request passed host.CheckTransactional: its
 // transactional batches carry one producer id and epoch. Partitions the
 // client may not write, or this broker does not lead, are left to the
 // append, which refuses them.

@@ -24,6 +24,9 @@
 //     (Options).
 //   - topics.go: the table of hosted topics (Kafka's allPartitions), by
 //     name and by id, immutable Topic values replaced on change.
+//   - produce.go: a client's batch as its leader takes it (Produce: the
+//     checks of Kafka's LogValidator and ReplicaManager, then the append;
+//     CheckTransactional, the whole request's producer check).
 //   - hosting.go: what LeaderAndIsr and StopReplica do to the logs (Host,
 //     Unhost): open or create them (an older topic's of the same name
 //     deleted first), make them lead or follow, report each change to the
