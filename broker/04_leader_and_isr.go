@@ -14,7 +14,7 @@ package broker
 //     other than the one this broker holds for the topic gets
 //     INCONSISTENT_TOPIC_ID; a leader epoch newer than the one held (-1 for
 //     a partition not hosted) is recorded in the role table
-//     (broker/cluster/roles.go) as leader (Leader is this broker) or follower, unless
+//     (broker/cluster/roles.go, decided by broker/cluster/leaderandisr.go) as leader (Leader is this broker) or follower, unless
 //     this broker is not among the replicas (UNKNOWN_TOPIC_OR_PARTITION);
 //     an older epoch gets STALE_CONTROLLER_EPOCH, and so does the same
 //     epoch, except when it brings a topic id for a partition that had
@@ -31,8 +31,6 @@ package broker
 // id; v6+ leader recovery state (ignored); v7 IsKRaftController.
 
 import (
-	"slices"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
@@ -44,16 +42,6 @@ import (
 )
 
 func init() { register(4, 0, 7, handleLeaderAndIsr) }
-
-// leaderAndIsrState is one partition state of a request, with its topic.
-type leaderAndIsrState struct {
-	topic   string
-	topicID [16]byte
-	p       *kmsg.LeaderAndISRRequestTopicPartition
-	code    int16
-	// accepted: the state became the partition's role.
-	accepted bool
-}
 
 func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.LeaderAndISRRequest)
@@ -69,122 +57,57 @@ func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 // (cluster.ControlState.Fence) or the single node's own controller's
 // (cluster.ControlState.Local).
 func (b *Broker) leaderAndIsr(req *kmsg.LeaderAndISRRequest, fence cluster.FenceFunc) *kmsg.LeaderAndISRResponse {
-	var states []leaderAndIsrState
-	for i := range req.PartitionStates { // v0-v1
-		states = append(states, leaderAndIsrState{topic: req.PartitionStates[i].Topic, p: &req.PartitionStates[i]})
-	}
-	for i := range req.TopicStates { // v2+
-		ts := &req.TopicStates[i]
-		for j := range ts.PartitionStates {
-			states = append(states, leaderAndIsrState{topic: ts.Topic, topicID: ts.TopicID, p: &ts.PartitionStates[j]})
-		}
-	}
+	states := cluster.LeaderAndIsrStates(req)
 	// The topics' configs are read before the Store opens their logs
 	// under its lock (replication/host/hosting.go).
 	loaded := map[string]bool{}
 	for _, s := range states {
-		if _, ok := b.coord.Topic(s.topic); !ok && !loaded[s.topic] {
-			loaded[s.topic] = true
-			if err := b.coord.LoadTopic(s.topic); err != nil {
-				b.log.Warn("reading a topic's config", "topic", s.topic, "err", err)
+		if _, ok := b.coord.Topic(s.Topic); !ok && !loaded[s.Topic] {
+			loaded[s.Topic] = true
+			if err := b.coord.LoadTopic(s.Topic); err != nil {
+				b.log.Warn("reading a topic's config", "topic", s.Topic, "err", err)
 			}
 		}
 	}
 	code := fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 2, req.IsKRaftController,
 		func() { b.becomeLeaderOrFollower(states) })
-	resp := req.ResponseKind().(*kmsg.LeaderAndISRResponse)
-	resp.ErrorCode = code
-	for _, s := range states {
-		pc := s.code
-		if code != 0 {
-			pc = code
-		}
-		rp := kmsg.NewLeaderAndISRResponseTopicPartition()
-		rp.Topic, rp.Partition, rp.ErrorCode = s.topic, s.p.Partition, pc
-		if req.Version < 5 {
-			resp.Partitions = append(resp.Partitions, rp)
-			continue
-		}
-		if n := len(resp.Topics); n == 0 || resp.Topics[n-1].TopicID != s.topicID {
-			rt := kmsg.NewLeaderAndISRResponseTopic()
-			rt.TopicID = s.topicID
-			resp.Topics = append(resp.Topics, rt)
-		}
-		rt := &resp.Topics[len(resp.Topics)-1]
-		rt.Partitions = append(rt.Partitions, rp)
-	}
-	return resp
+	return cluster.LeaderAndIsrResponse(req, code, states)
 }
 
-// becomeLeaderOrFollower applies accepted partition states to the role
-// table, setting each one's code. Called under ControlState.mu.
-func (b *Broker) becomeLeaderOrFollower(states []leaderAndIsrState) {
-	roles := &b.ctl.Roles
-	tab := roles.Edit()
-	self := b.cfg.ID
-	for i := range states {
-		s := &states[i]
-		tp := engine.Partition{Topic: s.topic, Partition: s.p.Partition}
-		cur, hosted := tab.Roles[tp]
-		held := cur.TopicID
-		if !hosted {
-			cur.LeaderEpoch = -1
-			if t := b.topic(s.topic); t != nil {
-				held = t.ID
+// becomeLeaderOrFollower applies the partition states to the role table
+// (broker/cluster/leaderandisr.go decides), then makes the logs of the
+// accepted ones follow their roles. Called under ControlState.mu.
+func (b *Broker) becomeLeaderOrFollower(states []cluster.LeaderAndIsrState) {
+	tab := b.ctl.Roles.Edit()
+	tab.ApplyLeaderAndIsr(states, cluster.Hosting{Self: b.cfg.ID, Failed: b.replicaFailed,
+		TopicID: func(topic string) [16]byte {
+			if t := b.topic(topic); t != nil {
+				return t.ID
 			}
-		}
-		var zero [16]byte
-		switch {
-		case s.topicID != zero && held != zero && s.topicID != held:
-			s.code = kerr.InconsistentTopicID.Code
-		case s.p.LeaderEpoch > cur.LeaderEpoch:
-			if !slices.Contains(s.p.Replicas, self) {
-				s.code = kerr.UnknownTopicOrPartition.Code
-				continue
-			}
-			id := s.topicID
-			if id == zero {
-				id = held
-			}
-			tab.Roles[tp] = cluster.Role{
-				TopicID: id, Leader: s.p.Leader, LeaderEpoch: s.p.LeaderEpoch, IsLeader: s.p.Leader == self,
-				ISR: s.p.ISR, Replicas: s.p.Replicas, ZKVersion: s.p.ZKVersion,
-			}
-			delete(tab.Deleted, tp)
-			s.accepted = true
-		case s.p.LeaderEpoch == cur.LeaderEpoch && hosted && s.topicID != zero && held == zero:
-			cur.TopicID = s.topicID
-			tab.Roles[tp] = cur
-		case s.p.LeaderEpoch == cur.LeaderEpoch && hosted && b.replicaFailed(s.topic, s.p.Partition):
-			// The controller asks after a log directory event
-			// (broker/cluster/zookeeper.go): this follower's log cannot take writes.
-			s.code = kerr.KafkaStorageError.Code
-		default:
-			s.code = kerr.StaleControllerEpoch.Code
-		}
-	}
-	roles.Publish(tab)
+			return [16]byte{}
+		}})
+	b.ctl.Roles.Publish(tab)
 	// The logs, leadership and groups follow the new roles
 	// (replication/host/hosting.go).
 	var order []string
 	byTopic := map[string][]host.Hosted{}
 	for i := range states {
 		s := &states[i]
-		if !s.accepted {
+		if !s.Accepted {
 			continue
 		}
-		if _, ok := byTopic[s.topic]; !ok {
-			order = append(order, s.topic)
+		if _, ok := byTopic[s.Topic]; !ok {
+			order = append(order, s.Topic)
 		}
-		r := tab.Roles[engine.Partition{Topic: s.topic, Partition: s.p.Partition}]
-		byTopic[s.topic] = append(byTopic[s.topic], host.Hosted{Partition: s.p.Partition, TopicID: engine.TopicID(r.TopicID), Leads: r.Leads(), Leader: r.Leader,
+		r := tab.Roles[engine.Partition{Topic: s.Topic, Partition: s.P.Partition}]
+		byTopic[s.Topic] = append(byTopic[s.Topic], host.Hosted{Partition: s.P.Partition, TopicID: engine.TopicID(r.TopicID), Leads: r.Leads(), Leader: r.Leader,
 			Leadership: host.Leadership{Epoch: r.LeaderEpoch, PartitionEpoch: r.ZKVersion, ISR: r.ISR, Replicas: r.Replicas}})
 	}
 	for _, name := range order {
 		failed := b.replicas.Host(name, byTopic[name])
 		for i := range states {
-			if s := &states[i]; s.topic == name && failed[s.p.Partition] != nil {
-				s.code = kerr.KafkaStorageError.Code
+			if s := &states[i]; s.Topic == name && failed[s.P.Partition] != nil {
+				s.Code = kerr.KafkaStorageError.Code
 			}
 		}
 	}

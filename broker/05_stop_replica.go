@@ -31,26 +31,11 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/broker/cluster"
-	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
 
 func init() { register(5, 0, 4, handleStopReplica) }
-
-// Leader epochs that skip StopReplica's epoch check (Kafka's
-// LeaderAndIsr.EPOCH_DURING_DELETE and NO_EPOCH).
-const (
-	epochDuringDelete = -2
-	noEpoch           = -1
-)
-
-// stopReplicaState is one partition of a request.
-type stopReplicaState struct {
-	tp          engine.Partition
-	leaderEpoch int32
-	delete      bool
-}
 
 func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.StopReplicaRequest)
@@ -64,65 +49,26 @@ func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 
 // stopReplica handles a StopReplica fenced by fence (see leaderAndIsr).
 func (b *Broker) stopReplica(req *kmsg.StopReplicaRequest, fence cluster.FenceFunc) *kmsg.StopReplicaResponse {
-	var states []stopReplicaState
-	for _, t := range req.Topics {
-		switch {
-		case req.Version == 0:
-			states = append(states, stopReplicaState{engine.Partition{Topic: t.Topic, Partition: t.Partition}, noEpoch, req.DeletePartitions})
-		case req.Version <= 2:
-			for _, p := range t.Partitions {
-				states = append(states, stopReplicaState{engine.Partition{Topic: t.Topic, Partition: p}, noEpoch, req.DeletePartitions})
-			}
-		default:
-			for _, p := range t.PartitionStates {
-				states = append(states, stopReplicaState{engine.Partition{Topic: t.Topic, Partition: p.Partition}, p.LeaderEpoch, p.Delete})
-			}
-		}
-	}
+	states := cluster.StopReplicaStates(req)
 	resp := req.ResponseKind().(*kmsg.StopReplicaResponse)
 	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 1, req.IsKRaftController,
 		func() { resp.Partitions = b.stopReplicas(states) })
 	return resp
 }
 
-// stopReplicas applies accepted StopReplica states to the role table and
-// returns each partition's answer. Called under ControlState.mu.
-func (b *Broker) stopReplicas(states []stopReplicaState) []kmsg.StopReplicaResponsePartition {
-	roles := &b.ctl.Roles
-	tab := roles.Edit()
-	out := make([]kmsg.StopReplicaResponsePartition, 0, len(states))
-	var stop []stopReplicaState
-	for _, s := range states {
-		rp := kmsg.NewStopReplicaResponsePartition()
-		rp.Topic, rp.Partition = s.tp.Topic, s.tp.Partition
-		cur, hosted := tab.Roles[s.tp]
-		switch {
-		case !hosted:
-			if s.delete {
-				tab.Deleted[s.tp] = struct{}{}
-				stop = append(stop, s) // a log left from before this broker's start
-			}
-		case s.leaderEpoch == epochDuringDelete || s.leaderEpoch == noEpoch || s.leaderEpoch >= cur.LeaderEpoch:
-			if s.delete {
-				delete(tab.Roles, s.tp)
-				tab.Deleted[s.tp] = struct{}{}
-			} else {
-				cur.Stopped, cur.IsLeader = true, false
-				tab.Roles[s.tp] = cur
-			}
-			s.leaderEpoch = max(s.leaderEpoch, cur.LeaderEpoch) // the groups' unload epoch
-			stop = append(stop, s)
-		default:
-			rp.ErrorCode = kerr.FencedLeaderEpoch.Code
-		}
-		out = append(out, rp)
-	}
-	roles.Publish(tab)
+// stopReplicas applies StopReplica states to the role table
+// (broker/cluster/stopreplica.go decides), stops the partitions and
+// deletes their logs, and returns each partition's answer. Called under
+// ControlState.mu.
+func (b *Broker) stopReplicas(states []cluster.StopReplicaState) []kmsg.StopReplicaResponsePartition {
+	tab := b.ctl.Roles.Edit()
+	out, stop := tab.ApplyStopReplica(states)
+	b.ctl.Roles.Publish(tab)
 	for _, s := range stop {
-		if err := b.replicas.Unhost(s.tp, s.leaderEpoch, s.delete); err != nil {
-			b.log.Error("deleting a stopped replica's log", "topic", s.tp.Topic, "partition", s.tp.Partition, "err", err)
+		if err := b.replicas.Unhost(s.Partition, s.LeaderEpoch, s.Delete); err != nil {
+			b.log.Error("deleting a stopped replica's log", "topic", s.Partition.Topic, "partition", s.Partition.Partition, "err", err)
 			for i := range out {
-				if out[i].Topic == s.tp.Topic && out[i].Partition == s.tp.Partition {
+				if out[i].Topic == s.Partition.Topic && out[i].Partition == s.Partition.Partition {
 					out[i].ErrorCode = kerr.KafkaStorageError.Code
 				}
 			}

@@ -9,6 +9,9 @@
 //     and the broker's own lookups read without a lock;
 //   - roles.go: the replica role table LeaderAndIsr and StopReplica fill,
 //     which the broker's hosting makes its partitions follow;
+//   - leaderandisr.go, stopreplica.go: LeaderAndIsr's and StopReplica's
+//     decisions over the role table (which states become roles, which
+//     partitions stop, each one's code), with no I/O;
 //   - directory.go: the Directory, what clients ask of the cluster's
 //     shape (Metadata with auto-creation, DescribeCluster's brokers,
 //     FindCoordinator's broker with its internal topic's creation) and the
