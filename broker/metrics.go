@@ -18,9 +18,7 @@ import (
 	"fmt"
 	"net"
 
-	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/metrics"
-	"github.com/sluice-io/sluice/replication/host"
 )
 
 // newMetrics registers the broker's metrics.
@@ -35,36 +33,23 @@ func (b *Broker) newMetrics() *metrics.Registry {
 	})
 }
 
-// metricsState is the broker's state at a scrape.
+// metricsState is the broker's state at a scrape: its connections, its
+// partitions (replication/host), the controller's.
 func (b *Broker) metricsState() metrics.State {
 	var st metrics.State
-	var parts []*host.Partition
 	// The server and the replicas are nil at the registry's first collect,
 	// in New before they are made.
 	if b.srv != nil {
 		st.Connections = b.srv.Connections()
 	}
 	if b.replicas != nil {
-		parts = b.replicas.Hosted()
-	}
-	st.Partitions = make([]metrics.PartitionState, 0, len(parts))
-	for _, p := range parts {
-		ps := metrics.PartitionState{Topic: p.Topic, Partition: p.Index, Leader: p.Leads(), Failed: p.Failed(),
-			Size: p.Log.Size(), StartOffset: p.Log.StartOffset(), EndOffset: p.Log.EndOffset(), Segments: len(p.Log.SegmentBases())}
-		ps.UnderReplicated, ps.UnderMinISR = p.Health()
-		st.Partitions = append(st.Partitions, ps)
+		st.Partitions = b.replicas.PartitionStates()
 	}
 	st.Controller = b.isController()
 	if snap := b.ctl.Cache.Load(); snap != nil {
 		st.ControllerEpoch = snap.ControllerEpoch
 		if st.Controller {
-			for _, t := range snap.Topics {
-				for _, p := range t.Partitions {
-					if p.Leader < 0 && p.Leader != cluster.LeaderDuringDelete {
-						st.OfflinePartitions++
-					}
-				}
-			}
+			st.OfflinePartitions = snap.OfflinePartitions()
 		}
 	}
 	return st
@@ -77,16 +62,7 @@ func (b *Broker) metricsGroups() (metrics.Groups, bool) {
 	if b.groups == nil {
 		return metrics.Groups{}, false
 	}
-	g := b.groups.Existing()
-	stats := g.Stats()
-	out := metrics.Groups{Rebalances: g.Rebalances(), Groups: make([]metrics.Group, len(stats))}
-	for i, s := range stats {
-		out.Groups[i] = metrics.Group{ID: s.ID, State: s.State, Members: s.Members, Offsets: len(s.Offsets)}
-	}
-	for _, l := range b.GroupLag(context.Background()) {
-		out.Lag = append(out.Lag, metrics.Lag{Group: l.Group, Topic: l.Topic, Partition: l.Partition, Committed: l.Committed, End: l.End, Lag: l.Lag})
-	}
-	return out, true
+	return b.groups.Metrics(context.Background()), true
 }
 
 // isController reports whether this broker is the active controller: in

@@ -255,3 +255,17 @@ func (s *Snapshot) Partitions() []engine.Partition {
 	}
 	return out
 }
+
+// OfflinePartitions counts the partitions without a leader, those of
+// topics being deleted aside (the controller's OfflinePartitionsCount).
+func (s *Snapshot) OfflinePartitions() int {
+	n := 0
+	for _, t := range s.Topics {
+		for _, p := range t.Partitions {
+			if p.Leader < 0 && p.Leader != LeaderDuringDelete {
+				n++
+			}
+		}
+	}
+	return n
+}

@@ -11,9 +11,9 @@
 // appends (plain, and a transaction's offsets with their KIP-890
 // verification guard) and the reading of a partition to its log end, batches of one producer and kind read together, transaction markers
 // reported as group.Record markers, a storage defect named by partition
-// and offset.
+// and offset; metrics.go: the groups' state for a metrics scrape.
 //
-// It may call: coordinator/group (its record type and errors),
+// It may call: metrics (the scrape's types), coordinator/group (its record type and errors),
 // replication/host (the partition: AppendAsLeader, AwaitReplicated,
 // ReadChunks), wire/interbroker (the lag sampler's ListOffsets, through
 // LagOptions.Dial), config (the group keys) and engine's batch and record
