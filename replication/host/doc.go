@@ -24,6 +24,8 @@
 //     (Options).
 //   - topics.go: the table of hosted topics (Kafka's allPartitions), by
 //     name and by id, immutable Topic values replaced on change.
+//   - markers.go: transaction markers as the leader writes them
+//     (WriteTxnMarkers: the coordinator's appends, then acks=all).
 //   - metrics.go: the hosted partitions' state for a metrics scrape.
 //   - produce.go: a client's batch as its leader takes it (Produce: the
 //     checks of Kafka's LogValidator and ReplicaManager, then the append;
