@@ -36,9 +36,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/broker/cluster"
-	"github.com/sluice-io/sluice/coordinator/txn"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
-	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -93,94 +91,8 @@ func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 	return resp, nil
 }
 
-// addPartitionsToTxn handles one transaction's partitions; writable, when
-// not nil, says which topics the client may add (the others fail the
-// transaction with TOPIC_AUTHORIZATION_FAILED, as unknown ones do).
+// addPartitionsToTxn handles one transaction's partitions
+// (coordinator/txn/host/addpartitions.go); writable as there.
 func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnRequestTransaction, writable func(string) bool) []kmsg.AddPartitionsToTxnResponseTransactionTopic {
-	codes := map[engine.Partition]int16{}
-	var ps []engine.Partition
-	unknown := false
-	for _, rt := range t.Topics {
-		for _, p := range rt.Partitions {
-			tp := engine.Partition{Topic: rt.Topic, Partition: p}
-			if _, dup := codes[tp]; dup {
-				continue
-			}
-			ps = append(ps, tp)
-			codes[tp] = 0
-			if writable != nil && !writable(rt.Topic) {
-				codes[tp] = kerr.TopicAuthorizationFailed.Code
-				unknown = true
-			} else if !b.ctl.Cache.HasPartition(rt.Topic, p) {
-				codes[tp] = kerr.UnknownTopicOrPartition.Code
-				unknown = true
-			}
-		}
-	}
-	id := t.TransactionalID
-	switch {
-	case unknown:
-		for _, tp := range ps {
-			if codes[tp] == 0 {
-				codes[tp] = kerr.OperationNotAttempted.Code
-			}
-		}
-	case id == "":
-		setAll(codes, kerr.InvalidRequest.Code)
-	case t.VerifyOnly:
-		b.verifyPartitionsInTxn(t, codes)
-	default:
-		a := b.txns.Call(id, func(r uint64) txn.Event {
-			return txn.AddPartitions{Req: r, Version: version, TransactionalID: id,
-				ProducerID: t.ProducerID, Epoch: t.ProducerEpoch, Partitions: ps}
-		})
-		setAll(codes, a.Code)
-	}
-	return txnhost.AnswerTopics(t, func(tp engine.Partition) int16 { return codes[tp] })
-}
-
-func setAll(codes map[engine.Partition]int16, code int16) {
-	for tp := range codes {
-		codes[tp] = code
-	}
-}
-
-// verifyPartitionsInTxn checks, from the coordinator's written state, that
-// the partitions are in the producer's ongoing transaction.
-func (b *Broker) verifyPartitionsInTxn(t *kmsg.AddPartitionsToTxnRequestTransaction, codes map[engine.Partition]int16) {
-	d, code := b.txns.DriverFor(t.TransactionalID)
-	if d == nil {
-		setAll(codes, code)
-		return
-	}
-	ctx, cancel := b.closingContext(txnhost.CallTimeout)
-	defer cancel()
-	var m txn.Metadata
-	var found bool
-	if !d.Inspect(ctx, func(c *txn.Coordinator) { m, found = c.Get(t.TransactionalID) }) {
-		setAll(codes, kerr.NotCoordinator.Code)
-		return
-	}
-	switch {
-	case !found || m.ProducerID != t.ProducerID:
-		setAll(codes, kerr.InvalidProducerIDMapping.Code)
-		return
-	case m.Epoch != t.ProducerEpoch:
-		setAll(codes, kerr.ProducerFenced.Code)
-		return
-	case m.State == txn.PrepareCommit || m.State == txn.PrepareAbort:
-		setAll(codes, kerr.ConcurrentTransactions.Code)
-		return
-	}
-	in := map[engine.Partition]bool{}
-	if m.State == txn.Ongoing {
-		for _, p := range m.Partitions {
-			in[p] = true
-		}
-	}
-	for tp := range codes {
-		if !in[tp] {
-			codes[tp] = kerr.InvalidTxnState.Code
-		}
-	}
+	return b.txns.AddPartitions(version, t, writable, b.ctl.Cache.HasPartition)
 }

@@ -9,6 +9,9 @@
 //     the Options a broker passes in;
 //   - driver.go: a Driver's loop: load the partition into the core, then
 //     perform its Ready (appends, markers, answers) and step one event;
+//   - addpartitions.go: AddPartitionsToTxn's part (AddPartitions: the
+//     partitions checked, then added by the core, or verified against
+//     its written state for KIP-890's VerifyOnly);
 //   - markers.go: WriteTxnMarkers to the partitions' leaders;
 //   - verifier.go: the partition leader's side of KIP-890, the Verifier
 //     that asks a transactional id's coordinator whether a partition is
