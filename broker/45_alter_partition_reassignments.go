@@ -30,16 +30,8 @@ package broker
 // at the top and on every partition.
 
 import (
-	"context"
-	"time"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/coordinator"
-	"github.com/sluice-io/sluice/coordinator/controller"
-	"github.com/sluice-io/sluice/coordinator/zk"
-	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -48,67 +40,5 @@ func init() { register(45, 0, 0, handleAlterPartitionReassignments) }
 
 func handleAlterPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.AlterPartitionAssignmentsRequest)
-	resp := req.ResponseKind().(*kmsg.AlterPartitionAssignmentsResponse)
-	var targets []controller.ReassignTarget
-	for _, rt := range req.Topics {
-		for _, rp := range rt.Partitions {
-			targets = append(targets, controller.ReassignTarget{Partition: engine.Partition{Topic: rt.Topic, Partition: rp.Partition}, Replicas: rp.Replicas})
-		}
-	}
-	if !c.authorizedCluster(acl.OpAlter) {
-		// As Kafka's error response: the error at the top and on every
-		// partition.
-		msg := "Cluster authorization failed."
-		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, &msg
-		for _, rt := range req.Topics {
-			st := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-			st.Topic = rt.Topic
-			for _, rp := range rt.Partitions {
-				sp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-				sp.Partition, sp.ErrorCode, sp.ErrorMessage = rp.Partition, kerr.ClusterAuthorizationFailed.Code, &msg
-				st.Partitions = append(st.Partitions, sp)
-			}
-			resp.Topics = append(resp.Topics, st)
-		}
-		return resp, nil
-	}
-	alter := c.b.reassignDriver()
-	if alter == nil {
-		resp.ErrorCode = kerr.NotController.Code
-		return resp, nil
-	}
-	ctx, cancel := c.b.closingContext(max(time.Duration(req.TimeoutMillis)*time.Millisecond, reassignTimeout))
-	a, err := alter(ctx, targets)
-	cancel()
-	if err != nil {
-		resp.ErrorCode = kerr.RequestTimedOut.Code
-		return resp, nil
-	}
-	resp.ErrorCode = a.ErrorCode
-	for _, res := range a.Results {
-		i := len(resp.Topics) - 1
-		for j := range resp.Topics {
-			if resp.Topics[j].Topic == res.Partition.Topic {
-				i = j
-				break
-			}
-		}
-		if i < 0 || resp.Topics[i].Topic != res.Partition.Topic {
-			rt := kmsg.NewAlterPartitionAssignmentsResponseTopic()
-			rt.Topic = res.Partition.Topic
-			resp.Topics = append(resp.Topics, rt)
-			i = len(resp.Topics) - 1
-		}
-		rp := kmsg.NewAlterPartitionAssignmentsResponseTopicPartition()
-		rp.Partition, rp.ErrorCode, rp.ErrorMessage = res.Partition.Partition, res.ErrorCode, res.Message
-		resp.Topics[i].Partitions = append(resp.Topics[i].Partitions, rp)
-	}
-	return resp, nil
-}
-
-// reassignDriver returns the controller's reassignment entry, nil when no
-// controller driver runs here (controllerEntry).
-func (b *Broker) reassignDriver() func(context.Context, []controller.ReassignTarget) (controller.ReassignAnswer, error) {
-	type alter = func(context.Context, []controller.ReassignTarget) (controller.ReassignAnswer, error)
-	return controllerEntry(b, func(l *zk.ControllerLoop) alter { return l.AlterReassignments }, func(e *coordinator.Embedded) alter { return e.AlterReassignments })
+	return c.b.dir.AlterReassignments(req, c.authorizedCluster(acl.OpAlter)), nil // broker/cluster/controlleradmin.go
 }

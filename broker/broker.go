@@ -150,7 +150,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b.dir = cluster.NewDirectory(cluster.DirectoryOptions{Self: cfg.ID, Cache: b.ctl.Cache, Topics: coord,
 		SingleNode: b.cluster == nil, SelfEndpoint: b.selfEndpoint, AutoCreate: *cfg.AutoCreateTopics,
 		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.closing, Log: b.log,
-		Layers: b.cfgs.layers})
+		Layers: b.cfgs.layers, Controller: b.controllerHere})
 	b.scram = b.newSCRAMCache() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas

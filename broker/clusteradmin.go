@@ -7,9 +7,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/coordinator"
-	"github.com/sluice-io/sluice/coordinator/controller"
-	"github.com/sluice-io/sluice/coordinator/zk"
 )
 
 // closingContext is a context that ends after d or when the broker starts
@@ -26,28 +25,19 @@ func (b *Broker) closingContext(d time.Duration) (context.Context, context.Cance
 	return ctx, cancel
 }
 
-// controllerEntry returns one of the controller's entry points: the
-// cluster's controller loop's (fromLoop), or the single node's controller's
-// (fromLocal); nil when neither runs here.
-func controllerEntry[F any](b *Broker, fromLoop func(*zk.ControllerLoop) F, fromLocal func(*coordinator.Embedded) F) F {
-	var none F
+// controllerHere is the controller driver running on this broker, for
+// the administration requests it answers (broker/cluster/controlleradmin.go):
+// the cluster's controller loop, or the single node's controller; nil when
+// neither runs here.
+func (b *Broker) controllerHere() cluster.Controller {
 	if b.cluster != nil {
 		if l := b.cluster.Loop(); l != nil {
-			return fromLoop(l)
+			return l
 		}
-		return none
+		return nil
 	}
 	if e, ok := b.coord.(*coordinator.Embedded); ok {
-		return fromLocal(e)
+		return e
 	}
-	return none
+	return nil
 }
-
-// listReassignmentsDriver is reassignDriver's for the ongoing ones.
-func (b *Broker) listReassignmentsDriver() func(context.Context) ([]controller.Reassignment, bool, error) {
-	type list = func(context.Context) ([]controller.Reassignment, bool, error)
-	return controllerEntry(b, func(l *zk.ControllerLoop) list { return l.ListReassignments }, func(e *coordinator.Embedded) list { return e.ListReassignments })
-}
-
-// reassignTimeout is the least the broker waits for the controller.
-const reassignTimeout = 30 * time.Second

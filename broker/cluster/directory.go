@@ -86,6 +86,9 @@ type DirectoryOptions struct {
 	// Layers are the broker's configuration layers now (the defaults
 	// and validation of a created topic's configs).
 	Layers func() config.Layers
+	// Controller is the controller driver running on this broker, nil
+	// when none does (controlleradmin.go).
+	Controller func() Controller
 	// Closing ends the waits for the controller when the broker closes.
 	Closing <-chan struct{}
 	Log     *slog.Logger
@@ -463,17 +466,8 @@ func (d *Directory) awaitMs(timeoutMs int32, cond func(*Snapshot) bool) bool {
 // await waits, until timeout has passed or the broker closes, for cond to
 // hold of the cache.
 func (d *Directory) await(timeout time.Duration, cond func(*Snapshot) bool) bool {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	ctx, cancel := d.closingContext(timeout)
 	defer cancel()
-	if d.o.Closing != nil {
-		go func() {
-			select {
-			case <-d.o.Closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
 	return d.o.Cache.Wait(ctx, cond)
 }
 

@@ -19,7 +19,10 @@
 //     the controller to carry it out (CreateTopics, DeleteTopics,
 //     CreatePartitions); topicadmin.go: those three requests answered
 //     whole (checks, authorization and mutation quota through Admin, the
-//     wait for the controller); names.go: Kafka's topic-name rules and internal
+//     wait for the controller); controlleradmin.go: the administration
+//     requests the controller running here answers (ElectLeaders and its
+//     wait for the elected leaders, Alter and ListPartitionReassignments);
+//     names.go: Kafka's topic-name rules and internal
 //     topics;
 //   - zookeeper.go: ZK, the broker's ZooKeeper mode: its session and
 //     metadata backend, its registration (again after a session expiry),
