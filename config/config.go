@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/sluice-io/sluice/engine"
-	"github.com/sluice-io/sluice/security/tlsconf"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
 
@@ -271,7 +270,7 @@ func (c *Config) applyListenerPrefixed(k, v string) (ok bool, err error) {
 	if ok, err := c.SASL.applyListener(k, v); ok {
 		return true, err
 	}
-	if tlsconf.IsKey(k) {
+	if IsTLSKey(k) {
 		c.TLS.setProp(k, v)
 		return true, nil
 	}

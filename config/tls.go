@@ -17,7 +17,7 @@ import (
 // The zero value has no keystore: a TLS listener then fails to start.
 type TLSConfig struct {
 	// Props holds every ssl.* and listener.name.<l>.ssl.* key as given;
-	// each TLS listener reads its own (tlsconf.ParseSettings).
+	// each TLS listener reads its own (TLSSettings).
 	Props map[string]string
 	// HandshakeTimeout is ssl.handshake.timeout.ms, sluice's key: a client
 	// that has not completed the TLS handshake this long after it connected
@@ -42,7 +42,7 @@ func (t TLSConfig) WithDefaults() TLSConfig {
 // Server builds listener's TLS side; changed files that do not load are
 // logged.
 func (t TLSConfig) Server(listener string, log *slog.Logger) (*tlsconf.Server, error) {
-	srv, err := tlsconf.NewServer(tlsconf.ParseSettings(t.Props, listener), tlsconf.Options{
+	srv, err := tlsconf.NewServer(TLSSettings(t.Props, listener), tlsconf.Options{
 		ReloadInterval: t.ReloadInterval,
 		OnReloadError: func(err error) {
 			log.Warn("TLS certificate reload failed; the previous certificate stays in use", "listener", listener, "err", err)
@@ -58,7 +58,7 @@ func (t TLSConfig) Server(listener string, log *slog.Logger) (*tlsconf.Server, e
 // listener on other brokers: the listener's keystore as the Client
 // certificate, its truststore as the roots, reread as the listener's are.
 func (t TLSConfig) Client(listener string, log *slog.Logger) (*tlsconf.Client, error) {
-	cl, err := tlsconf.NewClient(tlsconf.ParseSettings(t.Props, listener), tlsconf.Options{
+	cl, err := tlsconf.NewClient(TLSSettings(t.Props, listener), tlsconf.Options{
 		ReloadInterval: t.ReloadInterval,
 		OnReloadError: func(err error) {
 			log.Warn("inter-broker TLS certificate reload failed; the previous certificate stays in use", "listener", listener, "err", err)
@@ -71,7 +71,7 @@ func (t TLSConfig) Client(listener string, log *slog.Logger) (*tlsconf.Client, e
 }
 
 // setProp keeps a key security/tlsconf reads (ssl.*, and its
-// listener-prefixed forms) for tlsconf.ParseSettings.
+// listener-prefixed forms) for TLSSettings.
 func (t *TLSConfig) setProp(k, v string) {
 	if t.Props == nil {
 		t.Props = map[string]string{}

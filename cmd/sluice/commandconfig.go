@@ -1,23 +1,7 @@
 package main
 
-// --command-config FILE: Kafka client properties (what kafka-topics.sh and
-// the other Kafka tools read with --command-config) turned into franz-go
-// options. Keys read:
-//
-//	security.protocol   PLAINTEXT (default) | SSL | SASL_PLAINTEXT | SASL_SSL
-//	sasl.mechanism      PLAIN | SCRAM-SHA-256 | SCRAM-SHA-512 (Kafka's default,
-//	                    GSSAPI, is not supported)
-//	sasl.jaas.config    org.apache.kafka.common.security.plain.PlainLoginModule
-//	                    (or scram.ScramLoginModule) required username="..." password="...";
-//	sasl.username, sasl.password   librdkafka's names; they win over the JAAS ones
-//	ssl.truststore.location / ssl.truststore.certificates (PEM),
-//	ssl.keystore.location / ssl.keystore.certificate.chain + ssl.keystore.key
-//	(PEM), ssl.key.password, ssl.enabled.protocols, ssl.protocol,
-//	ssl.cipher.suites, ssl.endpoint.identification.algorithm (https, the
-//	default, verifies the broker's host name; empty does not)
-//
-// Other keys (request.timeout.ms, client.id, ...) are ignored, as settings
-// of the Java client that these tools do not have.
+// --command-config FILE: Kafka client properties (config/clientprops.go
+// reads the keys) turned into franz-go options.
 
 import (
 	"crypto/tls"
@@ -61,31 +45,20 @@ func loadCommandConfig(path string) (*commandConfig, error) {
 
 // parseCommandConfig turns client properties into a commandConfig.
 func parseCommandConfig(props map[string]string) (*commandConfig, error) {
-	cc := &commandConfig{protocol: strings.ToUpper(strings.TrimSpace(props["security.protocol"]))}
-	if cc.protocol == "" {
-		cc.protocol = "PLAINTEXT"
+	cp, err := config.ParseClientProperties(props)
+	if err != nil {
+		return nil, err
 	}
-	var useTLS, useSASL bool
-	switch cc.protocol {
-	case "PLAINTEXT":
-	case "SSL":
-		useTLS = true
-	case "SASL_PLAINTEXT":
-		useSASL = true
-	case "SASL_SSL":
-		useTLS, useSASL = true, true
-	default:
-		return nil, fmt.Errorf("security.protocol=%q: want PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL", props["security.protocol"])
-	}
-	if useTLS {
-		cfg, err := tlsconf.ClientConfig(tlsconf.ParseSettings(props, ""))
+	cc := &commandConfig{protocol: cp.Protocol}
+	if cp.TLS != nil {
+		cfg, err := tlsconf.ClientConfig(*cp.TLS)
 		if err != nil {
 			return nil, err
 		}
 		cc.tls = cfg
 	}
-	if useSASL {
-		m, err := saslMechanism(props)
+	if cp.SASL {
+		m, err := saslMechanism(cp)
 		if err != nil {
 			return nil, err
 		}
@@ -96,24 +69,24 @@ func parseCommandConfig(props map[string]string) (*commandConfig, error) {
 
 // saslMechanism builds the client side of sasl.mechanism with the
 // credentials of sasl.jaas.config or sasl.username/sasl.password.
-func saslMechanism(props map[string]string) (sasl.Mechanism, error) {
-	mech := strings.ToUpper(strings.TrimSpace(props["sasl.mechanism"]))
+func saslMechanism(cp config.ClientProperties) (sasl.Mechanism, error) {
+	mech := cp.Mechanism
 	if mech == "" {
 		return nil, fmt.Errorf("sasl.mechanism is not set (Kafka's default, GSSAPI, is not supported): set PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")
 	}
 	var user, pass string
-	if jaas := strings.TrimSpace(props["sasl.jaas.config"]); jaas != "" {
-		opts, err := parseJAAS(jaas)
+	if cp.JAAS != "" {
+		opts, err := parseJAAS(cp.JAAS)
 		if err != nil {
 			return nil, err
 		}
 		user, pass = opts["username"], opts["password"]
 	}
-	if v, ok := props["sasl.username"]; ok {
-		user = v
+	if cp.User != nil {
+		user = *cp.User
 	}
-	if v, ok := props["sasl.password"]; ok {
-		pass = v
+	if cp.Pass != nil {
+		pass = *cp.Pass
 	}
 	if user == "" {
 		return nil, fmt.Errorf("sasl.mechanism=%s needs a username: sasl.jaas.config with username=\"...\" password=\"...\", or sasl.username and sasl.password", mech)

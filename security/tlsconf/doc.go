@@ -22,7 +22,7 @@
 //	ssl.principal.mapping.rules          Kafka's SslPrincipalMapper rules (mapper.go)
 //
 // A listener's own keys, listener.name.<listener in lower case>.ssl.*, win
-// over the unprefixed ones (ParseSettings).
+// over the unprefixed ones (config.TLSSettings reads them).
 //
 // Keys are PKCS#8 as Kafka reads them ("PRIVATE KEY", or "ENCRYPTED PRIVATE
 // KEY" with ssl.key.password: PBES2 with PBKDF2 and AES-CBC or 3DES-CBC,

@@ -96,13 +96,9 @@ func newPKI(t *testing.T) *pki {
 
 func TestServerClientAuthAndPrincipal(t *testing.T) {
 	p := newPKI(t)
-	props := map[string]string{
-		"ssl.keystore.location":                         p.keystore,
-		"ssl.truststore.location":                       p.trust,
-		"ssl.client.auth":                               "required",
-		"listener.name.ssl.ssl.principal.mapping.rules": "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/U,DEFAULT",
-	}
-	srv, err := NewServer(ParseSettings(props, "SSL"), Options{})
+	set := Settings{KeystoreLocation: p.keystore, TruststoreLocation: p.trust, ClientAuth: "required",
+		PrincipalMappingRules: "RULE:^CN=(.*?),OU=ServiceUsers.*$/$1/U,DEFAULT"}
+	srv, err := NewServer(set, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,8 +126,8 @@ func TestServerClientAuthAndPrincipal(t *testing.T) {
 	}
 
 	// Requested: no certificate is ANONYMOUS.
-	props["ssl.client.auth"] = "requested"
-	srv, err = NewServer(ParseSettings(props, "SSL"), Options{})
+	set.ClientAuth = "requested"
+	srv, err = NewServer(set, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,12 +177,8 @@ func TestServerReloadsChangedFiles(t *testing.T) {
 
 func TestServerProtocolsAndSuites(t *testing.T) {
 	p := newPKI(t)
-	srv, err := NewServer(ParseSettings(map[string]string{
-		"ssl.keystore.location":                        p.keystore,
-		"listener.name.internal.ssl.enabled.protocols": "TLSv1.2",
-		"listener.name.internal.ssl.cipher.suites":     "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256",
-		"listener.name.other.ssl.enabled.protocols":    "TLSv1.3",
-	}, "INTERNAL"), Options{})
+	srv, err := NewServer(Settings{KeystoreLocation: p.keystore, EnabledProtocols: "TLSv1.2",
+		CipherSuites: "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256, TLS_AES_128_GCM_SHA256"}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,16 +195,16 @@ func TestServerProtocolsAndSuites(t *testing.T) {
 		t.Fatal("TLS 1.3 client accepted by a TLSv1.2 listener")
 	}
 
-	for _, bad := range []map[string]string{
-		{"ssl.enabled.protocols": "SSLv3"},
-		{"ssl.protocol": "TLSv1.2", "ssl.enabled.protocols": "TLSv1.3"},
-		{"ssl.cipher.suites": "TLS_NOT_A_SUITE"},
-		{"ssl.client.auth": "always"},
-		{"ssl.keystore.type": "JKS"},
-		{"ssl.keystore.password": "x"},
+	for _, bad := range []Settings{
+		{EnabledProtocols: "SSLv3"},
+		{Protocol: "TLSv1.2", EnabledProtocols: "TLSv1.3"},
+		{CipherSuites: "TLS_NOT_A_SUITE"},
+		{ClientAuth: "always"},
+		{KeystoreType: "JKS"},
+		{KeystorePassword: "x"},
 	} {
-		bad["ssl.keystore.location"] = p.keystore
-		if _, err := NewServer(ParseSettings(bad, ""), Options{}); !errors.Is(err, ErrConfig) {
+		bad.KeystoreLocation = p.keystore
+		if _, err := NewServer(bad, Options{}); !errors.Is(err, ErrConfig) {
 			t.Errorf("%v: %v, want ErrConfig", bad, err)
 		}
 	}

@@ -1,7 +1,7 @@
 package tlsconf
 
-// Settings: the ssl.* keys of one listener (or one client), read from a
-// properties map with listener.name.<l>.ssl.* overriding ssl.*.
+// Settings: the ssl.* values of one listener (or one client), as
+// config/tlssettings.go reads them from the properties, and their checks.
 
 import (
 	"fmt"
@@ -29,94 +29,6 @@ type Settings struct {
 	// nil is Kafka's default, https.
 	EndpointIdentification *string
 	PrincipalMappingRules  string // ssl.principal.mapping.rules; "" is DEFAULT
-}
-
-// keys maps each key (without "ssl.") to its field.
-func (s *Settings) field(key string) *string {
-	switch key {
-	case "keystore.type":
-		return &s.KeystoreType
-	case "keystore.location":
-		return &s.KeystoreLocation
-	case "keystore.certificate.chain":
-		return &s.KeystoreCertificateChain
-	case "keystore.key":
-		return &s.KeystoreKey
-	case "keystore.password":
-		return &s.KeystorePassword
-	case "key.password":
-		return &s.KeyPassword
-	case "truststore.type":
-		return &s.TruststoreType
-	case "truststore.location":
-		return &s.TruststoreLocation
-	case "truststore.certificates":
-		return &s.TruststoreCertificates
-	case "truststore.password":
-		return &s.TruststorePassword
-	case "client.auth":
-		return &s.ClientAuth
-	case "enabled.protocols":
-		return &s.EnabledProtocols
-	case "protocol":
-		return &s.Protocol
-	case "cipher.suites":
-		return &s.CipherSuites
-	case "principal.mapping.rules":
-		return &s.PrincipalMappingRules
-	}
-	return nil
-}
-
-// IsKey tells whether k is a key ParseSettings reads: ssl.<known> or
-// listener.name.<l>.ssl.<known>.
-func IsKey(k string) bool {
-	if rest, ok := strings.CutPrefix(k, "listener.name."); ok {
-		i := strings.Index(rest, ".ssl.")
-		if i <= 0 {
-			return false
-		}
-		k = rest[i+1:]
-	}
-	rest, ok := strings.CutPrefix(k, "ssl.")
-	if !ok {
-		return false
-	}
-	var s Settings
-	return s.field(rest) != nil || rest == "endpoint.identification.algorithm"
-}
-
-// ParseSettings reads the ssl.* keys of props for listener (a listener
-// name, any case; "" for a client's properties), the listener's
-// listener.name.<listener lower case>.ssl.* keys winning over ssl.*.
-// Keys of other listeners are ignored.
-func ParseSettings(props map[string]string, listener string) Settings {
-	var s Settings
-	set := func(key, v string) {
-		if key == "endpoint.identification.algorithm" {
-			v := strings.TrimSpace(v)
-			s.EndpointIdentification = &v
-			return
-		}
-		if f := s.field(key); f != nil {
-			*f = v
-		}
-	}
-	for k, v := range props {
-		if rest, ok := strings.CutPrefix(k, "ssl."); ok {
-			set(rest, v)
-		}
-	}
-	if listener == "" {
-		return s
-	}
-	prefix := "listener.name." + strings.ToLower(listener) + ".ssl."
-	for k, v := range props {
-		if rest, ok := strings.CutPrefix(k, prefix); ok {
-			set(rest, v)
-		}
-	}
-	return s
 }
 
 // clientAuth values.
