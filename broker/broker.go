@@ -75,6 +75,7 @@ type Broker struct {
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
 	scram      *scram.Cache
+	scramAdmin *scram.Admin
 	saslLns    map[string]*config.SASLListener
 	saslClient *saslClient
 	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
@@ -147,7 +148,7 @@ func New(cfg config.Config) (*Broker, error) {
 		coord = emb
 	}
 	b.coord = coord
-	b.scram = b.newSCRAMCache() // scramcreds.go
+	b.scram, b.scramAdmin = b.newSCRAM() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas
 	b.replicas = b.newReplicas() // replicas.go
