@@ -75,6 +75,7 @@ type Broker struct {
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
 	scram      *scram.Cache
+	scramAdmin *scram.Admin
 	saslLns    map[string]*config.SASLListener
 	saslClient *saslClient
 	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
@@ -151,7 +152,7 @@ func New(cfg config.Config) (*Broker, error) {
 		SingleNode: b.cluster == nil, SelfEndpoint: b.selfEndpoint, AutoCreate: *cfg.AutoCreateTopics,
 		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.closing, Log: b.log,
 		Layers: b.cfgs.layers, Controller: b.controllerHere})
-	b.scram = b.newSCRAMCache() // scramcreds.go
+	b.scram, b.scramAdmin = b.newSCRAM() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas
 	b.txns = b.newTxns()         // txns.go

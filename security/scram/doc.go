@@ -2,10 +2,24 @@
 // RFC 7677) as Kafka uses them: the server side as a state machine fed the
 // client's messages (server.go), the client side (client.go), credential
 // derivation and Kafka's credential string (credential.go), and the
-// messages' grammar (messages.go), and a broker's cache of its users'
-// credentials (cache.go). It does no I/O: callers carry the messages in
+// messages' grammar (messages.go), a broker's cache of its users'
+// credentials (cache.go), and the administration of those credentials
+// (admin.go). It does no I/O: callers carry the messages in
 // SaslAuthenticate requests or wherever they like, and the cache reads
 // credentials through the function it is given.
+//
+// admin.go owns the logic of DescribeUserScramCredentials and
+// AlterUserScramCredentials (Admin): validating the request (empty and
+// duplicate users, unknown mechanisms, iterations bounds, empty salts and
+// salted passwords) with Kafka's error codes and messages, deriving the
+// stored credential from the salted password, reading and writing the
+// users' entity configs, and dropping an altered user from the Cache. It
+// takes the requests and answers the responses as franz-go's kmsg types;
+// the broker's handlers decode, authorize and encode. It calls only its
+// Options: a Store (the users' entity configs, which the broker adapts
+// from its coordinator: ZooKeeper's /config/users, or the single node's
+// metadata file), the Cache and a logger. This package imports no
+// package of sluice's.
 //
 // The exchange:
 //
