@@ -12,6 +12,8 @@
 //   - addpartitions.go: AddPartitionsToTxn's part (AddPartitions: the
 //     partitions checked, then added by the core, or verified against
 //     its written state for KIP-890's VerifyOnly);
+//   - admin.go: DescribeTransactions and ListTransactions answered from
+//     the coordinators' state (Describe, List);
 //   - markers.go: WriteTxnMarkers to the partitions' leaders;
 //   - verifier.go: the partition leader's side of KIP-890, the Verifier
 //     that asks a transactional id's coordinator whether a partition is
