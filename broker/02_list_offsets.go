@@ -32,13 +32,9 @@ package broker
 // cache does not reach back that far), as Kafka's fetchOffsetByTimestamp.
 
 import (
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/engine"
-	"github.com/sluice-io/sluice/replication/host"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -56,37 +52,18 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 			sp.Partition = rp.Partition
 			sp.Timestamp, sp.Offset, sp.LeaderEpoch = -1, -1, -1
 			p, code := c.b.leaderPartition(rt.Topic, rp.Partition)
-			var off, ts int64 = -1, -1
-			replica := req.ReplicaID != -1
 			switch {
 			case !c.authorized(acl.OpDescribe, acl.ResourceTopic, rt.Topic):
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
 			case p == nil:
 				sp.ErrorCode = code
-			case req.Version >= 4 && p.CheckLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
-				sp.ErrorCode = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
-			case !replica && !p.OffsetsAvailable():
-				sp.ErrorCode = kerr.OffsetNotAvailable.Code
-			case rp.Timestamp == -2 || rp.Timestamp == -4:
-				off = p.Log.StartOffset()
-			case (rp.Timestamp == -1 || rp.Timestamp == -5) && replica:
-				off = p.Log.EndOffset()
-			case rp.Timestamp == -1 || rp.Timestamp == -5:
-				off = lastFetchable(req, p)
-			case rp.Timestamp >= 0 || rp.Timestamp == -3 && req.Version >= 7:
-				off, ts, sp.ErrorCode = lookupTimestamp(c.b, p, rp.Timestamp, replica, lastFetchable(req, p))
-			default:
-				sp.ErrorCode = kerr.InvalidRequest.Code
-			}
-			if sp.ErrorCode == 0 {
-				sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, p.Epoch()
-				if rp.Timestamp != -1 && rp.Timestamp != -5 && off >= 0 {
-					// The found record's epoch, as Kafka answers all but
-					// latest (which is the current leader epoch).
-					sp.LeaderEpoch = p.Log.EpochAt(off)
-				}
-				if req.Version == 0 {
-					sp.OldStyleOffsets = []int64{off}
+			default: // replication/host/offsets.go
+				off, ts, epoch, code := p.ListOffset(req.Version, rp.Timestamp, rp.CurrentLeaderEpoch, req.ReplicaID != -1, req.IsolationLevel == 1)
+				if sp.ErrorCode = code; code == 0 {
+					sp.Offset, sp.Timestamp, sp.LeaderEpoch = off, ts, epoch
+					if req.Version == 0 {
+						sp.OldStyleOffsets = []int64{off}
+					}
 				}
 			}
 			st.Partitions = append(st.Partitions, sp)
@@ -94,35 +71,4 @@ func handleListOffsets(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 		resp.Topics = append(resp.Topics, st)
 	}
 	return resp, nil
-}
-
-// lastFetchable is the offset a client's ListOffsets is bounded by: the
-// high watermark, or the last stable offset for read_committed (v2+).
-func lastFetchable(req *kmsg.ListOffsetsRequest, p *host.Partition) int64 {
-	hw := p.HighWatermark()
-	if req.Version >= 2 && req.IsolationLevel == 1 {
-		return p.LastStableOffset(hw)
-	}
-	return hw
-}
-
-// lookupTimestamp answers a timestamp or max-timestamp (-3) lookup, bounded
-// by limit (lastFetchable) unless a replica asks.
-func lookupTimestamp(b *Broker, p *host.Partition, target int64, replica bool, limit int64) (offset, timestamp int64, code int16) {
-	var err error
-	if target == -3 {
-		offset, timestamp, err = p.Log.MaxTimestampOffset()
-	} else {
-		offset, timestamp, err = p.Log.OffsetForTimestamp(target)
-	}
-	switch {
-	case errors.Is(err, engine.ErrClosed):
-		return -1, -1, kerr.NotLeaderForPartition.Code
-	case err != nil:
-		b.log.Error("timestamp lookup failed", "topic", p.Topic, "partition", p.Index, "err", err)
-		return -1, -1, kerr.KafkaStorageError.Code
-	case offset < 0 || !replica && offset >= limit:
-		return -1, -1, 0
-	}
-	return offset, timestamp, 0
 }

@@ -14,12 +14,9 @@ package broker
 //   - Needs Delete on the topic (TOPIC_AUTHORIZATION_FAILED).
 
 import (
-	"errors"
-
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	"github.com/sluice-io/sluice/engine"
 	"github.com/sluice-io/sluice/security/acl"
 	"github.com/sluice-io/sluice/wire"
 )
@@ -48,29 +45,12 @@ func handleDeleteRecords(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response,
 	return resp, nil
 }
 
+// deleteRecords moves a partition's log start as its leader
+// (replication/host/offsets.go).
 func (b *Broker) deleteRecords(topic string, index int32, offset int64) (int64, int16) {
 	p, code := b.leaderPartition(topic, index)
 	if p == nil {
 		return -1, code
 	}
-	hw := p.HighWatermark()
-	if offset == -1 {
-		offset = hw
-	}
-	if offset < 0 || offset > hw {
-		return -1, kerr.OffsetOutOfRange.Code
-	}
-	low, err := p.DeleteRecordsAsLeader(offset)
-	switch {
-	case errors.Is(err, kerr.NotLeaderForPartition):
-		return -1, kerr.NotLeaderForPartition.Code
-	case errors.Is(err, engine.ErrOffsetOutOfRange):
-		return -1, kerr.OffsetOutOfRange.Code
-	case errors.Is(err, engine.ErrClosed):
-		return -1, kerr.NotLeaderForPartition.Code
-	case err != nil:
-		b.log.Error("delete records failed", "topic", topic, "partition", index, "err", err)
-		return -1, kerr.KafkaStorageError.Code
-	}
-	return low, 0
+	return p.DeleteRecords(offset)
 }

@@ -51,19 +51,8 @@ func handleOffsetForLeaderEpoch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Re
 				continue
 			}
 			p, code := c.b.leaderPartition(rt.Topic, rp.Partition)
-			var leaderEpoch int32
-			if p != nil {
-				leaderEpoch = p.Epoch()
-			}
-			switch {
-			case p == nil:
-				sp.ErrorCode = code
-			case req.Version >= 2 && p.CheckLeaderEpoch(rp.CurrentLeaderEpoch) != 0:
-				sp.ErrorCode = p.CheckLeaderEpoch(rp.CurrentLeaderEpoch)
-			case rp.LeaderEpoch == leaderEpoch:
-				sp.LeaderEpoch, sp.EndOffset = leaderEpoch, p.Log.EndOffset()
-			default:
-				sp.LeaderEpoch, sp.EndOffset = p.Log.EndOffsetForEpoch(rp.LeaderEpoch)
+			if sp.ErrorCode = code; p != nil { // replication/host/offsets.go
+				sp.LeaderEpoch, sp.EndOffset, sp.ErrorCode = p.OffsetForLeaderEpoch(req.Version, rp.CurrentLeaderEpoch, rp.LeaderEpoch)
 			}
 			st.Partitions = append(st.Partitions, sp)
 		}

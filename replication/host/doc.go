@@ -27,6 +27,8 @@
 //   - markers.go: transaction markers as the leader writes them
 //     (WriteTxnMarkers: the coordinator's appends, then acks=all).
 //   - metrics.go: the hosted partitions' state for a metrics scrape.
+//   - offsets.go: a leader's answers about its offsets (ListOffset,
+//     DeleteRecords, OffsetForLeaderEpoch).
 //   - produce.go: a client's batch as its leader takes it (Produce: the
 //     checks of Kafka's LogValidator and ReplicaManager, then the append;
 //     CheckTransactional, the whole request's producer check).
