@@ -173,7 +173,7 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 		}
 		configs[cfg.Name] = v
 	}
-	if err := config.ValidateTopicConfigs(configs, func(k string) string { return b.cfgs.layers().TopicValue(k, nil) }); err != nil {
+	if err := config.ValidateTopicConfigs(configs, func(k string) string { return b.cfgs.Layers().TopicValue(k, nil) }); err != nil {
 		return kerr.InvalidConfig.Code, err.Error()
 	}
 	st.NumPartitions, st.ReplicationFactor = partitions, rf
@@ -183,7 +183,7 @@ func (b *Broker) createOne(req *kmsg.CreateTopicsRequest, rt *kmsg.CreateTopicsR
 			rc := kmsg.NewCreateTopicsResponseTopicConfig()
 			var chain []config.SourcedValue
 			rc.Name = k.Name
-			rc.Value, chain = b.cfgs.layers().TopicChain(k, configs)
+			rc.Value, chain = b.cfgs.Layers().TopicChain(k, configs)
 			rc.Source = int8(kmsg.ConfigSourceDefaultConfig)
 			if len(chain) > 0 {
 				rc.Source = int8(chain[0].Source)
