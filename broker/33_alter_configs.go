@@ -29,10 +29,6 @@ package broker
 // for that resource alone).
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/sluice-io/sluice/security/acl"
@@ -43,59 +39,7 @@ func init() { register(33, 0, 2, handleAlterConfigs) }
 
 func handleAlterConfigs(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.AlterConfigsRequest)
-	resp := req.ResponseKind().(*kmsg.AlterConfigsResponse)
-	seen := map[resourceID]int{}
-	for _, rr := range req.Resources {
-		seen[resourceID{rr.ResourceType, rr.ResourceName}]++
-	}
-	for _, rr := range req.Resources {
-		res := kmsg.NewAlterConfigsResponseResource()
-		res.ResourceType, res.ResourceName = rr.ResourceType, rr.ResourceName
-		var code int16
-		var msg string
-		if seen[resourceID{rr.ResourceType, rr.ResourceName}] > 1 {
-			code, msg = kerr.InvalidRequest.Code, "Each resource must appear at most once."
-		} else if code, msg = c.configAuthorized(acl.OpAlterConfigs, rr.ResourceType, rr.ResourceName); code == 0 {
-			code, msg = c.b.alterConfigs(&rr, req.ValidateOnly)
-		}
-		if code != 0 {
-			res.ErrorCode, res.ErrorMessage = code, &msg
-		}
-		resp.Resources = append(resp.Resources, res)
-	}
-	return resp, nil
-}
-
-func (b *Broker) alterConfigs(rr *kmsg.AlterConfigsRequestResource, validateOnly bool) (int16, string) {
-	configs := make(map[string]string, len(rr.Configs))
-	var nulls []string
-	for _, cfg := range rr.Configs {
-		if _, dup := configs[cfg.Name]; dup {
-			return kerr.InvalidRequest.Code, "Error due to duplicate config keys"
-		}
-		if cfg.Value == nil {
-			nulls = append(nulls, cfg.Name)
-			configs[cfg.Name] = ""
-			continue
-		}
-		configs[cfg.Name] = *cfg.Value
-	}
-	if len(nulls) > 0 {
-		return kerr.InvalidRequest.Code, "Null value not supported for : " + strings.Join(nulls, ", ")
-	}
-	switch rr.ResourceType {
-	case kmsg.ConfigResourceTypeTopic:
-		b.admin.Lock()
-		defer b.admin.Unlock()
-		return b.setTopicConfigsLocked(rr.ResourceName, configs, validateOnly)
-	case kmsg.ConfigResourceTypeBroker:
-		perBroker, code, msg := b.brokerResource(rr.ResourceName)
-		if code != 0 {
-			return code, msg
-		}
-		b.admin.Lock()
-		defer b.admin.Unlock()
-		return b.setBrokerConfigsLocked(perBroker, configs, validateOnly)
-	}
-	return kerr.InvalidRequest.Code, fmt.Sprintf("Unknown resource type %d", int8(rr.ResourceType))
+	return c.b.cfgs.Alter(req, func(kind kmsg.ConfigResourceType, name string) (int16, string) {
+		return c.configAuthorized(acl.OpAlterConfigs, kind, name)
+	}), nil
 }

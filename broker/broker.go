@@ -16,6 +16,7 @@ import (
 	"github.com/sluice-io/sluice/broker/cluster"
 	"github.com/sluice-io/sluice/broker/server"
 	"github.com/sluice-io/sluice/config"
+	"github.com/sluice-io/sluice/config/dynamic"
 	"github.com/sluice-io/sluice/coordinator"
 	grouphost "github.com/sluice-io/sluice/coordinator/group/host"
 	txnhost "github.com/sluice-io/sluice/coordinator/txn/host"
@@ -40,7 +41,7 @@ type Broker struct {
 	// before the Store's lock and mu.
 	admin sync.Mutex
 	pids  *txnhost.ProducerIDs // InitProducerId's ids, from the coordinator's blocks
-	cfgs  configState          // configuration beyond Config (dynconfig.go)
+	cfgs  *dynamic.Service     // configuration beyond Config (config/dynamic; dynconfig.go)
 	// replicas makes the hosted partitions and runs the followers'
 	// fetchers (replication/host).
 	replicas *host.Manager
@@ -151,7 +152,7 @@ func New(cfg config.Config) (*Broker, error) {
 	b.dir = cluster.NewDirectory(cluster.DirectoryOptions{Self: cfg.ID, Cache: b.ctl.Cache, Topics: coord,
 		SingleNode: b.cluster == nil, SelfEndpoint: b.selfEndpoint, AutoCreate: *cfg.AutoCreateTopics,
 		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.closing, Log: b.log,
-		Layers: b.cfgs.layers, Controller: b.controllerHere})
+		Layers: func() config.Layers { return b.cfgs.Layers() }, Controller: b.controllerHere})
 	b.scram, b.scramAdmin = b.newSCRAM() // scramcreds.go
 	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
 	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas

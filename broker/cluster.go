@@ -58,7 +58,7 @@ func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
 	o.ImbalanceCheckInterval = c.ImbalanceCheckInterval
 	o.ImbalancePercentage = c.ImbalancePercentage
 	o.Unclean = func(topicConfigs map[string]string) bool {
-		return b.cfgs.layers().UncleanLeaderElection(topicConfigs)
+		return b.cfgs.Layers().UncleanLeaderElection(topicConfigs)
 	}
 	if m := b.metrics; m != nil {
 		o.Elected = func(e zk.LeaderElection) { m.Elected(e.Took, e.Unclean) }

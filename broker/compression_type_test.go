@@ -354,7 +354,7 @@ func TestCompressionTypeInvalidBrokerValues(t *testing.T) {
 			t.Errorf("%s=%s: %v, want INVALID_REQUEST saying %q", c.key, c.value, err, c.msg)
 		}
 	}
-	if d := tb.cfgs.dynamic.Load(); len(d.Cluster) != 0 {
+	if d := tb.cfgs.Dynamic(); len(d.Cluster) != 0 {
 		t.Errorf("refused values were kept: %v", d.Cluster)
 	}
 }

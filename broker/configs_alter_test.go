@@ -173,7 +173,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 	wantConfig(t, "replaced", got["max.message.bytes"], "2048", srcTopic)
 	wantConfig(t, "removed", got["retention.ms"], "604800000", srcDefault)
 	wantConfig(t, "removed", got["cleanup.policy"], "delete", srcDefault)
-	if cfg, _ := tb.topicConfigs("alt"); len(cfg) != 1 {
+	if cfg, _ := tb.cfgs.TopicConfigs("alt"); len(cfg) != 1 {
 		t.Errorf("overrides after AlterConfigs: %v", cfg)
 	}
 
@@ -198,7 +198,7 @@ func TestAlterTopicConfigs(t *testing.T) {
 	if err := alterResult(adm.AlterTopicConfigs(ctx, []kadm.AlterConfig{set("cleanup.policy", " delete "), set("preallocate", "TRUE")}, "alt")); err != nil {
 		t.Fatal(err)
 	}
-	if cfg, _ := tb.topicConfigs("alt"); cfg["cleanup.policy"] != "delete" || cfg["preallocate"] != "true" {
+	if cfg, _ := tb.cfgs.TopicConfigs("alt"); cfg["cleanup.policy"] != "delete" || cfg["preallocate"] != "true" {
 		t.Errorf("normalized overrides: %v", cfg)
 	}
 }
@@ -222,7 +222,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 			t.Errorf("legacy %s: %v", what, err)
 		}
 	}
-	if cfg, _ := tb.topicConfigs("errs"); len(cfg) != 0 {
+	if cfg, _ := tb.cfgs.TopicConfigs("errs"); len(cfg) != 0 {
 		t.Fatalf("refused changes left overrides: %v", cfg)
 	}
 	// Cross-key rule, against the defaults.
@@ -303,7 +303,7 @@ func TestAlterConfigsErrors(t *testing.T) {
 	if err := alterResult(adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{set("sasl.login.refresh.buffer.seconds", "70000")}, 0)); !errors.Is(err, kerr.InvalidRequest) {
 		t.Errorf("sasl.login.refresh.buffer.seconds=70000 (not a SHORT): %v", err)
 	}
-	if d := tb.cfgs.dynamic.Load(); len(d.Node) != 0 || len(d.Cluster) != 0 {
+	if d := tb.cfgs.Dynamic(); len(d.Node) != 0 || len(d.Cluster) != 0 {
 		t.Fatalf("refused broker changes were applied: %+v", d)
 	}
 	// As librdkafka's 0081-admin AlterConfigs sets it on broker 0: accepted,

@@ -196,7 +196,7 @@ func TestDescribeSecurityConfigs(t *testing.T) {
 	if want := definedBrokerKeys() + 2 + len(securityBrokerPrefixed); len(got) != want {
 		t.Errorf("%d configs described, want every key (%d) with the authorizer's two and the %d listener-prefixed ones set", len(got), want, len(securityBrokerPrefixed))
 	}
-	for name := range tb.cfgs.static {
+	for name := range tb.cfgs.Static() {
 		if _, ok := got[name]; !ok {
 			t.Errorf("%s, set in the configuration, is not described", name)
 		}
@@ -237,7 +237,7 @@ func TestDescribeSecurityConfigs(t *testing.T) {
 	wantDescribed(t, got, "ssl.keystore.type", "PEM", srcStatic, str, false,
 		"ssl.keystore.type=PEM/STATIC_BROKER_CONFIG", "ssl.keystore.type=PEM/DEFAULT_CONFIG")
 	wantDescribed(t, got, "ssl.truststore.type", "PEM", srcDefault, str, false, "ssl.truststore.type=PEM/DEFAULT_CONFIG")
-	trust := tb.cfgs.static["ssl.truststore.location"]
+	trust := tb.cfgs.Static()["ssl.truststore.location"]
 	wantDescribed(t, got, "ssl.truststore.location", trust, srcStatic, str, false, "ssl.truststore.location="+trust+"/STATIC_BROKER_CONFIG")
 	wantDescribed(t, got, "ssl.keystore.location", "null", srcDefault, str, false)
 	wantDescribed(t, got, "ssl.enabled.protocols", "TLSv1.3", srcStatic, list, false,
@@ -396,7 +396,7 @@ func TestAlterSecurityConfigsRefused(t *testing.T) {
 			}
 		}
 	}
-	if d := tb.cfgs.dynamic.Load(); len(d.Node) != 0 || len(d.Cluster) != 0 {
+	if d := tb.cfgs.Dynamic(); len(d.Node) != 0 || len(d.Cluster) != 0 {
 		t.Fatalf("refused changes were stored: %+v", d)
 	}
 	if _, err := config.ValidateBrokerConfig("listener.name.ssl.ssl.client.auth", "required"); err == nil || !strings.Contains(err.Error(), "Cannot update these configs dynamically") {

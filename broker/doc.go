@@ -10,10 +10,12 @@
 // else; every other problem is answered with a Kafka error code.
 //
 // Configuration (package config: the keys, their parsing, validation and
-// defaults, the layers a value comes from; dynconfig.go: this broker's
-// layers at run time; configchange.go: changes, applied to open logs) is
-// read and changed by DescribeConfigs, AlterConfigs and
-// IncrementalAlterConfigs.
+// defaults, the layers a value comes from; config/dynamic: this broker's
+// layers at run time and DescribeConfigs', AlterConfigs' and
+// IncrementalAlterConfigs' logic, whose handlers only decode, authorize
+// and encode; dynconfig.go: the service's construction and its changes
+// applied to open logs and partitions) is read and changed by
+// DescribeConfigs, AlterConfigs and IncrementalAlterConfigs.
 //
 // Consumer groups (groups.go) are coordinator/group's, hosted by
 // coordinator/group/host (its Groups: the coordinator, its store over the
@@ -58,7 +60,7 @@
 // answer from the metadata cache and topic administration goes through
 // ZooKeeper and waits for the controller (both broker/cluster's
 // Directory, directory.go). Configuration changed by other brokers arrives from
-// /config/changes (remoteconfig.go). The group coordinator loads and
+// /config/changes (dynconfig.go's remoteConfigChange). The group coordinator loads and
 // unloads partitions of __consumer_offsets as this broker gains and loses
 // their leadership.
 //

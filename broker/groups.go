@@ -113,7 +113,7 @@ func (b *Broker) migrateOffsetsTopic(configs map[string]string) error {
 	}
 	b.admin.Lock()
 	defer b.admin.Unlock()
-	if code, msg := b.setTopicConfigsLocked(offsetsTopic, next, false); code != 0 {
+	if code, msg := b.cfgs.SetTopicConfigsLocked(offsetsTopic, next, false); code != 0 {
 		return fmt.Errorf("broker: migrate %s to cleanup.policy=compact: %s (%v)", offsetsTopic, msg, kerr.ErrorForCode(code))
 	}
 	b.log.Info("migrated "+offsetsTopic+" to cleanup.policy=compact", "from", configs, "to", next)

@@ -179,14 +179,14 @@ func TestOffsetsTopicMigration(t *testing.T) {
 	// Put the interim configs back, as an older broker created them.
 	interim := map[string]string{"segment.bytes": "104857600", "retention.ms": "-1", "retention.bytes": "-1", "min.insync.replicas": "1"}
 	tb.Broker.admin.Lock()
-	if code, msg := tb.setTopicConfigsLocked(offsetsTopic, maps.Clone(interim), false); code != 0 {
+	if code, msg := tb.cfgs.SetTopicConfigsLocked(offsetsTopic, maps.Clone(interim), false); code != 0 {
 		t.Fatalf("set interim configs: %d %s", code, msg)
 	}
 	tb.Broker.admin.Unlock()
 	tb.stop(t)
 
 	tb = startBroker(t, dir, groupTimeouts)
-	got, _ := tb.topicConfigs(offsetsTopic)
+	got, _ := tb.cfgs.TopicConfigs(offsetsTopic)
 	want := map[string]string{"cleanup.policy": "compact", "compression.type": "producer", "segment.bytes": "104857600", "min.insync.replicas": "1"}
 	if !maps.Equal(got, want) {
 		t.Errorf("configs after the migration: %v, want %v", got, want)
@@ -200,7 +200,7 @@ func TestOffsetsTopicMigration(t *testing.T) {
 	// A topic that already compacts is left alone at the next start.
 	tb.stop(t)
 	tb = startBroker(t, dir, groupTimeouts)
-	if got, _ := tb.topicConfigs(offsetsTopic); !maps.Equal(got, want) {
+	if got, _ := tb.cfgs.TopicConfigs(offsetsTopic); !maps.Equal(got, want) {
 		t.Errorf("configs at the next start: %v", got)
 	}
 }

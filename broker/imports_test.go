@@ -16,7 +16,7 @@ var layers = [][]string{
 	{"coordinator"},
 	{"security/quota"},
 	{"config"},
-	{"coordinator/zk", "replication/host"},
+	{"coordinator/zk", "replication/host", "config/dynamic"},
 	{"coordinator/group/host", "coordinator/txn/host", "broker/server", "broker/cluster"},
 	{"broker"},
 	{"bench"},

@@ -34,7 +34,7 @@ func (b *Broker) newReplicas() *host.Manager {
 // configuration. Configuration changes hold b.admin, as hosting does: the
 // log's options and the configs are current.
 func (b *Broker) newPartition(topic string, index int32, l *engine.Log, configs map[string]string) *host.Partition {
-	p := b.replicas.NewPartition(topic, index, l, b.cfgs.layers().MinInsyncReplicas(configs), b.metrics.ForTopic(topic))
+	p := b.replicas.NewPartition(topic, index, l, b.cfgs.Layers().MinInsyncReplicas(configs), b.metrics.ForTopic(topic))
 	p.DurableHW.Store(l.Options().FlushMessages == 1)
 	p.Compacted.Store(l.Options().Compaction.Policy != engine.PolicyDelete)
 	b.refreshThrottles(p, configs)

@@ -57,7 +57,7 @@ func (r *replicationQuotas) init(c config.ClusterConfig) {
 // applyReplicationRates sets the quotas' bounds from the broker's layers
 // (config.Layers.ReplicationRates), logging a change.
 func (b *Broker) applyReplicationRates() {
-	leader, follower := b.cfgs.layers().ReplicationRates()
+	leader, follower := b.cfgs.Layers().ReplicationRates()
 	for i, q := range [2]*quota.Replication{b.repl.leader, b.repl.follower} {
 		rate := [2]int64{leader, follower}[i]
 		if old := q.SetBound(rate); old != rate {

@@ -20,5 +20,7 @@
 // network, no locks; the one file it reads is the cgroup's memory limit
 // (memory.go), for queued.max.request.bytes' default. It depends on engine
 // (the options of a topic's logs), wire (the frame size) and security/*
-// (the settings they parse); broker/ depends on it, never the other way.
+// (the settings they parse); broker/ and config/dynamic (the run-time
+// configuration service, built on these layers) depend on it, never the
+// other way.
 package config

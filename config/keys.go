@@ -10,7 +10,7 @@ package config
 // (broker/configs_keys_test.go walks the parser's keys against DescribeConfigs).
 //
 // A value comes from the first of these layers that sets it (Kafka's
-// ConfigSource; layers.go and broker/dynconfig.go keep the layers):
+// ConfigSource; layers.go and config/dynamic keep the layers):
 //
 //	DYNAMIC_TOPIC_CONFIG           the topic's override
 //	DYNAMIC_BROKER_CONFIG          this broker's dynamic config (resource "<id>")
