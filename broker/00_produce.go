@@ -112,7 +112,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 	}
 	var done []appended
 	refuseAll := host.CheckTransactional(req)
-	if refuseAll == 0 && c.b.acls != nil && req.TransactionID != nil && host.HasTransactional(req) &&
+	if refuseAll == 0 && c.b.sec.acls != nil && req.TransactionID != nil && host.HasTransactional(req) &&
 		!c.authorized(acl.OpWrite, acl.ResourceTransactionalID, *req.TransactionID) {
 		refuseAll = kerr.TransactionalIDAuthorizationFailed.Code
 	}
@@ -188,7 +188,7 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 			if sp.ErrorCode != 0 {
 				continue
 			}
-			if err := a.p.AwaitReplicated(a.res.LastOffset+1, timeout, c.b.closing); err != nil {
+			if err := a.p.AwaitReplicated(a.res.LastOffset+1, timeout, c.b.life.closing); err != nil {
 				failed = true
 				a.p.Metrics.Add(metrics.FailedProduce, 1)
 				sp.BaseOffset = -1
@@ -214,9 +214,9 @@ func handleProduce(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error
 // its records: nothing was appended), or a failure.
 func (b *Broker) countProduce(p *host.Partition, code int16, res engine.AppendResult, bytes int) {
 	switch {
-	case b.metrics == nil:
+	case b.metrics.reg == nil:
 	case p == nil:
-		b.metrics.FailedUnknown(metrics.FailedProduce)
+		b.metrics.reg.FailedUnknown(metrics.FailedProduce)
 	case code != 0:
 		p.Metrics.Add(metrics.TotalProduce, 1)
 		p.Metrics.Add(metrics.FailedProduce, 1)

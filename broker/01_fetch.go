@@ -100,7 +100,7 @@ type fetchCount struct {
 
 // note keeps one partition's outcome for countFetch.
 func (f *wireFetch) note(b *Broker, p *host.Partition, failed bool, bytes int64) {
-	if b.metrics != nil {
+	if b.metrics.reg != nil {
 		f.counts = append(f.counts, fetchCount{p, failed, bytes})
 	}
 }
@@ -109,13 +109,13 @@ func (f *wireFetch) note(b *Broker, p *host.Partition, failed bool, bytes int64)
 // failure or not per partition, and the bytes sent, to a consumer or (as
 // replication bytes out, which Kafka counts apart) to a follower.
 func (b *Broker) countFetch(f *wireFetch, follower bool) {
-	if b.metrics == nil {
+	if b.metrics.reg == nil {
 		return
 	}
 	for _, n := range f.counts {
 		switch {
 		case n.p == nil:
-			b.metrics.FailedUnknown(metrics.FailedFetch)
+			b.metrics.reg.FailedUnknown(metrics.FailedFetch)
 		case n.failed:
 			n.p.Metrics.Add(metrics.TotalFetch, 1)
 			n.p.Metrics.Add(metrics.FailedFetch, 1)
@@ -185,7 +185,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 		select {
 		case <-c.wake:
 		case <-timer.C:
-		case <-c.b.closing:
+		case <-c.b.life.closing:
 			// The broker is closing: answer now with what there is
 			// (closing stays closed, so waiting again would spin).
 			deadline = now
@@ -193,7 +193,7 @@ func handleFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) 
 		c.quotaWait(now) // the long poll is not request time
 	}
 	c.throttleFetch(f, bytes)
-	c.b.repl.leader.Record(f.throttledBytes)
+	c.b.quotas.repl.leader.Record(f.throttledBytes)
 	c.b.countFetch(f, c.Follower)
 	err := c.writeFetch(h.CorrelationID, &f.resp)
 	f.release()
@@ -207,7 +207,7 @@ func (c *conn) capFetchToQuota(req *kmsg.FetchRequest) {
 	if !c.q.on || !c.q.client.Limited(quota.ConsumerByteRate) {
 		return
 	}
-	most := c.b.clientQuotas.MaxInWindow(&c.q.client, quota.ConsumerByteRate)
+	most := c.b.quotas.clients.MaxInWindow(&c.q.client, quota.ConsumerByteRate)
 	if most >= math.MaxInt32 {
 		return
 	}
@@ -230,7 +230,7 @@ func (c *conn) throttleFetch(f *wireFetch, bytes int64) {
 		return
 	}
 	if c.q.client.Limited(quota.ConsumerByteRate) {
-		c.b.clientQuotas.Unrecord(&c.q.client, quota.ConsumerByteRate, float64(bytes), quota.Now())
+		c.b.quotas.clients.Unrecord(&c.q.client, quota.ConsumerByteRate, float64(bytes), quota.Now())
 	}
 	f.release()
 	f.resp.Topics = f.resp.Topics[:0]
@@ -263,7 +263,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 	if req.Version >= 15 {
 		follower, followerEpoch = req.ReplicaState.ID, req.ReplicaState.Epoch
 	}
-	checked := b.acls != nil
+	checked := b.sec.acls != nil
 	replicaAllowed := checked && follower >= 0 && c.authorizedCluster(acl.OpClusterAction)
 	for ti := range req.Topics {
 		rt := &req.Topics[ti]
@@ -294,7 +294,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 			switch {
 			case denied:
 				fp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			case p == nil && req.Version >= 13 && ts == nil && !b.ctl.Cache.HasTopicID(rt.TopicID):
+			case p == nil && req.Version >= 13 && ts == nil && !b.plane.state.Cache.HasTopicID(rt.TopicID):
 				fp.ErrorCode = kerr.UnknownTopicID.Code
 			case p == nil && req.Version >= 13 && ts == nil:
 				fp.ErrorCode = kerr.NotLeaderForPartition.Code
@@ -353,7 +353,7 @@ func (b *Broker) readFetch(c *conn, req *kmsg.FetchRequest, f *wireFetch, regist
 				from, upTo = a.From, a.LogEnd
 				if throttled = p.LeaderThrottled.Load(); throttled && !inISR {
 					if !quotaChecked {
-						f.throttledFor, quotaChecked = b.repl.leader.Exceeded(), true
+						f.throttledFor, quotaChecked = b.quotas.repl.leader.Exceeded(), true
 					}
 					if f.throttledFor > 0 {
 						f.note(b, p, false, 0)

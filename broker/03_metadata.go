@@ -37,7 +37,7 @@ func init() { register(3, 0, 12, handleMetadata) }
 
 func handleMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.MetadataRequest)
-	resp := c.b.dir.Metadata(req, c.directoryClient()) // broker/cluster/directory.go
+	resp := c.b.plane.dir.Metadata(req, c.directoryClient()) // broker/cluster/directory.go
 	if req.Version >= 8 && req.IncludeTopicAuthorizedOperations {
 		for i := range resp.Topics {
 			if t := &resp.Topics[i]; t.ErrorCode != kerr.TopicAuthorizationFailed.Code && t.Topic != nil {

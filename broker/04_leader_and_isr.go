@@ -50,7 +50,7 @@ func handleLeaderAndIsr(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	return c.b.leaderAndIsr(req, c.b.ctl.Fence), nil
+	return c.b.leaderAndIsr(req, c.b.plane.state.Fence), nil
 }
 
 // leaderAndIsr handles a LeaderAndIsr fenced by fence: the network's
@@ -78,7 +78,7 @@ func (b *Broker) leaderAndIsr(req *kmsg.LeaderAndISRRequest, fence cluster.Fence
 // (broker/cluster/leaderandisr.go decides), then makes the logs of the
 // accepted ones follow their roles. Called under ControlState.mu.
 func (b *Broker) becomeLeaderOrFollower(states []cluster.LeaderAndIsrState) {
-	tab := b.ctl.Roles.Edit()
+	tab := b.plane.state.Roles.Edit()
 	tab.ApplyLeaderAndIsr(states, cluster.Hosting{Self: b.cfg.ID, Failed: b.replicaFailed,
 		TopicID: func(topic string) [16]byte {
 			if t := b.topic(topic); t != nil {
@@ -86,7 +86,7 @@ func (b *Broker) becomeLeaderOrFollower(states []cluster.LeaderAndIsrState) {
 			}
 			return [16]byte{}
 		}})
-	b.ctl.Roles.Publish(tab)
+	b.plane.state.Roles.Publish(tab)
 	// The logs, leadership and groups follow the new roles
 	// (replication/host/hosting.go).
 	var order []string

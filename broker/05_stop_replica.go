@@ -44,7 +44,7 @@ func handleStopReplica(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	return c.b.stopReplica(req, c.b.ctl.Fence), nil
+	return c.b.stopReplica(req, c.b.plane.state.Fence), nil
 }
 
 // stopReplica handles a StopReplica fenced by fence (see leaderAndIsr).
@@ -61,9 +61,9 @@ func (b *Broker) stopReplica(req *kmsg.StopReplicaRequest, fence cluster.FenceFu
 // deletes their logs, and returns each partition's answer. Called under
 // ControlState.mu.
 func (b *Broker) stopReplicas(states []cluster.StopReplicaState) []kmsg.StopReplicaResponsePartition {
-	tab := b.ctl.Roles.Edit()
+	tab := b.plane.state.Roles.Edit()
 	out, stop := tab.ApplyStopReplica(states)
-	b.ctl.Roles.Publish(tab)
+	b.plane.state.Roles.Publish(tab)
 	for _, s := range stop {
 		if err := b.replicas.Unhost(s.Partition, s.LeaderEpoch, s.Delete); err != nil {
 			b.log.Error("deleting a stopped replica's log", "topic", s.Partition.Topic, "partition", s.Partition.Partition, "err", err)

@@ -40,7 +40,7 @@ func handleUpdateMetadata(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	return c.b.updateMetadata(req, c.b.ctl.Fence), nil
+	return c.b.updateMetadata(req, c.b.plane.state.Fence), nil
 }
 
 // updateMetadata handles an UpdateMetadata fenced by fence (see
@@ -49,14 +49,14 @@ func (b *Broker) updateMetadata(req *kmsg.UpdateMetadataRequest, fence cluster.F
 	resp := req.ResponseKind().(*kmsg.UpdateMetadataResponse)
 	var deleted []engine.Partition
 	resp.ErrorCode = fence(req.ControllerID, req.ControllerEpoch, req.BrokerEpoch, req.Version >= 5, req.IsKRaftController,
-		func() { deleted = b.ctl.Cache.Update(req) })
+		func() { deleted = b.plane.state.Cache.Update(req) })
 	if resp.ErrorCode == 0 {
 		b.replicas.SetLiveBrokers(b.liveIDs()) // replicas.go
 	}
 	// The committed offsets of deleted topics go, on every broker for the
 	// groups it coordinates, as Kafka's handleUpdateMetadataRequest has
 	// its group coordinator handle deleted partitions.
-	if g := b.groups.Existing(); len(deleted) > 0 {
+	if g := b.coords.groups.Existing(); len(deleted) > 0 {
 		done := map[string]bool{}
 		for _, tp := range deleted {
 			if !done[tp.Topic] {

@@ -39,10 +39,10 @@ func handleControlledShutdown(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 		resp.ErrorCode = kerr.ClusterAuthorizationFailed.Code
 		return resp, nil
 	}
-	if c.b.cluster == nil {
+	if c.b.plane.zk == nil {
 		return resp, nil
 	}
-	loop := c.b.cluster.Loop()
+	loop := c.b.plane.zk.Loop()
 	if loop == nil {
 		return resp, nil
 	}

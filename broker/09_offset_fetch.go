@@ -27,7 +27,7 @@ func handleOffsetFetch(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, e
 		return resp, nil
 	}
 	resp := g.OffsetFetch(req)
-	if c.b.acls != nil {
+	if c.b.sec.acls != nil {
 		c.authorizeOffsetFetch(req, resp)
 	}
 	return resp, nil

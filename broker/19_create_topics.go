@@ -49,10 +49,10 @@ func handleCreateTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		},
 		Record: c.mutationRecorder(req.Version, 6),
 	}
-	if c.b.cluster == nil {
+	if c.b.plane.zk == nil {
 		a.Unhosted = c.b.undoUnhostedTopic
 	}
-	return c.b.dir.CreateTopics(req, a), nil
+	return c.b.plane.dir.CreateTopics(req, a), nil
 }
 
 // undoUnhostedTopic deletes a topic the single node created but could not

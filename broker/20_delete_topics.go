@@ -35,7 +35,7 @@ func init() { register(20, 0, 6, handleDeleteTopics) }
 // the cluster's metadata and deletes it through the controller.
 func handleDeleteTopics(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.DeleteTopicsRequest)
-	return c.b.dir.DeleteTopics(req, cluster.Admin{
+	return c.b.plane.dir.DeleteTopics(req, cluster.Admin{
 		Allowed: func(topic string) bool { return c.authorized(acl.OpDelete, acl.ResourceTopic, topic) },
 		Record:  c.mutationRecorder(req.Version, 5),
 	}), nil

@@ -68,7 +68,7 @@ func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 			resp.ErrorCode = kerr.InvalidTransactionTimeout.Code
 			break
 		}
-		a := c.b.txns.Call(id, func(r uint64) txn.Event {
+		a := c.b.coords.txns.Call(id, func(r uint64) txn.Event {
 			return txn.InitProducerID{Req: r, Version: req.Version, TransactionalID: id, TimeoutMs: timeout,
 				ProducerID: req.ProducerID, Epoch: req.ProducerEpoch}
 		})
@@ -79,7 +79,7 @@ func handleInitProducerID(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 	case req.TransactionalID != nil:
 		resp.ErrorCode = kerr.InvalidRequest.Code
 	default:
-		if id, code := c.b.pids.ID(); code != 0 {
+		if id, code := c.b.coords.pids.ID(); code != 0 {
 			resp.ErrorCode = code
 		} else {
 			resp.ProducerID, resp.ProducerEpoch = id, 0

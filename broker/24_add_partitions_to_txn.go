@@ -94,5 +94,5 @@ func handleAddPartitionsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Resp
 // addPartitionsToTxn handles one transaction's partitions
 // (coordinator/txn/host/addpartitions.go); writable as there.
 func (b *Broker) addPartitionsToTxn(version int16, t *kmsg.AddPartitionsToTxnRequestTransaction, writable func(string) bool) []kmsg.AddPartitionsToTxnResponseTransactionTopic {
-	return b.txns.AddPartitions(version, t, writable, b.ctl.Cache.HasPartition)
+	return b.coords.txns.AddPartitions(version, t, writable, b.plane.state.Cache.HasPartition)
 }

@@ -38,7 +38,7 @@ func handleAddOffsetsToTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 		resp.ErrorCode = kerr.GroupAuthorizationFailed.Code
 		return resp, nil
 	}
-	a := c.b.txns.Call(req.TransactionalID, func(id uint64) txn.Event {
+	a := c.b.coords.txns.Call(req.TransactionalID, func(id uint64) txn.Event {
 		return txn.AddOffsets{Req: id, Version: req.Version, TransactionalID: req.TransactionalID,
 			ProducerID: req.ProducerID, Epoch: req.ProducerEpoch, Group: req.Group}
 	})

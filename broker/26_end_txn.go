@@ -36,7 +36,7 @@ func handleEndTxn(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error)
 		resp.ErrorCode = kerr.TransactionalIDAuthorizationFailed.Code
 		return resp, nil
 	}
-	a := c.b.txns.Call(req.TransactionalID, func(id uint64) txn.Event {
+	a := c.b.coords.txns.Call(req.TransactionalID, func(id uint64) txn.Event {
 		return txn.EndTxn{Req: id, Version: req.Version, TransactionalID: req.TransactionalID,
 			ProducerID: req.ProducerID, Epoch: req.ProducerEpoch, Commit: req.Commit}
 	})

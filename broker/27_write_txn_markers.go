@@ -78,7 +78,7 @@ func handleWriteTxnMarkers(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 func (b *Broker) writeTxnMarkers(ctx context.Context, req *kmsg.WriteTxnMarkersRequest) *kmsg.WriteTxnMarkersResponse {
 	return b.replicas.WriteTxnMarkers(ctx, req, func(p *host.Partition, producerID int64, committed bool) {
 		if p.Topic == offsetsTopic {
-			b.groups.Existing().CompleteTxn(p.Index, producerID, committed)
+			b.coords.groups.Existing().CompleteTxn(p.Index, producerID, committed)
 		}
 	})
 }

@@ -35,7 +35,7 @@ func handleDescribeAcls(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 	}
 	f := aclFilter(req.Version, int8(req.ResourceType), req.ResourceName, int8(req.ResourcePatternType),
 		req.Principal, req.Host, int8(req.Operation), int8(req.PermissionType))
-	bindings, st := c.b.acls.Describe(f) // security/acl/admin.go
+	bindings, st := c.b.sec.acls.Describe(f) // security/acl/admin.go
 	if !st.OK() {
 		return fail(st.Code, st.Message)
 	}

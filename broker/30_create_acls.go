@@ -51,7 +51,7 @@ func handleCreateAcls(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, er
 			Operation: acl.Operation(cr.Operation), Permission: acl.Permission(cr.PermissionType),
 		}
 	}
-	statuses := c.b.acls.Create(c.Principal, creations) // security/acl/admin.go
+	statuses := c.b.sec.acls.Create(c.Principal, creations) // security/acl/admin.go
 	resp.Results = make([]kmsg.CreateACLsResponseResult, len(statuses))
 	for i, st := range statuses {
 		resp.Results[i] = kmsg.NewCreateACLsResponseResult()

@@ -43,7 +43,7 @@ func handleDeleteAcls(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, er
 		filters[i] = aclFilter(req.Version, int8(rf.ResourceType), rf.ResourceName, int8(rf.ResourcePatternType),
 			rf.Principal, rf.Host, int8(rf.Operation), int8(rf.PermissionType))
 	}
-	deletions := c.b.acls.Delete(c.Principal, filters) // security/acl/admin.go
+	deletions := c.b.sec.acls.Delete(c.Principal, filters) // security/acl/admin.go
 	resp.Results = make([]kmsg.DeleteACLsResponseResult, len(deletions))
 	for i, d := range deletions {
 		rr := &resp.Results[i]

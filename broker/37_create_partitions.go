@@ -34,7 +34,7 @@ func init() { register(37, 0, 3, handleCreatePartitions) }
 // and grows it through the controller.
 func handleCreatePartitions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.CreatePartitionsRequest)
-	return c.b.dir.CreatePartitions(req, cluster.Admin{
+	return c.b.plane.dir.CreatePartitions(req, cluster.Admin{
 		Allowed: func(topic string) bool { return c.authorized(acl.OpAlter, acl.ResourceTopic, topic) },
 		Record:  c.mutationRecorder(req.Version, 3),
 	}), nil

@@ -26,7 +26,7 @@ func handleDeleteGroups(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, 
 		}
 	}
 	var denied []string
-	if c.b.acls != nil {
+	if c.b.sec.acls != nil {
 		kept := req.Groups[:0:0]
 		for _, id := range req.Groups {
 			if c.authorized(acl.OpDelete, acl.ResourceGroup, id) {

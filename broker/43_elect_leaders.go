@@ -43,5 +43,5 @@ func init() { register(43, 0, 2, handleElectLeaders) }
 
 func handleElectLeaders(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.ElectLeadersRequest)
-	return c.b.dir.ElectLeaders(req, c.authorizedCluster(acl.OpAlter)), nil // broker/cluster/controlleradmin.go
+	return c.b.plane.dir.ElectLeaders(req, c.authorizedCluster(acl.OpAlter)), nil // broker/cluster/controlleradmin.go
 }

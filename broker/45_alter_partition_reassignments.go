@@ -40,5 +40,5 @@ func init() { register(45, 0, 0, handleAlterPartitionReassignments) }
 
 func handleAlterPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.AlterPartitionAssignmentsRequest)
-	return c.b.dir.AlterReassignments(req, c.authorizedCluster(acl.OpAlter)), nil // broker/cluster/controlleradmin.go
+	return c.b.plane.dir.AlterReassignments(req, c.authorizedCluster(acl.OpAlter)), nil // broker/cluster/controlleradmin.go
 }

@@ -26,5 +26,5 @@ func init() { register(46, 0, 0, handleListPartitionReassignments) }
 
 func handleListPartitionReassignments(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.ListPartitionReassignmentsRequest)
-	return c.b.dir.ListReassignments(req, c.authorizedCluster(acl.OpDescribe)), nil // broker/cluster/controlleradmin.go
+	return c.b.plane.dir.ListReassignments(req, c.authorizedCluster(acl.OpDescribe)), nil // broker/cluster/controlleradmin.go
 }

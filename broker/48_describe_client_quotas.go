@@ -22,5 +22,5 @@ func handleDescribeClientQuotas(c *conn, h wire.Header, r kmsg.Request) (kmsg.Re
 		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, &msg
 		return resp, nil
 	}
-	return c.b.quotaAdmin.Describe(req), nil
+	return c.b.quotas.admin.Describe(req), nil
 }

@@ -21,7 +21,7 @@ func init() { register(49, 0, 1, handleAlterClientQuotas) }
 func handleAlterClientQuotas(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.AlterClientQuotasRequest)
 	if c.authorizedCluster(acl.OpAlterConfigs) {
-		return c.b.quotaAdmin.Alter(req), nil
+		return c.b.quotas.admin.Alter(req), nil
 	}
 	resp := req.ResponseKind().(*kmsg.AlterClientQuotasResponse)
 	for _, entry := range req.Entries {

@@ -23,5 +23,5 @@ func handleDescribeUserScramCredentials(c *conn, h wire.Header, r kmsg.Request) 
 		resp.ErrorCode, resp.ErrorMessage = kerr.ClusterAuthorizationFailed.Code, &msg
 		return resp, nil
 	}
-	return c.b.scramAdmin.Describe(req), nil
+	return c.b.sec.scramAdmin.Describe(req), nil
 }

@@ -16,5 +16,5 @@ func init() { register(51, 0, 0, handleAlterUserScramCredentials) }
 
 func handleAlterUserScramCredentials(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.AlterUserSCRAMCredentialsRequest)
-	return c.b.scramAdmin.Alter(req, c.authorizedCluster(acl.OpAlter)), nil
+	return c.b.sec.scramAdmin.Alter(req, c.authorizedCluster(acl.OpAlter)), nil
 }

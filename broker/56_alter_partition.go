@@ -67,8 +67,8 @@ func handleAlterPartition(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response
 // the cluster's controller loop, or the single node's controller; nil
 // when neither runs here.
 func (b *Broker) alterPartitionDriver() func(context.Context, *kmsg.AlterPartitionRequest) (*kmsg.AlterPartitionResponse, error) {
-	if b.cluster != nil {
-		if l := b.cluster.Loop(); l != nil {
+	if b.plane.zk != nil {
+		if l := b.plane.zk.Loop(); l != nil {
 			return l.AlterPartition
 		}
 		return nil

@@ -40,7 +40,7 @@ func handleDescribeCluster(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respons
 	}
 	resp.ClusterID = c.b.coord.ClusterID()
 	var brokers []coordinator.Broker
-	resp.ControllerID, brokers = c.b.dir.Brokers(c.Listener().Name)
+	resp.ControllerID, brokers = c.b.plane.dir.Brokers(c.Listener().Name)
 	for _, br := range brokers {
 		rb := kmsg.NewDescribeClusterResponseBroker()
 		rb.NodeID, rb.Host, rb.Port, rb.Rack = br.ID, br.Host, br.Port, br.Rack

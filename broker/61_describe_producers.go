@@ -42,7 +42,7 @@ func handleDescribeProducers(c *conn, h wire.Header, r kmsg.Request) (kmsg.Respo
 			switch {
 			case !allowed:
 				sp.ErrorCode = kerr.TopicAuthorizationFailed.Code
-			case p == nil && c.b.ctl.Cache.HasPartition(rt.Topic, index):
+			case p == nil && c.b.plane.state.Cache.HasPartition(rt.Topic, index):
 				sp.ErrorCode = kerr.NotLeaderForPartition.Code
 			case p == nil:
 				sp.ErrorCode = kerr.UnknownTopicOrPartition.Code

@@ -23,7 +23,7 @@ func init() { register(65, 0, 0, handleDescribeTransactions) }
 
 func handleDescribeTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.DescribeTransactionsRequest)
-	return c.b.txns.Describe(req, // coordinator/txn/host/admin.go
+	return c.b.coords.txns.Describe(req, // coordinator/txn/host/admin.go
 		func(id string) bool { return c.authorized(acl.OpDescribe, acl.ResourceTransactionalID, id) },
 		func(topic string) bool { return c.authorized(acl.OpDescribe, acl.ResourceTopic, topic) }), nil
 }

@@ -28,7 +28,7 @@ func init() { register(66, 0, 1, handleListTransactions) }
 
 func handleListTransactions(c *conn, h wire.Header, r kmsg.Request) (kmsg.Response, error) {
 	req := r.(*kmsg.ListTransactionsRequest)
-	return c.b.txns.List(req, func(id string) bool { // coordinator/txn/host/admin.go
+	return c.b.coords.txns.List(req, func(id string) bool { // coordinator/txn/host/admin.go
 		return c.authorized(acl.OpDescribe, acl.ResourceTransactionalID, id)
 	}), nil
 }

@@ -33,7 +33,7 @@ func TestClusterAlterPartition(t *testing.T) {
 	alter := func(tb *testBroker, partitionEpoch int32, isr []int32) *kmsg.AlterPartitionResponse {
 		t.Helper()
 		req := kmsg.NewPtrAlterPartitionRequest()
-		req.BrokerID, req.BrokerEpoch = p.Leader, leader.cluster.BrokerEpoch()
+		req.BrokerID, req.BrokerEpoch = p.Leader, leader.plane.zk.BrokerEpoch()
 		rp := kmsg.AlterPartitionRequestTopicPartition{Partition: 0, LeaderEpoch: p.LeaderEpoch, NewISR: isr, PartitionEpoch: partitionEpoch}
 		req.Topics = []kmsg.AlterPartitionRequestTopic{{TopicID: id, Partitions: []kmsg.AlterPartitionRequestTopicPartition{rp}}}
 		rc := dialRaw(t, tb.addr)

@@ -44,7 +44,7 @@ func (b *Broker) startAuthz() error {
 	if err != nil {
 		return err
 	}
-	b.acls = svc
+	b.sec.acls = svc
 	b.log.Info("ACL authorizer started", "class", cfg.ClassName, "acls", svc.Authorizer().Count(), "super_users", len(cfg.SuperUsers))
 	return nil
 }
@@ -64,7 +64,7 @@ func (c *conn) aclHost() string {
 // authorized reports whether the connection's principal may perform op on
 // the resource of type rt named name; true at once with no authorizer.
 func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bool {
-	a := c.b.acls.Authorizer()
+	a := c.b.sec.acls.Authorizer()
 	if a == nil {
 		return true
 	}
@@ -75,7 +75,7 @@ func (c *conn) authorized(op acl.Operation, rt acl.ResourceType, name string) bo
 // Read and the rest (with no authorizer, all are kept as they are): the
 // offset APIs answer the denied ones TOPIC_AUTHORIZATION_FAILED alone.
 func readableTopics[T any](c *conn, topics []T, name func(*T) string) (kept, denied []T) {
-	if c.b.acls == nil {
+	if c.b.sec.acls == nil {
 		return topics, nil
 	}
 	kept = topics[:0:0]
@@ -97,7 +97,7 @@ func (c *conn) authorizedCluster(op acl.Operation) bool {
 // authorizedByType reports whether the principal may perform op on some
 // resource of type rt (Kafka's authorizeByResourceType).
 func (c *conn) authorizedByType(op acl.Operation, rt acl.ResourceType) bool {
-	a := c.b.acls.Authorizer()
+	a := c.b.sec.acls.Authorizer()
 	if a == nil {
 		return true
 	}

@@ -47,7 +47,7 @@ var (
 // principal may perform on a resource: every supported one without an
 // authorizer; with one, those the ACLs allow, or 0 without Describe.
 func (c *conn) authorizedOps(rt acl.ResourceType, name string) int32 {
-	if c.b.acls == nil {
+	if c.b.sec.acls == nil {
 		switch rt {
 		case acl.ResourceTopic:
 			return topicOperations

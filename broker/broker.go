@@ -38,14 +38,23 @@ type Broker struct {
 	// admin serializes changes to the set of topics and partitions
 	// (create, delete, grow) and to configuration: a deletion must not
 	// remove the logs of a topic of the same name created meanwhile. Taken
-	// before the Store's lock and mu.
+	// before the Store's lock and net.mu.
 	admin sync.Mutex
-	pids  *txnhost.ProducerIDs // InitProducerId's ids, from the coordinator's blocks
-	cfgs  *dynamic.Service     // configuration beyond Config (config/dynamic; dynconfig.go)
+	cfgs  *dynamic.Service // configuration beyond Config (config/dynamic; dynconfig.go)
 	// replicas makes the hosted partitions and runs the followers'
 	// fetchers (replication/host).
 	replicas *host.Manager
+	net      netState
+	life     lifecycle
+	coords   coordinators
+	plane    controlPlane
+	quotas   quotaState
+	metrics  metricsState
+	sec      securityState
+}
 
+// netState is the broker's listeners and its connections to others.
+type netState struct {
 	mu struct {
 		sync.RWMutex
 		ln       net.Listener // the first listener's
@@ -57,21 +66,52 @@ type Broker struct {
 	// srv accepts the listeners' connections and runs their loops
 	// (package server); its listeners' bound addresses are set and read
 	// under mu.
-	srv    *server.Server
-	lsetup config.ListenerSetup
+	srv   *server.Server
+	setup config.ListenerSetup
 	// interTLS is the TLS client side of this broker's connections to
 	// others, when the inter-broker listener is SSL or SASL_SSL.
 	interTLS  *tlsconf.Client
 	listening chan struct{} // closed once Serve has bound every listener
-	closing   chan struct{}
-	groups    *grouphost.Groups     // the group coordinator (groups.go)
-	txns      *txnhost.Coordinators // the transaction coordinators (txns.go)
-	verifier  *txnhost.Verifier     // partitions' transaction verification (txnverify.go)
-	ctl       *cluster.ControlState // the controller's requests' state (broker/cluster/control.go)
-	dir       *cluster.Directory    // Metadata, coordinators, topic administration (broker/cluster/directory.go)
-	cluster   *cluster.ZK           // ZooKeeper mode (broker/cluster/zookeeper.go); nil on the single node
-	repl      replicationQuotas     // replication throttles (throttle.go)
-	acls      *acl.Service          // the ACL authorizer, nil without one (authorize.go, security/acl)
+}
+
+// lifecycle is the broker's shutdown.
+type lifecycle struct {
+	closing chan struct{} // closed as Shutdown begins closing the listeners
+	// stopping is set as Shutdown begins: /readyz answers not ready.
+	stopping atomic.Bool
+}
+
+// coordinators are the group and transaction coordinators' hosts.
+type coordinators struct {
+	groups   *grouphost.Groups     // the group coordinator (groups.go)
+	txns     *txnhost.Coordinators // the transaction coordinators (txns.go)
+	verifier *txnhost.Verifier     // partitions' transaction verification (txnverify.go)
+	pids     *txnhost.ProducerIDs  // InitProducerId's ids, from the coordinator's blocks
+}
+
+// controlPlane is the broker's side of the control plane (broker/cluster).
+type controlPlane struct {
+	state *cluster.ControlState // the controller's requests' state (control.go)
+	dir   *cluster.Directory    // Metadata, coordinators, topic administration (directory.go)
+	zk    *cluster.ZK           // ZooKeeper mode (zookeeper.go); nil on the single node
+}
+
+// quotaState are the quotas the broker enforces.
+type quotaState struct {
+	repl    replicationQuotas // replication throttles (throttle.go)
+	clients *quota.Manager    // the users' and client ids' quotas (clientquotas.go)
+	admin   *quota.Admin      // loads and administers them (security/quota's admin.go)
+}
+
+// metricsState is nil-valued without metrics.listen (metrics.go).
+type metricsState struct {
+	reg *metrics.Registry
+	srv *metrics.Server // its HTTP listener
+}
+
+// securityState is the broker's authentication and authorization.
+type securityState struct {
+	acls *acl.Service // the ACL authorizer, nil without one (authorize.go, security/acl)
 	// SCRAM credentials (scramcreds.go); the SASL listeners' settings and
 	// the broker's own inter-broker SASL client, nil if the inter-broker
 	// listener is not SASL_* (sasl.go).
@@ -79,17 +119,6 @@ type Broker struct {
 	scramAdmin *scram.Admin
 	saslLns    map[string]*config.SASLListener
 	saslClient *saslClient
-	// clientQuotas are the users' and client ids' quotas (clientquotas.go).
-	clientQuotas *quota.Manager
-	// quotaAdmin loads and administers them (security/quota's admin.go).
-	quotaAdmin *quota.Admin
-
-	// metrics is nil without metrics.listen (metrics.go); metricsSrv
-	// its HTTP listener.
-	metrics    *metrics.Registry
-	metricsSrv *metrics.Server
-	// stopping is set as Shutdown begins: /readyz answers not ready.
-	stopping atomic.Bool
 }
 
 // New opens the broker's data directory and metadata. It does not listen
@@ -97,7 +126,9 @@ type Broker struct {
 func New(cfg config.Config) (*Broker, error) {
 	raw := cfg
 	cfg = cfg.WithDefaults()
-	b := &Broker{cfg: cfg, log: cfg.Logger, closing: make(chan struct{}), listening: make(chan struct{}), ctl: cluster.NewControlState(cfg.ControlPlane)}
+	b := &Broker{cfg: cfg, log: cfg.Logger}
+	b.life.closing, b.net.listening = make(chan struct{}), make(chan struct{})
+	b.plane.state = cluster.NewControlState(cfg.ControlPlane)
 	if err := cfg.Network.Validate(); err != nil {
 		return nil, err
 	}
@@ -108,15 +139,15 @@ func New(cfg config.Config) (*Broker, error) {
 		return nil, err
 	}
 	if cfg.Observability.MetricsListen != "" {
-		b.metrics = b.newMetrics()
+		b.metrics.reg = b.newMetrics()
 	}
 	var err error
-	if b.lsetup, err = cfg.ListenerSetup(); err != nil {
+	if b.net.setup, err = cfg.ListenerSetup(); err != nil {
 		return nil, err
 	}
-	b.srv, err = server.New(b.lsetup.Listeners, b.lsetup.Protocols, server.Options{
+	b.net.srv, err = server.New(b.net.setup.Listeners, b.net.setup.Protocols, server.Options{
 		Network: cfg.Network, MaxRequestBytes: cfg.SocketRequestMaxBytes, TLS: cfg.TLS, Logger: b.log,
-		Metrics: b.metrics, SlowRequest: cfg.Observability.SlowRequest, Handled: requestHandled,
+		Metrics: b.metrics.reg, SlowRequest: cfg.Observability.SlowRequest, Handled: requestHandled,
 	}, sessions{b})
 	if err != nil {
 		return nil, err
@@ -130,16 +161,16 @@ func New(cfg config.Config) (*Broker, error) {
 	if err := b.refreshSelfLocked(); err != nil {
 		return nil, err
 	}
-	self := b.mu.advertis
+	self := b.net.mu.advertis
 	var coord coordinator.Coordinator
 	if cfg.Cluster.Enabled() {
-		cl, err := cluster.OpenZK(cfg, b.ctl.Cache) // broker/cluster/zookeeper.go
+		cl, err := cluster.OpenZK(cfg, b.plane.state.Cache) // broker/cluster/zookeeper.go
 		if err != nil {
 			return nil, err
 		}
-		b.cluster, coord = cl, cl.Backend()
+		b.plane.zk, coord = cl, cl.Backend()
 		if cfg.ControlPlane == nil {
-			b.ctl.SetPlane(cl)
+			b.plane.state.SetPlane(cl)
 		}
 	} else {
 		emb, err := coordinator.OpenEmbedded(cfg.DataDir, self)
@@ -149,21 +180,21 @@ func New(cfg config.Config) (*Broker, error) {
 		coord = emb
 	}
 	b.coord = coord
-	b.dir = cluster.NewDirectory(cluster.DirectoryOptions{Self: cfg.ID, Cache: b.ctl.Cache, Topics: coord,
-		SingleNode: b.cluster == nil, SelfEndpoint: b.selfEndpoint, AutoCreate: *cfg.AutoCreateTopics,
-		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.closing, Log: b.log,
+	b.plane.dir = cluster.NewDirectory(cluster.DirectoryOptions{Self: cfg.ID, Cache: b.plane.state.Cache, Topics: coord,
+		SingleNode: b.plane.zk == nil, SelfEndpoint: b.selfEndpoint, AutoCreate: *cfg.AutoCreateTopics,
+		NumPartitions: cfg.NumPartitions, ReplicationFactor: cfg.DefaultReplicationFactor, Closing: b.life.closing, Log: b.log,
 		Layers: func() config.Layers { return b.cfgs.Layers() }, Controller: b.controllerHere})
-	b.scram, b.scramAdmin = b.newSCRAM() // scramcreds.go
-	b.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
-	b.repl.init(cfg.Cluster)     // the follower quota goes to the replicas
-	b.txns = b.newTxns()         // txns.go
-	b.verifier = b.newVerifier() // txnverify.go
+	b.sec.scram, b.sec.scramAdmin = b.newSCRAM() // scramcreds.go
+	b.coords.pids = txnhost.NewProducerIDs(coord.AllocateProducerIDs, b.log)
+	b.quotas.repl.init(cfg.Cluster)     // the follower quota goes to the replicas
+	b.coords.txns = b.newTxns()         // txns.go
+	b.coords.verifier = b.newVerifier() // txnverify.go
 	if err := b.startAuthz(); err != nil {
 		b.closeCoordinator()
 		return nil, err
 	}
-	b.clientQuotas = quota.NewManager(cfg.ClientQuotas.QuotaConfig())
-	b.quotaAdmin = quota.NewAdmin(coord, b.clientQuotas, b.log)
+	b.quotas.clients = quota.NewManager(cfg.ClientQuotas.QuotaConfig())
+	b.quotas.admin = quota.NewAdmin(coord, b.quotas.clients, b.log)
 	b.loadConfigs(raw)
 	store, err := engine.OpenStore(cfg.DataDir, engine.StoreOptions{
 		Log:                    b.logOptions(nil),
@@ -182,12 +213,12 @@ func New(cfg config.Config) (*Broker, error) {
 	b.replicas = b.newReplicas() // replicas.go
 	// Partitions come from the controller (replication/host/hosting.go), groups as the
 	// partitions of __consumer_offsets do.
-	b.groups = b.newGroups()
+	b.coords.groups = b.newGroups()
 	// The coordinators follow the leadership of their topics' partitions.
-	b.replicas.OnLeadership(offsetsTopic, b.groups.Move)
-	b.replicas.OnLeadership(txnStateTopic, b.txns.Move)
+	b.replicas.OnLeadership(offsetsTopic, b.coords.groups.Move)
+	b.replicas.OnLeadership(txnStateTopic, b.coords.txns.Move)
 	coord.OnConfigChange(b.remoteConfigChange)
-	b.quotaAdmin.Load() // after the hook: a change from now on is applied again
+	b.quotas.admin.Load() // after the hook: a change from now on is applied again
 	go b.replicas.RunClock()
 	if emb, ok := coord.(*coordinator.Embedded); ok {
 		if err := b.startSingleNode(emb); err != nil {
@@ -196,7 +227,7 @@ func New(cfg config.Config) (*Broker, error) {
 			return nil, err
 		}
 	}
-	if b.metrics != nil {
+	if b.metrics.reg != nil {
 		if err := b.startMetricsServer(); err != nil {
 			b.Close()
 			return nil, err
@@ -223,7 +254,7 @@ func (b *Broker) startSingleNode(emb *coordinator.Embedded) error {
 		return fmt.Errorf("broker: starting the single node's controller: %w", err)
 	}
 	if ts := b.topic(offsetsTopic); ts != nil {
-		g := b.groups.Existing()
+		g := b.coords.groups.Existing()
 		for i, p := range ts.Partitions {
 			if p == nil {
 				continue
@@ -260,7 +291,7 @@ func (b *Broker) leaderPartition(topic string, index int32) (*host.Partition, in
 	switch {
 	case p != nil && p.Leads():
 		return p, 0
-	case p != nil || b.ctl.Cache.HasPartition(topic, index):
+	case p != nil || b.plane.state.Cache.HasPartition(topic, index):
 		return nil, kerr.NotLeaderForPartition.Code
 	}
 	return nil, kerr.UnknownTopicOrPartition.Code
@@ -268,15 +299,15 @@ func (b *Broker) leaderPartition(topic string, index int32) (*host.Partition, in
 
 // self is this broker's advertised identity.
 func (b *Broker) self() coordinator.Broker {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.mu.advertis
+	b.net.mu.RLock()
+	defer b.net.mu.RUnlock()
+	return b.net.mu.advertis
 }
 
 // ListenAndServe listens on every configured listener and serves until
 // Close.
 func (b *Broker) ListenAndServe() error {
-	first := b.srv.Listeners()[0]
+	first := b.net.srv.Listeners()[0]
 	ln, err := net.Listen("tcp", first.Addr)
 	if err != nil {
 		return fmt.Errorf("broker: listen on %s (%s): %w", first.Addr, first.Name, err)
@@ -289,44 +320,44 @@ func (b *Broker) ListenAndServe() error {
 // address of its own advertises the address it is bound to (its port, when
 // the configuration asked for port 0).
 func (b *Broker) Serve(ln net.Listener) error {
-	b.mu.Lock()
-	if b.mu.closing {
-		b.mu.Unlock()
+	b.net.mu.Lock()
+	if b.net.mu.closing {
+		b.net.mu.Unlock()
 		ln.Close()
 		return net.ErrClosed
 	}
-	if err := b.srv.Bind(ln); err != nil {
-		b.mu.Unlock()
+	if err := b.net.srv.Bind(ln); err != nil {
+		b.net.mu.Unlock()
 		return err
 	}
-	b.mu.ln = ln
+	b.net.mu.ln = ln
 	err := b.refreshSelfLocked()
-	b.mu.Unlock()
+	b.net.mu.Unlock()
 	if err != nil {
 		return err
 	}
-	close(b.listening)
-	if b.cluster != nil {
+	close(b.net.listening)
+	if b.plane.zk != nil {
 		b.startCluster() // registers, then competes for the controller (cluster.go)
 	}
-	for _, l := range b.srv.Listeners() {
+	for _, l := range b.net.srv.Listeners() {
 		var adv string
 		if host, port, ok := b.selfEndpoint(l.Name); ok {
 			adv = net.JoinHostPort(host, strconv.Itoa(int(port)))
 		}
 		b.log.Info("sluice broker listening", "addr", l.Bound().String(), "listener", l.Name, "protocol", l.Protocol, "advertised", adv, "data", b.cfg.DataDir)
 	}
-	return b.srv.Serve()
+	return b.net.srv.Serve()
 }
 
 // Addr is the listener's address, once serving.
 func (b *Broker) Addr() net.Addr {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if b.mu.ln == nil {
+	b.net.mu.RLock()
+	defer b.net.mu.RUnlock()
+	if b.net.mu.ln == nil {
 		return nil
 	}
-	return b.mu.ln.Addr()
+	return b.net.mu.ln.Addr()
 }
 
 // Close stops accepting, lets every connection finish the request it is
@@ -343,24 +374,24 @@ func (b *Broker) Close() error {
 // (controlledshutdown.go): the controller moves this broker's leadership
 // away, then the broker stops.
 func (b *Broker) Shutdown(ctx context.Context) error {
-	b.stopping.Store(true)
+	b.life.stopping.Store(true)
 	b.controlledShutdown()
-	b.mu.Lock()
-	if b.mu.closing {
-		b.mu.Unlock()
+	b.net.mu.Lock()
+	if b.net.mu.closing {
+		b.net.mu.Unlock()
 		return nil
 	}
-	b.mu.closing = true
-	close(b.closing)
-	b.srv.Stop() // the listeners close, every connection ends after its request in hand
-	b.mu.Unlock()
-	b.groups.Close() // answers parked joins and syncs, closes the lag sampler's connections
-	b.txns.Close()   // answers requests waiting on a transaction coordinator
-	b.verifier.Close()
-	b.srv.Wait(ctx)
-	b.srv.Close()
-	if b.cluster != nil {
-		b.cluster.Close() // the registration goes, another broker becomes controller
+	b.net.mu.closing = true
+	close(b.life.closing)
+	b.net.srv.Stop() // the listeners close, every connection ends after its request in hand
+	b.net.mu.Unlock()
+	b.coords.groups.Close() // answers parked joins and syncs, closes the lag sampler's connections
+	b.coords.txns.Close()   // answers requests waiting on a transaction coordinator
+	b.coords.verifier.Close()
+	b.net.srv.Wait(ctx)
+	b.net.srv.Close()
+	if b.plane.zk != nil {
+		b.plane.zk.Close() // the registration goes, another broker becomes controller
 	}
 	cerr := b.coord.Close() // the single node's controller stops before the logs close
 	err := b.store.Close()
@@ -371,8 +402,8 @@ func (b *Broker) Shutdown(ctx context.Context) error {
 // closeCoordinator releases the metadata backend (and the ZooKeeper
 // session) when New fails.
 func (b *Broker) closeCoordinator() {
-	if b.cluster != nil {
-		b.cluster.Close()
+	if b.plane.zk != nil {
+		b.plane.zk.Close()
 		return
 	}
 	b.coord.Close()

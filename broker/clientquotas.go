@@ -50,7 +50,7 @@ import (
 )
 
 func init() {
-	clientEntityHooks = append(clientEntityHooks, func(b *Broker, path string) { b.quotaAdmin.LoadEntity(path) })
+	clientEntityHooks = append(clientEntityHooks, func(b *Broker, path string) { b.quotas.admin.LoadEntity(path) })
 }
 
 // connQuota is a connection's quota state for the request in hand.
@@ -74,7 +74,7 @@ var quotaExempt = map[int16]bool{4: true, 5: true, 6: true, 7: true, 27: true, 5
 func (c *conn) quotaBegin(h wire.Header, size int) {
 	q := &c.q
 	q.on, q.timed, q.waited, q.throttle, q.mut = false, false, 0, 0, quota.Mutations{}
-	m := c.b.clientQuotas
+	m := c.b.quotas.clients
 	if !m.Enabled() || quotaExempt[h.Key] {
 		return
 	}
@@ -93,7 +93,7 @@ func (c *conn) quotaBytes(t quota.Type, n int64) time.Duration {
 	if !q.on || !q.client.Limited(t) {
 		return 0
 	}
-	d := c.b.clientQuotas.Record(&q.client, t, float64(n), quota.Now())
+	d := c.b.quotas.clients.Record(&q.client, t, float64(n), quota.Now())
 	q.throttle = max(q.throttle, d)
 	return d
 }
@@ -110,7 +110,7 @@ func (c *conn) quotaTime() time.Duration {
 	}
 	now := quota.Now()
 	spent := max(time.Duration(now-q.start)-q.waited, 0)
-	d := c.b.clientQuotas.Record(&q.client, quota.RequestPercentage, float64(spent)*quota.NanosToPercent, now)
+	d := c.b.quotas.clients.Record(&q.client, quota.RequestPercentage, float64(spent)*quota.NanosToPercent, now)
 	q.throttle = max(q.throttle, d)
 	return d
 }
@@ -153,7 +153,7 @@ func (c *conn) mute() {
 	}
 	select {
 	case <-c.q.muteT.C:
-	case <-c.b.closing:
+	case <-c.b.life.closing:
 		c.q.muteT.Stop()
 	}
 }

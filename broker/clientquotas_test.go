@@ -239,19 +239,19 @@ func TestClientQuotasDescribeAlter(t *testing.T) {
 	adm := tb.admin(t)
 	both := kadm.ClientQuotaEntity{{Type: "user", Name: kmsg.StringPtr("ANONYMOUS")}, {Type: "client-id", Name: kmsg.StringPtr("c1")}}
 	setQuota(t, adm, clientEntity("c1"), "producer_byte_rate", 1000, false)
-	if got, _ := tb.clientQuotas.Quota(0, "ANONYMOUS", "c1"); got != 1000 {
+	if got, _ := tb.quotas.clients.Quota(0, "ANONYMOUS", "c1"); got != 1000 {
 		t.Fatalf("client quota %v, want 1000", got)
 	}
 	setQuota(t, adm, userEntity("ANONYMOUS"), "producer_byte_rate", 2000, false)
-	if got, _ := tb.clientQuotas.Quota(0, "ANONYMOUS", "c1"); got != 2000 {
+	if got, _ := tb.quotas.clients.Quota(0, "ANONYMOUS", "c1"); got != 2000 {
 		t.Fatalf("user over client: %v, want 2000", got)
 	}
 	setQuota(t, adm, both, "producer_byte_rate", 3000, false)
 	setQuota(t, adm, both, "request_percentage", 12.5, false)
-	if got, _ := tb.clientQuotas.Quota(0, "ANONYMOUS", "c1"); got != 3000 {
+	if got, _ := tb.quotas.clients.Quota(0, "ANONYMOUS", "c1"); got != 3000 {
 		t.Fatalf("user+client over user: %v, want 3000", got)
 	}
-	if got, _ := tb.clientQuotas.Quota(0, "ANONYMOUS", "c2"); got != 2000 {
+	if got, _ := tb.quotas.clients.Quota(0, "ANONYMOUS", "c2"); got != 2000 {
 		t.Fatalf("another client of the user: %v, want 2000", got)
 	}
 	dq, err := adm.DescribeClientQuotas(ctxTimeout(t, 5*time.Second), false, []kadm.DescribeClientQuotaComponent{{Type: "user", MatchType: 0, MatchName: kmsg.StringPtr("ANONYMOUS")}})
@@ -289,7 +289,7 @@ func TestClientQuotasDescribeAlter(t *testing.T) {
 	if len(cfgs) != 1 || cfgs["request_percentage"] != "12.5" {
 		t.Fatalf("after removing producer_byte_rate: %v", cfgs)
 	}
-	if got, _ := tb.clientQuotas.Quota(0, "ANONYMOUS", "c1"); got != 2000 {
+	if got, _ := tb.quotas.clients.Quota(0, "ANONYMOUS", "c1"); got != 2000 {
 		t.Fatalf("after removal: %v, want the user's 2000", got)
 	}
 	// Other keys of the entity (SCRAM credentials) are left alone.
@@ -404,7 +404,7 @@ func TestClientQuotasSurviveRestart(t *testing.T) {
 	setQuota(t, tb.admin(t), clientEntity("keep"), "producer_byte_rate", 4242, false)
 	tb.stop(t)
 	tb = startBroker(t, dir, nil)
-	if got, ok := tb.clientQuotas.Quota(0, "ANONYMOUS", "keep"); !ok || got != 4242 {
+	if got, ok := tb.quotas.clients.Quota(0, "ANONYMOUS", "keep"); !ok || got != 4242 {
 		t.Fatalf("after restart: %v %v, want 4242", got, ok)
 	}
 	dq, err := tb.admin(t).DescribeClientQuotas(context.Background(), false, nil)

@@ -17,7 +17,7 @@ import (
 // startCluster registers the broker in ZooKeeper, once it listens, and
 // starts its controller driver.
 func (b *Broker) startCluster() {
-	zc := b.cluster
+	zc := b.plane.zk
 	zc.Start(cluster.Start{Self: b.self(), Endpoints: b.registeredEndpoints(),
 		Dial: func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(zc.Client(), o) },
 		ControllerRequests: interbroker.Options{RequestTimeout: host.RequestTimeout,
@@ -29,12 +29,12 @@ func (b *Broker) startCluster() {
 // groups, until the controller's next LeaderAndIsr: after a session expiry
 // this broker may have been replaced as leader already.
 func (b *Broker) stopLeading() {
-	b.ctl.Locked(b.stopLeadingLocked)
+	b.plane.state.Locked(b.stopLeadingLocked)
 }
 
 // stopLeadingLocked is stopLeading under the control lock.
 func (b *Broker) stopLeadingLocked() {
-	tab := b.ctl.Roles.Edit()
+	tab := b.plane.state.Roles.Edit()
 	for tp, r := range tab.Roles {
 		if r.IsLeader {
 			r.IsLeader = false
@@ -44,7 +44,7 @@ func (b *Broker) stopLeadingLocked() {
 			}
 		}
 	}
-	b.ctl.Roles.Publish(tab)
+	b.plane.state.Roles.Publish(tab)
 }
 
 // electionLoopOptions are o with the controller driver's election options: the
@@ -60,7 +60,7 @@ func (b *Broker) electionLoopOptions(o zk.LoopOptions) zk.LoopOptions {
 	o.Unclean = func(topicConfigs map[string]string) bool {
 		return b.cfgs.Layers().UncleanLeaderElection(topicConfigs)
 	}
-	if m := b.metrics; m != nil {
+	if m := b.metrics.reg; m != nil {
 		o.Elected = func(e zk.LeaderElection) { m.Elected(e.Took, e.Unclean) }
 	}
 	return o

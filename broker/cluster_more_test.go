@@ -243,7 +243,7 @@ func TestClusterBrokerSessionExpiry(t *testing.T) {
 		}
 	}
 	produce("before")
-	oldEpoch := c.broker(2).cluster.BrokerEpoch()
+	oldEpoch := c.broker(2).plane.zk.BrokerEpoch()
 
 	proxy.SetCut(true)
 	others := []*testBroker{c.broker(0), c.broker(1)}
@@ -253,7 +253,7 @@ func TestClusterBrokerSessionExpiry(t *testing.T) {
 	})
 	proxy.SetCut(false)
 	c.waitAgree("broker 2 back", func(md *kmsg.MetadataResponse) bool { return len(md.Brokers) == 3 && topicReady("ex", 3)(md) })
-	newEpoch := c.broker(2).cluster.BrokerEpoch()
+	newEpoch := c.broker(2).plane.zk.BrokerEpoch()
 	if newEpoch <= oldEpoch {
 		t.Fatalf("broker epoch %d after re-registering, was %d", newEpoch, oldEpoch)
 	}
@@ -262,7 +262,7 @@ func TestClusterBrokerSessionExpiry(t *testing.T) {
 	ctl := c.broker(md.ControllerID)
 	rc := dialRaw(t, c.broker(2).addr)
 	li := kmsg.NewPtrLeaderAndISRRequest()
-	li.ControllerID, li.ControllerEpoch, li.BrokerEpoch = md.ControllerID, ctl.cluster.Loop().Epoch(), oldEpoch
+	li.ControllerID, li.ControllerEpoch, li.BrokerEpoch = md.ControllerID, ctl.plane.zk.Loop().Epoch(), oldEpoch
 	wantCode(t, "LeaderAndIsr for the expired registration", rc.roundTrip(li, 7).(*kmsg.LeaderAndISRResponse).ErrorCode, kerr.StaleBrokerEpoch)
 
 	produce("after")

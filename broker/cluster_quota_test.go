@@ -22,7 +22,7 @@ func TestClusterClientQuotaReachesEveryBroker(t *testing.T) {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			got, has := other.clientQuotas.Quota(0, "alice", "c1")
+			got, has := other.quotas.clients.Quota(0, "alice", "c1")
 			if has == ok && (!ok || got == want) {
 				return
 			}

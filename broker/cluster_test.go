@@ -226,7 +226,7 @@ func TestClusterRefusesStaleAndForeignControlRequests(t *testing.T) {
 	md := metadataOf(t, c.broker(0))
 	ctl := md.ControllerID
 	other := 1 - ctl
-	epoch := c.broker(other).ctl.ControllerEpoch()
+	epoch := c.broker(other).plane.state.ControllerEpoch()
 	if epoch < 1 {
 		t.Fatalf("broker %d accepted no controller request (epoch %d)", other, epoch)
 	}
@@ -251,7 +251,7 @@ func TestClusterRefusesStaleAndForeignControlRequests(t *testing.T) {
 	}
 	// An older broker epoch is refused whoever sends it.
 	li := kmsg.NewPtrLeaderAndISRRequest()
-	li.ControllerID, li.ControllerEpoch, li.BrokerEpoch = ctl, epoch, c.broker(other).cluster.BrokerEpoch()-1
+	li.ControllerID, li.ControllerEpoch, li.BrokerEpoch = ctl, epoch, c.broker(other).plane.zk.BrokerEpoch()-1
 	lr := rc.roundTrip(li, 7).(*kmsg.LeaderAndISRResponse)
 	wantCode(t, "LeaderAndIsr for an older broker epoch", lr.ErrorCode, kerr.StaleBrokerEpoch)
 	// The cluster still works: nothing above changed its metadata.

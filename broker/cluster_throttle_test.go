@@ -159,7 +159,7 @@ func TestClusterFollowerThrottle(t *testing.T) {
 	if limit := time.Duration(float64(inSync) / throttleRate / 2 * float64(time.Second)); took > limit {
 		t.Fatalf("acks=all produce of %d bytes with the follower in sync took %v, want under %v (half the throttled time)", inSync, took, limit)
 	}
-	if back.repl.follower.Exceeded() == 0 {
+	if back.quotas.repl.follower.Exceeded() == 0 {
 		t.Fatal("the in-sync follower's bytes were not counted against its quota")
 	}
 }
@@ -178,7 +178,7 @@ func TestClusterLeaderThrottle(t *testing.T) {
 	mustAlter(t)(adm.AlterBrokerConfigs(tc.ctx, []kadm.AlterConfig{set("leader.replication.throttled.rate", strconv.Itoa(throttleRate))}))
 	leader := tc.broker(tc.leader)
 	deadline := time.Now().Add(30 * time.Second)
-	for leader.repl.leader.Bound() != throttleRate || !leader.partition("moved", 0).LeaderThrottled.Load() {
+	for leader.quotas.repl.leader.Bound() != throttleRate || !leader.partition("moved", 0).LeaderThrottled.Load() {
 		if time.Now().After(deadline) {
 			t.Fatal("the leader did not take the rate and the throttled replicas set through the other broker")
 		}

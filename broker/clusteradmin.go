@@ -11,8 +11,8 @@ import (
 // controllerHere is the cluster's controller loop, or the single node's
 // controller; nil when neither runs here.
 func (b *Broker) controllerHere() cluster.Controller {
-	if b.cluster != nil {
-		if l := b.cluster.Loop(); l != nil {
+	if b.plane.zk != nil {
+		if l := b.plane.zk.Loop(); l != nil {
 			return l
 		}
 		return nil

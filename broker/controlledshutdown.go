@@ -13,7 +13,7 @@ import (
 // controlledShutdown asks the controller to move this broker's leadership
 // away, once, in a cluster with controlled.shutdown.enable.
 func (b *Broker) controlledShutdown() {
-	cl := b.cluster
+	cl := b.plane.zk
 	cfg := b.cfg.Cluster.Shutdown()
 	if cl == nil || !cfg.Enabled || !cl.ShutdownOnce() {
 		return
@@ -29,7 +29,7 @@ func (b *Broker) controlledShutdown() {
 		wait = 18 * time.Second
 	}
 	cluster.ControlledShutdown(cluster.ShutdownOptions{
-		Self: b.cfg.ID, Config: cfg, Wait: wait, Cache: b.ctl.Cache,
+		Self: b.cfg.ID, Config: cfg, Wait: wait, Cache: b.plane.state.Cache,
 		BrokerEpoch: cl.BrokerEpoch, Send: cl.SendControlledShutdown, Logger: b.log,
 	})
 }

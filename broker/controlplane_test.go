@@ -133,7 +133,7 @@ func TestControlRequestsSingleNode(t *testing.T) {
 	tb := startBroker(t, t.TempDir(), nil)
 	tb.createTopic(t, "t", 1)
 	rc := dialRaw(t, tb.addr)
-	roles, cache := tb.ctl.Roles.Load(), tb.ctl.Cache.Load()
+	roles, cache := tb.plane.state.Roles.Load(), tb.plane.state.Cache.Load()
 	stale := kerr.StaleControllerEpoch
 	for _, v := range []int16{0, 1, 2, 5, 7} {
 		top, codes := lisrCodes(rc, leaderAndIsr(0, 1, -1, []int32{0, 0, 1, 0}), v)
@@ -152,10 +152,10 @@ func TestControlRequestsSingleNode(t *testing.T) {
 	}
 	// Nothing changed: the role table and the metadata cache are those the
 	// single node's own controller made, and it still answers as before.
-	if tb.ctl.Roles.Load() != roles || tb.ctl.Roles.PendingDelete("t", 0) {
+	if tb.plane.state.Roles.Load() != roles || tb.plane.state.Roles.PendingDelete("t", 0) {
 		t.Error("a refused request changed the role table")
 	}
-	if tb.ctl.Cache.Load() != cache {
+	if tb.plane.state.Cache.Load() != cache {
 		t.Error("a refused UpdateMetadata changed the metadata cache")
 	}
 	md := rc.roundTrip(metadataReq(false, "t"), 12).(*kmsg.MetadataResponse)
@@ -176,7 +176,7 @@ func TestControlRequestsFencing(t *testing.T) {
 		wantCode(t, fmt.Sprintf("UpdateMetadata broker epoch %d", be),
 			umCode(rc, updateMetadata(2, 5, be, []int32{3, 1, 2}, [3]int32{0, 1, 0}, [3]int32{1, 2, 0}), 8), nil)
 	}
-	s := tb.ctl.Cache.Load()
+	s := tb.plane.state.Cache.Load()
 	if s.ControllerID != 2 || len(s.Brokers) != 3 || s.Brokers[0].ID != 1 || *s.Brokers[2].Rack != "rack3" ||
 		s.Brokers[1].Endpoints[0].Host != "b2" || s.Topics["t"].ID != topicA || s.Topics["t"].Partitions[1].Leader != 2 ||
 		fmt.Sprint(s.Topics["t"].Partitions[0].Offline) != "[3]" {
@@ -191,13 +191,13 @@ func TestControlRequestsFencing(t *testing.T) {
 	kraft := updateMetadata(2, 6, 100, []int32{1})
 	kraft.IsKRaftController = true
 	wantCode(t, "UpdateMetadata from a KRaft controller", umCode(rc, kraft, 8), staleCtl)
-	if tb.ctl.Cache.Load() != s {
+	if tb.plane.state.Cache.Load() != s {
 		t.Fatal("a refused UpdateMetadata changed the cache")
 	}
 	// A newer epoch replaces the live brokers; partition 1 is deleted,
 	// partition 0 kept as it was.
 	wantCode(t, "UpdateMetadata epoch 6", umCode(rc, updateMetadata(2, 6, 100, []int32{3, 1}, [3]int32{1, -2, 0}), 8), nil)
-	prev, s := s, tb.ctl.Cache.Load()
+	prev, s := s, tb.plane.state.Cache.Load()
 	if len(prev.Brokers) != 3 || len(prev.Topics["t"].Partitions) != 2 {
 		t.Errorf("the update changed the snapshot before it: %+v", prev)
 	}
@@ -211,7 +211,7 @@ func TestControlRequestsFencing(t *testing.T) {
 	um0 := updateMetadata(2, 6, 0, []int32{4})
 	um0.LiveBrokers[0].Host, um0.LiveBrokers[0].Port = "h4", 9094
 	wantCode(t, "UpdateMetadata v0", umCode(rc, um0, 0), nil)
-	if s = tb.ctl.Cache.Load(); len(s.Brokers) != 1 || s.Brokers[0].Endpoints[0] != (cluster.Endpoint{Listener: "PLAINTEXT", Host: "h4", Port: 9094}) {
+	if s = tb.plane.state.Cache.Load(); len(s.Brokers) != 1 || s.Brokers[0].Endpoints[0] != (cluster.Endpoint{Listener: "PLAINTEXT", Host: "h4", Port: 9094}) {
 		t.Fatalf("cache after UpdateMetadata v0: %+v", s.Brokers)
 	}
 
@@ -220,13 +220,13 @@ func TestControlRequestsFencing(t *testing.T) {
 	top, codes := lisrCodes(rc, leaderAndIsr(2, 6, 100, []int32{0, 1, 0, 1, 2}, []int32{1, 2, 0, 2, 1}, []int32{2, 2, 0, 2, 3}), 7)
 	wantCode(t, "LeaderAndIsr", top, nil)
 	wantCodes(t, "LeaderAndIsr", codes, nil, nil, kerr.UnknownTopicOrPartition)
-	if r, ok := tb.ctl.Roles.Role("t", 0); !ok || !r.IsLeader || r.LeaderEpoch != 0 || r.TopicID != topicA {
+	if r, ok := tb.plane.state.Roles.Role("t", 0); !ok || !r.IsLeader || r.LeaderEpoch != 0 || r.TopicID != topicA {
 		t.Errorf("t-0 role %+v, %v; want leader at epoch 0", r, ok)
 	}
-	if r, ok := tb.ctl.Roles.Role("t", 1); !ok || r.IsLeader || r.Leader != 2 {
+	if r, ok := tb.plane.state.Roles.Role("t", 1); !ok || r.IsLeader || r.Leader != 2 {
 		t.Errorf("t-1 role %+v, %v; want follower of 2", r, ok)
 	}
-	if _, ok := tb.ctl.Roles.Role("t", 2); ok {
+	if _, ok := tb.plane.state.Roles.Role("t", 2); ok {
 		t.Error("t-2 recorded though this broker is not a replica")
 	}
 	// The same leader epoch again is stale; a newer one makes t-0 a follower.
@@ -234,11 +234,11 @@ func TestControlRequestsFencing(t *testing.T) {
 	wantCodes(t, "LeaderAndIsr same leader epoch", codes, staleCtl)
 	_, codes = lisrCodes(rc, leaderAndIsr(2, 6, 100, []int32{0, 2, 1, 2, 1}), 7)
 	wantCodes(t, "LeaderAndIsr leader epoch 1", codes, nil)
-	if r, _ := tb.ctl.Roles.Role("t", 0); r.IsLeader || r.LeaderEpoch != 1 {
+	if r, _ := tb.plane.state.Roles.Role("t", 0); r.IsLeader || r.LeaderEpoch != 1 {
 		t.Errorf("t-0 role %+v; want follower at epoch 1", r)
 	}
 	// Refused whole: every partition answered with the top-level code.
-	before := tb.ctl.Roles.Load()
+	before := tb.plane.state.Roles.Load()
 	for _, c := range []struct {
 		what string
 		req  *kmsg.LeaderAndISRRequest
@@ -259,7 +259,7 @@ func TestControlRequestsFencing(t *testing.T) {
 		}
 		wantCodes(t, "LeaderAndIsr "+c.what, codes, want...)
 	}
-	if tb.ctl.Roles.Load() != before {
+	if tb.plane.state.Roles.Load() != before {
 		t.Fatal("a refused LeaderAndIsr changed the role table")
 	}
 	// Another topic id for the topic.
@@ -275,13 +275,13 @@ func TestControlRequestsFencing(t *testing.T) {
 	}
 	wantCode(t, "StopReplica t-0 epoch 0", sr.Partitions[0].ErrorCode, kerr.FencedLeaderEpoch)
 	wantCode(t, "StopReplica t-1", sr.Partitions[1].ErrorCode, nil)
-	if r, ok := tb.ctl.Roles.Role("t", 1); !ok || !r.Stopped {
+	if r, ok := tb.plane.state.Roles.Role("t", 1); !ok || !r.Stopped {
 		t.Errorf("t-1 role %+v after StopReplica; want stopped", r)
 	}
 	// Deletion (the topic's deletion epoch -2), and a partition not hosted.
 	sr = rc.roundTrip(stopReplica(2, 6, 100, true, [2]int32{0, -2}, [2]int32{7, -2}), 4).(*kmsg.StopReplicaResponse)
 	wantCodes(t, "StopReplica delete", []int16{sr.ErrorCode, sr.Partitions[0].ErrorCode, sr.Partitions[1].ErrorCode}, nil, nil, nil)
-	if _, ok := tb.ctl.Roles.Role("t", 0); ok || !tb.ctl.Roles.PendingDelete("t", 0) || !tb.ctl.Roles.PendingDelete("t", 7) {
+	if _, ok := tb.plane.state.Roles.Role("t", 0); ok || !tb.plane.state.Roles.PendingDelete("t", 0) || !tb.plane.state.Roles.PendingDelete("t", 7) {
 		t.Error("StopReplica delete: t-0 still hosted or deletions not recorded")
 	}
 	// Refused: top level only, no partitions.
@@ -303,10 +303,10 @@ func TestControlRequestsFencing(t *testing.T) {
 	// Hosting t-0 again takes it out of the pending deletions.
 	_, codes = lisrCodes(rc, leaderAndIsr(2, 7, 100, []int32{0, 1, 0, 1}), 5)
 	wantCodes(t, "LeaderAndIsr after deletion", codes, nil)
-	if !tb.ctl.Roles.PendingDelete("t", 7) || tb.ctl.Roles.PendingDelete("t", 0) {
+	if !tb.plane.state.Roles.PendingDelete("t", 7) || tb.plane.state.Roles.PendingDelete("t", 0) {
 		t.Error("pending deletions after t-0 was hosted again")
 	}
-	if tb.ctl.ControllerEpoch() != 7 {
-		t.Errorf("highest controller epoch %d, want 7", tb.ctl.ControllerEpoch())
+	if tb.plane.state.ControllerEpoch() != 7 {
+		t.Errorf("highest controller epoch %d, want 7", tb.plane.state.ControllerEpoch())
 	}
 }

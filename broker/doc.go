@@ -80,15 +80,15 @@
 // Broker.admin (one change to the topics, their partitions or the
 // configuration at a time); coordinator/group's own locks (a group's commits append to
 // __consumer_offsets and look topics up under them); the engine Store's
-// lock; Broker.mu (the listeners, closing) and the hosted topics' table
+// lock; Broker.net.mu (the listeners, closing) and the hosted topics' table
 // (replication/host's topics.go), neither under the other; the
 // partitions' locks. No lock is taken while a later one is held:
 // deleteTopic removes a deleted topic's committed offsets after it
-// releases Broker.admin, not under it. Broker.mu and the table are not
+// releases Broker.admin, not under it. Broker.net.mu and the table are not
 // held across I/O. The producer ids' lock
 // (coordinator/txn/host's ProducerIDs) nests no other lock; it is held
 // while the coordinator records a new block of producer ids (a small file
-// written and fsync'd, once per 1000 ids). Broker.mu is held around server.Server's Bind and Stop,
+// written and fsync'd, once per 1000 ids). Broker.net.mu is held around server.Server's Bind and Stop,
 // which take the server's lock (a leaf); no broker lock is held while a
 // connection waits for request memory or a connection slot. ControlState.mu is taken with no other lock held and
 // nests Broker.admin (replication/host/hosting.go opens and deletes logs under both), hence

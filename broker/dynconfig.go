@@ -46,8 +46,8 @@ func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 	if e, ok := d.ProducerIDExpiration(); ok {
 		o.ProducerIDExpiration = e
 	}
-	if b.metrics != nil {
-		o.OnFlush = b.metrics.Flushed // read at a log's open only
+	if b.metrics.reg != nil {
+		o.OnFlush = b.metrics.reg.Flushed // read at a log's open only
 	}
 	return o
 }
@@ -55,7 +55,7 @@ func (b *Broker) logOptions(topicConfigs map[string]string) engine.Options {
 // topicExists reports whether a topic exists in the controller's
 // metadata.
 func (b *Broker) topicExists(name string) bool {
-	_, _, ok := b.dir.Topic(name)
+	_, _, ok := b.plane.dir.Topic(name)
 	return ok
 }
 

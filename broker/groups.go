@@ -36,25 +36,25 @@ func (b *Broker) newGroups() *grouphost.Groups {
 	opts := grouphost.GroupsOptions{
 		Config: b.cfg.Groups, Logger: b.log, Partitions: n,
 		Topics: func(topic string) (int32, bool) {
-			_, n, ok := b.dir.Topic(topic)
+			_, n, ok := b.plane.dir.Topic(topic)
 			return n, ok
 		},
-		Store: grouphost.Options{Leader: b.leaderPartition, Closing: b.closing,
-			VerifyTxn: b.verifier.VerifyPartition},
+		Store: grouphost.Options{Leader: b.leaderPartition, Closing: b.life.closing,
+			VerifyTxn: b.coords.verifier.VerifyPartition},
 		Lag: grouphost.LagOptions{HighWatermark: b.leaderHighWatermark, Leader: b.otherLeader,
 			ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-lag"},
 	}
-	if b.cluster == nil {
+	if b.plane.zk == nil {
 		opts.CreateTopic, opts.CreateWait = b.createOffsetsTopic, cluster.AutoCreateWait
 	} else {
-		opts.Lag.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.Client(), o) }
+		opts.Lag.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.plane.zk.Client(), o) }
 	}
 	return grouphost.NewGroups(opts)
 }
 
 // groupCoordinator returns the group coordinator for a group request.
 func (b *Broker) groupCoordinator() (*group.Coordinator, error) {
-	return b.groups.Coordinator()
+	return b.coords.groups.Coordinator()
 }
 
 // createOffsetsTopic creates __consumer_offsets on the single node if it
@@ -73,8 +73,8 @@ func (b *Broker) createOffsetsTopic() (bool, error) {
 // partition of __consumer_offsets.
 func (b *Broker) clusterCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
 	gc := b.cfg.Groups.WithDefaults()
-	g := b.groups.Existing()
-	return b.dir.Coordinator(cluster.InternalTopic{Name: offsetsTopic, Partitions: g.Partitions(),
+	g := b.coords.groups.Existing()
+	return b.plane.dir.Coordinator(cluster.InternalTopic{Name: offsetsTopic, Partitions: g.Partitions(),
 		Replication: gc.OffsetsReplication, ReplicationKey: "offsets.topic.replication.factor",
 		Configs: config.OffsetsTopicConfigs(gc), What: "group"}, key, listener,
 		func(ctx context.Context, p int32) { _ = g.WaitLoaded(ctx, p) })
@@ -92,7 +92,7 @@ func (b *Broker) leaderHighWatermark(topic string, partition int32) (int64, bool
 // otherLeader is the leader of a partition another broker leads, by the
 // metadata cache.
 func (b *Broker) otherLeader(topic string, partition int32) (int32, bool) {
-	t := b.ctl.Cache.Load().Topics[topic]
+	t := b.plane.state.Cache.Load().Topics[topic]
 	if t == nil {
 		return -1, false
 	}
@@ -122,7 +122,7 @@ func (b *Broker) migrateOffsetsTopic(configs map[string]string) error {
 
 // GroupLag returns the lag of every group this broker coordinates, by
 // group, topic and partition (grouphost's Groups.Lag).
-func (b *Broker) GroupLag(ctx context.Context) []grouphost.Lag { return b.groups.Lag(ctx) }
+func (b *Broker) GroupLag(ctx context.Context) []grouphost.Lag { return b.coords.groups.Lag(ctx) }
 
 // clientHost is the connection's peer as Kafka reports it: "/" and the IP.
 func (c *conn) clientHost() string {

@@ -31,7 +31,7 @@ func compactedOffsets(c *config.Config) {
 func (tb *testBroker) offsetsRecords(t testing.TB) (records, tombstones int) {
 	t.Helper()
 	ts := tb.topic(offsetsTopic)
-	s := tb.groups.Store()
+	s := tb.coords.groups.Store()
 	for i := range ts.Partitions {
 		err := s.Read(int32(i), func(r group.Record) error {
 			records++

@@ -24,14 +24,14 @@ type advertisedEndpoint struct {
 }
 
 // Listening is closed once Serve has bound every listener.
-func (b *Broker) Listening() <-chan struct{} { return b.listening }
+func (b *Broker) Listening() <-chan struct{} { return b.net.listening }
 
 // ListenerAddr is the bound address of the listener named name, once
 // serving.
 func (b *Broker) ListenerAddr(name string) net.Addr {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	if l := b.srv.Listener(name); l != nil {
+	b.net.mu.RLock()
+	defer b.net.mu.RUnlock()
+	if l := b.net.srv.Listener(name); l != nil {
 		return l.Bound()
 	}
 	return nil
@@ -40,16 +40,16 @@ func (b *Broker) ListenerAddr(name string) net.Addr {
 // advertisedEndpoints resolves the advertised listeners against the bound
 // ones: a listener not advertised explicitly advertises its configured
 // host with its bound port; a host of "", 0.0.0.0 or :: is localhost, port
-// 0 the bound port. b.mu is held.
+// 0 the bound port. b.net.mu is held.
 func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
 	var out []advertisedEndpoint
-	for _, l := range b.srv.Listeners() {
+	for _, l := range b.net.srv.Listeners() {
 		bound := l.Bound()
-		addr, ok := b.lsetup.Advertised[l.Name]
+		addr, ok := b.net.setup.Advertised[l.Name]
 		if !ok {
 			continue
 		}
-		if !b.lsetup.Explicit[l.Name] && bound != nil {
+		if !b.net.setup.Explicit[l.Name] && bound != nil {
 			// The configured host (a certificate names it, not the
 			// address it resolved to), the bound port.
 			host, _, _ := net.SplitHostPort(addr)
@@ -76,17 +76,17 @@ func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
 
 // selfListener names a listener this broker advertises (the first).
 func (b *Broker) selfListener() string {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	return b.mu.endpoints[0].listener
+	b.net.mu.RLock()
+	defer b.net.mu.RUnlock()
+	return b.net.mu.endpoints[0].listener
 }
 
 // selfEndpoint is this broker's advertised address on the listener named
 // name.
 func (b *Broker) selfEndpoint(name string) (host string, port int32, ok bool) {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	for _, e := range b.mu.endpoints {
+	b.net.mu.RLock()
+	defer b.net.mu.RUnlock()
+	for _, e := range b.net.mu.endpoints {
 		if e.listener == name {
 			return e.host, e.port, true
 		}
@@ -96,7 +96,7 @@ func (b *Broker) selfEndpoint(name string) (host string, port int32, ok bool) {
 
 // refreshSelfLocked recomputes the advertised endpoints and this broker's
 // identity for the controller (the inter-broker listener's endpoint, else
-// the first advertised). b.mu is held.
+// the first advertised). b.net.mu is held.
 func (b *Broker) refreshSelfLocked() error {
 	eps, err := b.advertisedEndpointsLocked()
 	if err != nil {
@@ -105,10 +105,10 @@ func (b *Broker) refreshSelfLocked() error {
 	if len(eps) == 0 {
 		return fmt.Errorf("broker: no listener is advertised")
 	}
-	b.mu.endpoints = eps
+	b.net.mu.endpoints = eps
 	self := eps[0]
 	for _, e := range eps {
-		if e.listener == b.lsetup.InterName {
+		if e.listener == b.net.setup.InterName {
 			self = e
 		}
 	}
@@ -116,17 +116,17 @@ func (b *Broker) refreshSelfLocked() error {
 	if r := b.cfg.Cluster.Rack; r != "" {
 		br.Rack = &r
 	}
-	b.mu.advertis = br
+	b.net.mu.advertis = br
 	return nil
 }
 
 // registeredEndpoints are the advertised listeners as the ZooKeeper
 // registration lists them.
 func (b *Broker) registeredEndpoints() []zk.Endpoint {
-	b.mu.RLock()
-	defer b.mu.RUnlock()
-	out := make([]zk.Endpoint, len(b.mu.endpoints))
-	for i, e := range b.mu.endpoints {
+	b.net.mu.RLock()
+	defer b.net.mu.RUnlock()
+	out := make([]zk.Endpoint, len(b.net.mu.endpoints))
+	for i, e := range b.net.mu.endpoints {
 		out[i] = zk.Endpoint{Listener: e.listener, SecurityProtocol: e.protocol, Host: e.host, Port: e.port}
 	}
 	return out
@@ -135,12 +135,12 @@ func (b *Broker) registeredEndpoints() []zk.Endpoint {
 // setupInterTLS gives the broker's own connections their TLS client
 // configuration when the inter-broker listener is SSL or SASL_SSL.
 func (b *Broker) setupInterTLS() error {
-	if p := b.lsetup.Protocols[b.lsetup.InterName]; p == config.ProtoSSL || p == config.ProtoSASLSSL {
-		cfg, err := b.cfg.TLS.Client(b.lsetup.InterName, b.log)
+	if p := b.net.setup.Protocols[b.net.setup.InterName]; p == config.ProtoSSL || p == config.ProtoSASLSSL {
+		cfg, err := b.cfg.TLS.Client(b.net.setup.InterName, b.log)
 		if err != nil {
 			return err
 		}
-		b.interTLS = cfg
+		b.net.interTLS = cfg
 	}
 	return nil
 }
@@ -151,12 +151,12 @@ func (b *Broker) setupInterTLS() error {
 // handshake. book gives the brokers' addresses (the cluster's ZooKeeper
 // client).
 func (b *Broker) openInterBroker(book interbroker.AddressBook, o interbroker.Options) interbroker.Sender {
-	o.Listener = b.lsetup.InterName
-	if b.saslClient != nil {
-		o.Handshake = b.saslClient.handshake // saslclient.go
+	o.Listener = b.net.setup.InterName
+	if b.sec.saslClient != nil {
+		o.Handshake = b.sec.saslClient.handshake // saslclient.go
 	}
-	if b.interTLS != nil {
-		o.Dial = b.interTLS.Dial // reloading its files (tlsconf.Client)
+	if b.net.interTLS != nil {
+		o.Dial = b.net.interTLS.Dial // reloading its files (tlsconf.Client)
 	}
 	return b.cfg.Transport.Open(b.cfg.ID, book, o)
 }

@@ -125,7 +125,7 @@ func TestClusterInterBrokerListener(t *testing.T) {
 		cfg.ListenerProtocols = map[string]string{"CLIENT": config.ProtoPlaintext, "INTERNAL": config.ProtoPlaintext}
 		cfg.InterBrokerListener = "INTERNAL"
 	})
-	zc := c.broker(0).cluster.Client()
+	zc := c.broker(0).plane.zk.Client()
 	for id := range int32(2) {
 		data, _, err := zc.Get(zk.BrokerPath(id))
 		if err != nil {

@@ -17,11 +17,11 @@ import (
 func (b *Broker) localControl(req kmsg.Request) (kmsg.Response, error) {
 	switch r := req.(type) {
 	case *kmsg.LeaderAndISRRequest:
-		return b.leaderAndIsr(r, b.ctl.Local), nil
+		return b.leaderAndIsr(r, b.plane.state.Local), nil
 	case *kmsg.UpdateMetadataRequest:
-		return b.updateMetadata(r, b.ctl.Local), nil
+		return b.updateMetadata(r, b.plane.state.Local), nil
 	case *kmsg.StopReplicaRequest:
-		return b.stopReplica(r, b.ctl.Local), nil
+		return b.stopReplica(r, b.plane.state.Local), nil
 	}
 	return nil, fmt.Errorf("broker: the controller sent a %s request", kmsg.NameForKey(req.Key()))
 }

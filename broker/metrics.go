@@ -9,7 +9,7 @@ package broker
 // (broker/server/requestlog.go, replication/host/isrchange.go, the controller driver's Elected, the
 // engine's OnFlush).
 //
-// A scrape takes Broker.mu (read) to list the partitions, releases it, then
+// A scrape takes Broker.net.mu (read) to list the partitions, releases it, then
 // each partition's replicaDriver.mu in turn, with no other lock held; the
 // group metrics take the lag sampler's lock first (doc.go's lock order).
 
@@ -39,14 +39,14 @@ func (b *Broker) metricsState() metrics.State {
 	var st metrics.State
 	// The server and the replicas are nil at the registry's first collect,
 	// in New before they are made.
-	if b.srv != nil {
-		st.Connections = b.srv.Connections()
+	if b.net.srv != nil {
+		st.Connections = b.net.srv.Connections()
 	}
 	if b.replicas != nil {
 		st.Partitions = b.replicas.PartitionStates()
 	}
 	st.Controller = b.isController()
-	if snap := b.ctl.Cache.Load(); snap != nil {
+	if snap := b.plane.state.Cache.Load(); snap != nil {
 		st.ControllerEpoch = snap.ControllerEpoch
 		if st.Controller {
 			st.OfflinePartitions = snap.OfflinePartitions()
@@ -59,41 +59,41 @@ func (b *Broker) metricsState() metrics.State {
 // while New has not made it yet (the registry describes its collectors
 // as it is built).
 func (b *Broker) metricsGroups() (metrics.Groups, bool) {
-	if b.groups == nil {
+	if b.coords.groups == nil {
 		return metrics.Groups{}, false
 	}
-	return b.groups.Metrics(context.Background()), true
+	return b.coords.groups.Metrics(context.Background()), true
 }
 
 // isController reports whether this broker is the active controller: in
 // ZooKeeper mode the one elected, on the single node always (it runs its
 // own).
 func (b *Broker) isController() bool {
-	if b.cluster == nil {
+	if b.plane.zk == nil {
 		return true
 	}
-	l := b.cluster.Loop()
+	l := b.plane.zk.Loop()
 	return l != nil && l.IsController()
 }
 
 // startMetricsServer listens on metrics.listen and serves the endpoints.
 func (b *Broker) startMetricsServer() error {
-	srv, err := metrics.Serve(b.cfg.Observability.MetricsListen, b.metrics,
+	srv, err := metrics.Serve(b.cfg.Observability.MetricsListen, b.metrics.reg,
 		metrics.ServerOptions{Ready: b.notReady, Pprof: b.cfg.Observability.Pprof, Logger: b.log})
 	if err != nil {
 		return fmt.Errorf("broker: metrics.listen: %w", err)
 	}
-	b.metricsSrv = srv
+	b.metrics.srv = srv
 	b.log.Info("serving metrics", "addr", srv.Addr().String())
 	return nil
 }
 
 // MetricsAddr is the metrics listener's address, nil without one.
 func (b *Broker) MetricsAddr() net.Addr {
-	if b.metricsSrv == nil {
+	if b.metrics.srv == nil {
 		return nil
 	}
-	return b.metricsSrv.Addr()
+	return b.metrics.srv.Addr()
 }
 
 // notReady is why the broker is not ready to serve clients (/readyz), ""
@@ -101,21 +101,21 @@ func (b *Broker) MetricsAddr() net.Addr {
 // is not shutting down, and in ZooKeeper mode it is registered and holds
 // the metadata of the controller ZooKeeper names.
 func (b *Broker) notReady() string {
-	if b.stopping.Load() {
+	if b.life.stopping.Load() {
 		return "shutting down"
 	}
-	b.mu.RLock()
-	listening := b.mu.ln != nil
-	b.mu.RUnlock()
+	b.net.mu.RLock()
+	listening := b.net.mu.ln != nil
+	b.net.mu.RUnlock()
 	if !listening {
 		return "not listening yet"
 	}
-	if c := b.cluster; c != nil {
+	if c := b.plane.zk; c != nil {
 		if !c.Registered() {
 			return "not registered in ZooKeeper yet"
 		}
 		l := c.Loop()
-		snap := b.ctl.Cache.Load()
+		snap := b.plane.state.Cache.Load()
 		if l == nil || snap == nil || l.ActiveController() < 0 || snap.ControllerID != l.ActiveController() {
 			return "no metadata from the current controller yet"
 		}
@@ -125,7 +125,7 @@ func (b *Broker) notReady() string {
 
 // stopMetricsServer closes the metrics listener.
 func (b *Broker) stopMetricsServer() {
-	if b.metricsSrv != nil {
-		b.metricsSrv.Close()
+	if b.metrics.srv != nil {
+		b.metrics.srv.Close()
 	}
 }

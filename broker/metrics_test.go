@@ -309,7 +309,7 @@ func TestMetricsProduceFetch(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	b.metricsSrv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
+	b.metrics.srv.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/readyz", nil))
 	if rec.Code != http.StatusServiceUnavailable || strings.TrimSpace(rec.Body.String()) != "shutting down" {
 		t.Errorf("/readyz after Close: %d %q, want 503 shutting down", rec.Code, rec.Body.String())
 	}

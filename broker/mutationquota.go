@@ -37,7 +37,7 @@ const throttlingQuotaMessage = "The throttling quota has been exceeded."
 func (c *conn) mutationQuota(version, strictSince int16) *quota.Mutations {
 	c.q.mut = quota.Mutations{}
 	if c.q.on {
-		c.q.mut = c.b.clientQuotas.Mutations(&c.q.client, version >= strictSince)
+		c.q.mut = c.b.quotas.clients.Mutations(&c.q.client, version >= strictSince)
 	}
 	return &c.q.mut
 }

@@ -40,7 +40,7 @@ func TestSlowRequestLog(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if tb.metrics != nil || tb.MetricsAddr() != nil {
+	if tb.metrics.reg != nil || tb.MetricsAddr() != nil {
 		t.Fatal("metrics kept without metrics.listen")
 	}
 	id := tb.createTopic(t, "quiet", 1)

@@ -70,7 +70,7 @@ func (c *conn) newExchange(mechanism string) saslExchange {
 		return &plainExchange{users: c.sasl.l.PlainUsers}
 	}
 	m, _ := scram.ByName(mechanism)
-	return scramExchange{scram.NewServer(m, func(user string) (scram.Credential, bool) { return c.b.scram.Credential(m, user) })}
+	return scramExchange{scram.NewServer(m, func(user string) (scram.Credential, bool) { return c.b.sec.scram.Credential(m, user) })}
 }
 
 type scramExchange struct{ s *scram.Server }
@@ -111,25 +111,25 @@ func (e *plainExchange) user() string { return e.name }
 // inter-broker listener is one, the broker's own client for it (needed in
 // ZooKeeper mode only: the single node talks to no other broker).
 func (b *Broker) setupSASL() error {
-	b.saslLns = map[string]*config.SASLListener{}
-	for _, lc := range b.lsetup.Listeners {
+	b.sec.saslLns = map[string]*config.SASLListener{}
+	for _, lc := range b.net.setup.Listeners {
 		name := lc.Name
-		if p := b.lsetup.Protocols[name]; p != config.ProtoSASLPlaintext && p != config.ProtoSASLSSL {
+		if p := b.net.setup.Protocols[name]; p != config.ProtoSASLPlaintext && p != config.ProtoSASLSSL {
 			continue
 		}
 		sl, err := b.cfg.SASL.Resolve(name)
 		if err != nil {
 			return err
 		}
-		b.saslLns[name] = sl
-		if name != b.lsetup.InterName || !b.cfg.Cluster.Enabled() {
+		b.sec.saslLns[name] = sl
+		if name != b.net.setup.InterName || !b.cfg.Cluster.Enabled() {
 			continue
 		}
 		mech, user, password, err := b.cfg.SASL.InterBrokerIdentity(sl)
 		if err != nil {
 			return err
 		}
-		b.saslClient = &saslClient{mechanism: mech, user: user, password: password, clientID: "broker-" + strconv.Itoa(int(b.cfg.ID))}
+		b.sec.saslClient = &saslClient{mechanism: mech, user: user, password: password, clientID: "broker-" + strconv.Itoa(int(b.cfg.ID))}
 	}
 	return nil
 }
@@ -137,7 +137,7 @@ func (b *Broker) setupSASL() error {
 // newSASLConn is the SASL state of a new connection on l, nil unless l is
 // SASL_*.
 func (b *Broker) newSASLConn(l *server.Listener) *saslConn {
-	if sl := b.saslLns[l.Name]; sl != nil {
+	if sl := b.sec.saslLns[l.Name]; sl != nil {
 		return &saslConn{l: sl}
 	}
 	return nil

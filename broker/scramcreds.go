@@ -27,7 +27,7 @@ func (b *Broker) newSCRAM() (*scram.Cache, *scram.Admin) {
 }
 
 // forgetSCRAM drops user's cached credentials.
-func (b *Broker) forgetSCRAM(user string) { b.scram.Forget(user) }
+func (b *Broker) forgetSCRAM(user string) { b.sec.scram.Forget(user) }
 
 // scramStore is scram.Store over the coordinator's user entities.
 type scramStore struct{ coord coordinator.Coordinator }

@@ -58,7 +58,7 @@ func (r *replicationQuotas) init(c config.ClusterConfig) {
 // (config.Layers.ReplicationRates), logging a change.
 func (b *Broker) applyReplicationRates() {
 	leader, follower := b.cfgs.Layers().ReplicationRates()
-	for i, q := range [2]*quota.Replication{b.repl.leader, b.repl.follower} {
+	for i, q := range [2]*quota.Replication{b.quotas.repl.leader, b.quotas.repl.follower} {
 		rate := [2]int64{leader, follower}[i]
 		if old := q.SetBound(rate); old != rate {
 			b.log.Info("replication throttle", "key", config.ReplicationRateKeys[i], "bytes_per_second", rate)

@@ -24,7 +24,7 @@ func TestReplicationThrottleConfigs(t *testing.T) {
 	})
 	adm := tb.admin(t)
 	ctx := ctxTimeout(t, 10*time.Second)
-	bounds := func() (int64, int64) { return tb.repl.leader.Bound(), tb.repl.follower.Bound() }
+	bounds := func() (int64, int64) { return tb.quotas.repl.leader.Bound(), tb.quotas.repl.follower.Bound() }
 	if l, f := bounds(); l != math.MaxInt64 || f != math.MaxInt64 {
 		t.Fatalf("no rate set: bounds %d and %d, want none", l, f)
 	}
@@ -43,7 +43,7 @@ func TestReplicationThrottleConfigs(t *testing.T) {
 	if c := got["replication.quota.window.num"]; c.Value == nil || *c.Value != "5" || !c.ReadOnly || c.Source != kmsg.ConfigSourceStaticBrokerConfig {
 		t.Errorf("described replication.quota.window.num: %+v, want 5, read-only, STATIC_BROKER_CONFIG", c)
 	}
-	if n, w := tb.repl.leader.Windows(); n != 5 || w != 2*time.Second {
+	if n, w := tb.quotas.repl.leader.Windows(); n != 5 || w != 2*time.Second {
 		t.Errorf("the leader quota has %d samples of %v, want 5 of 2 s", n, w)
 	}
 	for _, bad := range []kadm.AlterConfig{set("leader.replication.throttled.rate", "-1"), set("follower.replication.throttled.rate", "fast"), set("replication.quota.window.num", "3")} {

@@ -512,7 +512,7 @@ func TestTxnMarkersResentAfterRestart(t *testing.T) {
 	tb := serveBroker(t, dir, nil)
 	ctx := ctxTimeout(t, 60*time.Second)
 	tb.createTopic(t, "held", 2)
-	tb.txns.HoldMarkers(true)
+	tb.coords.txns.HoldMarkers(true)
 	cl := txnClient(t, tb.addr, "held")
 	produceTxn(t, ctx, cl, "held", true, map[int32][]string{0: {"a"}, 1: {"b"}})
 	adm := kadm.NewClient(tb.ownClient(t))

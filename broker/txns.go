@@ -28,16 +28,16 @@ const txnStateTopic = txnhost.StateTopic
 // partitions, metadata cache and connections.
 func (b *Broker) newTxns() *txnhost.Coordinators {
 	opts := txnhost.Options{
-		Self: b.cfg.ID, Config: b.cfg.Txns, Logger: b.log, Closing: b.closing,
+		Self: b.cfg.ID, Config: b.cfg.Txns, Logger: b.log, Closing: b.life.closing,
 		Leader:            b.leaderPartition,
-		Metadata:          func() txnhost.Metadata { return txnMetadata{b.ctl.Cache.Load()} },
+		Metadata:          func() txnhost.Metadata { return txnMetadata{b.plane.state.Cache.Load()} },
 		WriteMarkers:      b.writeTxnMarkers, // 27_write_txn_markers.go
-		NewProducerID:     b.pids.ID,
-		OffsetsPartitions: func() int32 { return b.groups.Existing().Partitions() },
+		NewProducerID:     b.coords.pids.ID,
+		OffsetsPartitions: func() int32 { return b.coords.groups.Existing().Partitions() },
 		StatePartitions:   b.txnPartitions,
 	}
-	if b.cluster != nil {
-		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.Client(), o) }
+	if b.plane.zk != nil {
+		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.plane.zk.Client(), o) }
 	}
 	return txnhost.New(opts)
 }
@@ -74,7 +74,7 @@ func (m txnMetadata) TopicDeleted(topic string) bool {
 // metadata has it once created (Kafka reads the topic's count too), else
 // transaction.state.log.num.partitions.
 func (b *Broker) txnPartitions() int32 {
-	if t := b.ctl.Cache.Load().Topics[txnStateTopic]; t != nil && t.Count > 0 {
+	if t := b.plane.state.Cache.Load().Topics[txnStateTopic]; t != nil && t.Count > 0 {
 		return t.Count
 	}
 	return b.cfg.Txns.WithDefaults().StatePartitions
@@ -84,11 +84,11 @@ func (b *Broker) txnPartitions() int32 {
 // FindCoordinator, creating __transaction_state first if needed.
 func (b *Broker) txnCoordinator(key, listener string) (id int32, host string, port int32, code int16, msg string) {
 	tc := b.cfg.Txns.WithDefaults()
-	return b.dir.Coordinator(cluster.InternalTopic{Name: txnStateTopic, Partitions: b.txnPartitions(),
+	return b.plane.dir.Coordinator(cluster.InternalTopic{Name: txnStateTopic, Partitions: b.txnPartitions(),
 		Replication: tc.StateReplication, ReplicationKey: "transaction.state.log.replication.factor",
-		Configs: config.TxnStateTopicConfigs(tc, b.cluster == nil), What: "transactional id"}, key, listener,
+		Configs: config.TxnStateTopicConfigs(tc, b.plane.zk == nil), What: "transactional id"}, key, listener,
 		func(ctx context.Context, p int32) {
-			if d := b.txns.Driver(p); d != nil {
+			if d := b.coords.txns.Driver(p); d != nil {
 				d.AwaitLoaded(ctx)
 			}
 		})

@@ -38,10 +38,10 @@ func (b *Broker) newVerifier() *txnhost.Verifier {
 			return b.addPartitionsToTxn(version, t, nil) // 24_add_partitions_to_txn.go
 		},
 		ClientID: "broker-" + strconv.Itoa(int(b.cfg.ID)) + "-txn-verification",
-		Logger:   b.log, Closing: b.closing,
+		Logger:   b.log, Closing: b.life.closing,
 	}
-	if b.cluster != nil {
-		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.cluster.Client(), o) }
+	if b.plane.zk != nil {
+		opts.Dial = func(o interbroker.Options) interbroker.Sender { return b.openInterBroker(b.plane.zk.Client(), o) }
 	}
 	return txnhost.NewVerifier(opts)
 }
@@ -49,7 +49,7 @@ func (b *Broker) newVerifier() *txnhost.Verifier {
 // txnCoordinatorNode is the broker leading the transactional id's
 // partition of __transaction_state, or -1 if none is live.
 func (b *Broker) txnCoordinatorNode(transactionalID string) int32 {
-	snap := b.ctl.Cache.Load()
+	snap := b.plane.state.Cache.Load()
 	t := snap.Topics[txnStateTopic]
 	if t == nil {
 		return -1
@@ -71,7 +71,7 @@ func (b *Broker) txnCoordinatorNode(transactionalID string) int32 {
 // append, which refuses them.
 func (c *conn) verifyProduce(req *kmsg.ProduceRequest) map[engine.Partition]txnVerdict {
 	b := c.b
-	if req.TransactionID == nil || !b.verifier.Enabled() {
+	if req.TransactionID == nil || !b.coords.verifier.Enabled() {
 		return nil
 	}
 	var verdicts map[engine.Partition]txnVerdict
@@ -116,7 +116,7 @@ func (c *conn) verifyProduce(req *kmsg.ProduceRequest) map[engine.Partition]txnV
 	if req.TimeoutMillis > 0 {
 		wait = time.Duration(req.TimeoutMillis) * time.Millisecond
 	}
-	for tp, code := range b.verifier.Verify(t, wait) {
+	for tp, code := range b.coords.verifier.Verify(t, wait) {
 		if v, ok := verdicts[tp]; ok && code != 0 {
 			v.code, v.msg = txnhost.ProduceError(code)
 			verdicts[tp] = v
