@@ -61,7 +61,7 @@ type netState struct {
 		closing  bool
 		advertis coordinator.Broker
 		// endpoints are the advertised listeners' addresses (listeners.go).
-		endpoints []advertisedEndpoint
+		endpoints []server.Endpoint
 	}
 	// srv accepts the listeners' connections and runs their loops
 	// (package server); its listeners' bound addresses are set and read

@@ -8,20 +8,12 @@ package broker
 import (
 	"fmt"
 	"net"
-	"strconv"
 
 	"github.com/sluice-io/sluice/config"
 	"github.com/sluice-io/sluice/coordinator"
 	"github.com/sluice-io/sluice/coordinator/zk"
 	"github.com/sluice-io/sluice/wire/interbroker"
 )
-
-// advertisedEndpoint is one advertised listener's address.
-type advertisedEndpoint struct {
-	listener, protocol string
-	host               string
-	port               int32
-}
 
 // Listening is closed once Serve has bound every listener.
 func (b *Broker) Listening() <-chan struct{} { return b.net.listening }
@@ -37,48 +29,11 @@ func (b *Broker) ListenerAddr(name string) net.Addr {
 	return nil
 }
 
-// advertisedEndpoints resolves the advertised listeners against the bound
-// ones: a listener not advertised explicitly advertises its configured
-// host with its bound port; a host of "", 0.0.0.0 or :: is localhost, port
-// 0 the bound port. b.net.mu is held.
-func (b *Broker) advertisedEndpointsLocked() ([]advertisedEndpoint, error) {
-	var out []advertisedEndpoint
-	for _, l := range b.net.srv.Listeners() {
-		bound := l.Bound()
-		addr, ok := b.net.setup.Advertised[l.Name]
-		if !ok {
-			continue
-		}
-		if !b.net.setup.Explicit[l.Name] && bound != nil {
-			// The configured host (a certificate names it, not the
-			// address it resolved to), the bound port.
-			host, _, _ := net.SplitHostPort(addr)
-			_, port, _ := net.SplitHostPort(bound.String())
-			addr = net.JoinHostPort(host, port)
-		}
-		host, port, err := net.SplitHostPort(addr)
-		if err != nil {
-			return nil, fmt.Errorf("broker: advertised listener %s %q: %w", l.Name, addr, err)
-		}
-		if host == "" || host == "0.0.0.0" || host == "::" {
-			host = "localhost"
-		}
-		p, _ := strconv.Atoi(port)
-		if p == 0 && bound != nil {
-			if ta, ok := bound.(*net.TCPAddr); ok {
-				p = ta.Port
-			}
-		}
-		out = append(out, advertisedEndpoint{listener: l.Name, protocol: l.Protocol, host: host, port: int32(p)})
-	}
-	return out, nil
-}
-
 // selfListener names a listener this broker advertises (the first).
 func (b *Broker) selfListener() string {
 	b.net.mu.RLock()
 	defer b.net.mu.RUnlock()
-	return b.net.mu.endpoints[0].listener
+	return b.net.mu.endpoints[0].Listener
 }
 
 // selfEndpoint is this broker's advertised address on the listener named
@@ -87,8 +42,8 @@ func (b *Broker) selfEndpoint(name string) (host string, port int32, ok bool) {
 	b.net.mu.RLock()
 	defer b.net.mu.RUnlock()
 	for _, e := range b.net.mu.endpoints {
-		if e.listener == name {
-			return e.host, e.port, true
+		if e.Listener == name {
+			return e.Host, e.Port, true
 		}
 	}
 	return "", -1, false
@@ -98,7 +53,7 @@ func (b *Broker) selfEndpoint(name string) (host string, port int32, ok bool) {
 // identity for the controller (the inter-broker listener's endpoint, else
 // the first advertised). b.net.mu is held.
 func (b *Broker) refreshSelfLocked() error {
-	eps, err := b.advertisedEndpointsLocked()
+	eps, err := b.net.srv.Advertised(b.net.setup.Advertised, b.net.setup.Explicit) // broker/server/advertise.go
 	if err != nil {
 		return err
 	}
@@ -108,11 +63,11 @@ func (b *Broker) refreshSelfLocked() error {
 	b.net.mu.endpoints = eps
 	self := eps[0]
 	for _, e := range eps {
-		if e.listener == b.net.setup.InterName {
+		if e.Listener == b.net.setup.InterName {
 			self = e
 		}
 	}
-	br := coordinator.Broker{ID: b.cfg.ID, Host: self.host, Port: self.port}
+	br := coordinator.Broker{ID: b.cfg.ID, Host: self.Host, Port: self.Port}
 	if r := b.cfg.Cluster.Rack; r != "" {
 		br.Rack = &r
 	}
@@ -127,7 +82,7 @@ func (b *Broker) registeredEndpoints() []zk.Endpoint {
 	defer b.net.mu.RUnlock()
 	out := make([]zk.Endpoint, len(b.net.mu.endpoints))
 	for i, e := range b.net.mu.endpoints {
-		out[i] = zk.Endpoint{Listener: e.listener, SecurityProtocol: e.protocol, Host: e.host, Port: e.port}
+		out[i] = zk.Endpoint{Listener: e.Listener, SecurityProtocol: e.Protocol, Host: e.Host, Port: e.Port}
 	}
 	return out
 }

@@ -5,7 +5,9 @@
 // principals (tls.go), reads each connection's requests within their
 // bounds into request memory (connread.go; the request pool, reqpool.go,
 // reads requests above 64 KiB into per-connection mappings, region.go, as
-// their bytes arrive), and times and logs them (requestlog.go).
+// their bytes arrive), and times and logs them (requestlog.go); it
+// resolves the advertised listeners against the bound ones
+// (advertise.go).
 //
 // Each connection is served by one goroutine that reads a request, hands
 // it to the connection's Session (the broker's, which decodes, dispatches
