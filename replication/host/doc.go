@@ -24,6 +24,8 @@
 //     (Options).
 //   - topics.go: the table of hosted topics (Kafka's allPartitions), by
 //     name and by id, immutable Topic values replaced on change.
+//   - logdirs.go: DescribeLogDirs' answer (the data directory, its space,
+//     the hosted logs' sizes).
 //   - markers.go: transaction markers as the leader writes them
 //     (WriteTxnMarkers: the coordinator's appends, then acks=all).
 //   - metrics.go: the hosted partitions' state for a metrics scrape.
