@@ -10,7 +10,7 @@ import (
 // house"): a package imports only packages of lower layers, so every
 // arrow runs down. A package missing here fails the test: place it.
 var layers = [][]string{
-	{"engine", "wire", "metrics", "replication", "coordinator/group", "coordinator/zk/zkserver",
+	{"engine", "wire", "metrics", "replication", "coordinator/group", "coordinator/zk/zkserver", "cmd/sluice/reassign",
 		"security/acl", "security/jaas", "security/plain", "security/scram", "security/tlsconf"},
 	{"coordinator/controller", "coordinator/txn", "wire/interbroker", "security/tlsconf/tlstest", "coordinator/zk/zktest"},
 	{"coordinator"},

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluice-io/sluice/cmd/sluice/reassign"
 	"github.com/twmb/franz-go/pkg/kmsg"
 )
 
@@ -97,24 +98,24 @@ func TestClusterReassignPlans(t *testing.T) {
 	if len(lines) != 6 || lines[0] != "Current partition replica assignment" || lines[3] != "Proposed partition reassignment configuration" {
 		t.Fatalf("--generate:\n%s", out)
 	}
-	current, err := parseReassignment("current", []byte(lines[1]))
+	current, err := reassign.ParseAssignments("current", []byte(lines[1]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	proposed, err := parseReassignment("proposed", []byte(lines[4]))
+	proposed, err := reassign.ParseAssignments("proposed", []byte(lines[4]))
 	if err != nil {
 		t.Fatal(err)
 	}
-	replicas, leaders := replicaCounts(applyMovesOf(current, proposed))
+	replicas, leaders := reassign.Counts(applyMovesOf(current, proposed))
 	wantCounts(t, "--generate: replicas", replicas, map[int32]int{1: 6, 2: 6, 3: 6, 4: 6})
 	wantCounts(t, "--generate: leaders", leaders, map[int32]int{1: 3, 2: 3, 3: 3, 4: 3})
 }
 
 // applyMovesOf is parts with the replica lists of the partitions in to.
-func applyMovesOf(parts, to []partitionAssignment) []partitionAssignment {
-	moves := make([]replicaMove, len(to))
+func applyMovesOf(parts, to []reassign.Assignment) []reassign.Assignment {
+	moves := make([]reassign.Move, len(to))
 	for i, p := range to {
-		moves[i] = replicaMove{Topic: p.Topic, Partition: p.Partition, To: p.Replicas}
+		moves[i] = reassign.Move{Topic: p.Topic, Partition: p.Partition, To: p.Replicas}
 	}
-	return applyMoves(parts, moves)
+	return reassign.Apply(parts, moves)
 }

@@ -19,6 +19,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/sluice-io/sluice/cmd/sluice/reassign"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 )
@@ -131,7 +132,7 @@ not be live. --dry-run prints the plan only. --throttle as for rebalance.
 	}
 	defer release()
 	md, parts, moves, err := planCluster(ctx, adm, id, mf.ignoreRacks)
-	if held, _ := replicaCounts(parts); held[id] == 0 && md.Brokers != nil {
+	if held, _ := reassign.Counts(parts); held[id] == 0 && md.Brokers != nil {
 		if !slices.ContainsFunc(md.Brokers, func(b kadm.BrokerDetail) bool { return b.NodeID == id }) {
 			return c.fail(fmt.Errorf("broker %d is not live and holds no replica", id))
 		}
@@ -155,7 +156,7 @@ not be live. --dry-run prints the plan only. --throttle as for rebalance.
 	if err != nil {
 		return c.fail(err)
 	}
-	if left, _ := replicaCounts(after); left[id] > 0 {
+	if left, _ := reassign.Counts(after); left[id] > 0 {
 		return c.fail(fmt.Errorf("broker %d still holds %d replicas (a partition created during the move?): run decommission again", id, left[id]))
 	}
 	fmt.Fprintf(stdout, "Broker %d holds no replicas: it can be stopped.\n", id)
@@ -165,38 +166,38 @@ not be live. --dry-run prints the plan only. --throttle as for rebalance.
 // planCluster reads the whole cluster's assignment and plans its
 // rebalance, with broker drain emptied if it is not -1. The metadata and
 // assignment come back even when no plan can be made.
-func planCluster(ctx context.Context, adm *kadm.Client, drain int32, ignoreRacks bool) (kadm.Metadata, []partitionAssignment, []replicaMove, error) {
+func planCluster(ctx context.Context, adm *kadm.Client, drain int32, ignoreRacks bool) (kadm.Metadata, []reassign.Assignment, []reassign.Move, error) {
 	md, parts, brokers, err := clusterAssignment(ctx, adm)
 	if err != nil {
 		return md, nil, nil, err
 	}
-	in := planInput{Partitions: parts, Brokers: brokers, IgnoreRacks: ignoreRacks}
+	in := reassign.Input{Partitions: parts, Brokers: brokers, IgnoreRacks: ignoreRacks}
 	if drain >= 0 {
 		in.Drain = []int32{drain}
 	}
-	moves, err := planReassignment(in)
+	moves, err := reassign.Plan(in)
 	return md, parts, moves, err
 }
 
 // printPlan writes the partitions that change and the counts per broker
 // before (replicas and current leaders) and after (replicas and preferred
 // leaders).
-func printPlan(w io.Writer, md kadm.Metadata, parts []partitionAssignment, moves []replicaMove) {
+func printPlan(w io.Writer, md kadm.Metadata, parts []reassign.Assignment, moves []reassign.Move) {
 	moved := 0
 	for _, m := range moves {
-		moved += len(m.adding())
+		moved += len(m.Adding())
 	}
 	fmt.Fprintf(w, "Plan: %d replica moves in %d partitions\n\n", moved, len(moves))
 	t := table(w)
 	row(t, "TOPIC", "PARTITION", "REPLICAS", "NEW-REPLICAS", "ADDING", "REMOVING")
 	for _, m := range moves {
-		row(t, m.Topic, strconv.Itoa(int(m.Partition)), ints(m.From), ints(m.To), orDash(ints(m.adding())), orDash(ints(m.removing())))
+		row(t, m.Topic, strconv.Itoa(int(m.Partition)), ints(m.From), ints(m.To), orDash(ints(m.Adding())), orDash(ints(m.Removing())))
 	}
 	t.Flush()
 	fmt.Fprintln(w)
-	replicas, _ := replicaCounts(parts)
+	replicas, _ := reassign.Counts(parts)
 	leaders := currentLeaders(md)
-	newReplicas, newLeaders := replicaCounts(applyMoves(parts, moves))
+	newReplicas, newLeaders := reassign.Counts(reassign.Apply(parts, moves))
 	printCounts(w, []string{"REPLICAS", "NEW-REPLICAS", "LEADERS", "NEW-LEADERS"}, brokerIDs(md, replicas), replicas, newReplicas, leaders, newLeaders)
 }
 
@@ -246,7 +247,7 @@ func printCounts(w io.Writer, columns []string, ids []int32, counts ...map[int32
 // preferred election of the moved partitions, throttle removed, counts
 // printed. parts is the whole assignment, to refuse to start while
 // another reassignment is in progress.
-func executeMoves(c *command, adm *kadm.Client, parts []partitionAssignment, moves []replicaMove, mf *moveFlags) int {
+func executeMoves(c *command, adm *kadm.Client, parts []reassign.Assignment, moves []reassign.Move, mf *moveFlags) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	step := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, adminTimeout) }
@@ -287,9 +288,9 @@ func executeMoves(c *command, adm *kadm.Client, parts []partitionAssignment, mov
 		return 0
 	}
 
-	req := make([]partitionAssignment, len(moves))
+	req := make([]reassign.Assignment, len(moves))
 	for i, m := range moves {
-		req[i] = partitionAssignment{Topic: m.Topic, Partition: m.Partition, Replicas: m.To}
+		req[i] = reassign.Assignment{Topic: m.Topic, Partition: m.Partition, Replicas: m.To}
 	}
 	sctx, cancel = step()
 	failed, err := submit(sctx, adm, req, false)
@@ -301,8 +302,8 @@ func executeMoves(c *command, adm *kadm.Client, parts []partitionAssignment, mov
 	if len(failed) > 0 {
 		fmt.Fprintln(c.stderr, "Error reassigning partition(s):")
 		printFailures(c.stderr, failed)
-		moves = slices.DeleteFunc(moves, func(m replicaMove) bool {
-			return slices.ContainsFunc(failed, func(f reassignFailure) bool { return f.partition == partitionName(m.Topic, m.Partition) })
+		moves = slices.DeleteFunc(moves, func(m reassign.Move) bool {
+			return slices.ContainsFunc(failed, func(f reassignFailure) bool { return f.partition == reassign.PartitionName(m.Topic, m.Partition) })
 		})
 	}
 	code := 0
@@ -342,7 +343,7 @@ func executeMoves(c *command, adm *kadm.Client, parts []partitionAssignment, mov
 	if err != nil {
 		return c.fail(err)
 	}
-	replicas, _ := replicaCounts(after)
+	replicas, _ := reassign.Counts(after)
 	fmt.Fprintln(w)
 	printCounts(w, []string{"REPLICAS", "LEADERS"}, brokerIDs(md, replicas), replicas, currentLeaders(md))
 	return code
@@ -351,7 +352,7 @@ func executeMoves(c *command, adm *kadm.Client, parts []partitionAssignment, mov
 // waitLeaders waits, for up to electRetry, for Metadata to show each moved
 // partition led by its preferred replica (the election's outcome reaches
 // every broker's metadata shortly after the controller answers).
-func waitLeaders(ctx context.Context, adm *kadm.Client, moves []replicaMove, interval time.Duration) {
+func waitLeaders(ctx context.Context, adm *kadm.Client, moves []reassign.Move, interval time.Duration) {
 	ctx, cancel := context.WithTimeout(ctx, electRetry)
 	defer cancel()
 	for {
@@ -367,7 +368,7 @@ func waitLeaders(ctx context.Context, adm *kadm.Client, moves []replicaMove, int
 
 // preferredLeading is whether md shows every move's partition led by the
 // first of its target replicas.
-func preferredLeading(md kadm.Metadata, moves []replicaMove) bool {
+func preferredLeading(md kadm.Metadata, moves []reassign.Move) bool {
 	for _, m := range moves {
 		p, ok := md.Topics[m.Topic].Partitions[m.Partition]
 		if !ok || p.Leader != m.To[0] {

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/sluice-io/sluice/cmd/sluice/reassign"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -34,34 +35,34 @@ const (
 // of topics (of every topic, internal ones too, if none is named) and the
 // live brokers with their racks. A named topic that does not exist is an
 // error.
-func clusterAssignment(ctx context.Context, adm *kadm.Client, topics ...string) (kadm.Metadata, []partitionAssignment, []planBroker, error) {
+func clusterAssignment(ctx context.Context, adm *kadm.Client, topics ...string) (kadm.Metadata, []reassign.Assignment, []reassign.Broker, error) {
 	md, err := adm.Metadata(ctx, topics...)
 	if err != nil {
 		return md, nil, nil, fmt.Errorf("metadata: %w", err)
 	}
-	var parts []partitionAssignment
+	var parts []reassign.Assignment
 	for _, t := range md.Topics.Sorted() {
 		if t.Err != nil {
 			return md, nil, nil, fmt.Errorf("topic %s: %w", t.Topic, t.Err)
 		}
 		for _, p := range t.Partitions.Sorted() {
-			parts = append(parts, partitionAssignment{Topic: t.Topic, Partition: p.Partition, Replicas: slices.Clone(p.Replicas)})
+			parts = append(parts, reassign.Assignment{Topic: t.Topic, Partition: p.Partition, Replicas: slices.Clone(p.Replicas)})
 		}
 	}
-	var brokers []planBroker
+	var brokers []reassign.Broker
 	for _, b := range md.Brokers {
-		pb := planBroker{ID: b.NodeID}
+		pb := reassign.Broker{ID: b.NodeID}
 		if b.Rack != nil {
 			pb.Rack = *b.Rack
 		}
 		brokers = append(brokers, pb)
 	}
-	slices.SortFunc(brokers, func(a, b planBroker) int { return int(a.ID - b.ID) })
+	slices.SortFunc(brokers, func(a, b reassign.Broker) int { return int(a.ID - b.ID) })
 	return md, parts, brokers, nil
 }
 
 // movesSet is the set of the moves' partitions.
-func movesSet(moves []replicaMove) kadm.TopicsSet {
+func movesSet(moves []reassign.Move) kadm.TopicsSet {
 	s := kadm.TopicsSet{}
 	for _, m := range moves {
 		s.Add(m.Topic, m.Partition)
@@ -70,7 +71,7 @@ func movesSet(moves []replicaMove) kadm.TopicsSet {
 }
 
 // assignmentsSet is the set of the partitions of parts.
-func assignmentsSet(parts []partitionAssignment) kadm.TopicsSet {
+func assignmentsSet(parts []reassign.Assignment) kadm.TopicsSet {
 	s := kadm.TopicsSet{}
 	for _, p := range parts {
 		s.Add(p.Topic, p.Partition)
@@ -88,7 +89,7 @@ func ongoing(ctx context.Context, adm *kadm.Client, s kadm.TopicsSet) ([]string,
 	var out []string
 	for _, r := range rs.Sorted() {
 		if len(r.AddingReplicas)+len(r.RemovingReplicas) > 0 {
-			out = append(out, partitionName(r.Topic, r.Partition))
+			out = append(out, reassign.PartitionName(r.Topic, r.Partition))
 		}
 	}
 	return out, nil
@@ -106,7 +107,7 @@ func throttledReplicas(pairs map[string]bool) string {
 // target replicas, and per topic the leader-side throttled replicas (the
 // current replicas, which the new ones copy from) and the follower-side
 // ones (the replicas being added).
-func throttleTargets(moves []replicaMove) (brokers []int32, leader, follower map[string]string) {
+func throttleTargets(moves []reassign.Move) (brokers []int32, leader, follower map[string]string) {
 	lead, follow := map[string]map[string]bool{}, map[string]map[string]bool{}
 	for _, m := range moves {
 		if lead[m.Topic] == nil {
@@ -115,7 +116,7 @@ func throttleTargets(moves []replicaMove) (brokers []int32, leader, follower map
 		for _, b := range m.From {
 			lead[m.Topic][fmt.Sprintf("%d:%d", m.Partition, b)] = true
 		}
-		for _, b := range m.adding() {
+		for _, b := range m.Adding() {
 			follow[m.Topic][fmt.Sprintf("%d:%d", m.Partition, b)] = true
 		}
 		for _, b := range append(slices.Clone(m.From), m.To...) {
@@ -134,7 +135,7 @@ func throttleTargets(moves []replicaMove) (brokers []int32, leader, follower map
 
 // setThrottles sets the throttle of the moves at rate bytes/s: both rates
 // on every broker involved, the throttled replicas on every topic.
-func setThrottles(ctx context.Context, adm *kadm.Client, moves []replicaMove, rate int64) error {
+func setThrottles(ctx context.Context, adm *kadm.Client, moves []reassign.Move, rate int64) error {
 	brokers, leader, follower := throttleTargets(moves)
 	v := strconv.FormatInt(rate, 10)
 	rs, err := adm.AlterBrokerConfigs(ctx, []kadm.AlterConfig{
@@ -199,7 +200,7 @@ type reassignFailure struct {
 // submit asks the controller for the moves (AlterPartitionReassignments)
 // and returns the partitions it refused, sorted; cancel submits a
 // cancellation of each instead.
-func submit(ctx context.Context, adm *kadm.Client, parts []partitionAssignment, cancel bool) ([]reassignFailure, error) {
+func submit(ctx context.Context, adm *kadm.Client, parts []reassign.Assignment, cancel bool) ([]reassignFailure, error) {
 	var req kadm.AlterPartitionAssignmentsReq
 	for _, p := range parts {
 		if cancel {
@@ -215,7 +216,7 @@ func submit(ctx context.Context, adm *kadm.Client, parts []partitionAssignment, 
 	var failed []reassignFailure
 	for _, r := range rs.Sorted() {
 		if r.Err != nil {
-			failed = append(failed, reassignFailure{partitionName(r.Topic, r.Partition), kafkaError(r.Err, r.ErrMessage)})
+			failed = append(failed, reassignFailure{reassign.PartitionName(r.Topic, r.Partition), kafkaError(r.Err, r.ErrMessage)})
 		}
 	}
 	return failed, nil
@@ -232,7 +233,7 @@ func printFailures(w io.Writer, failed []reassignFailure) {
 // partition of moves is reassigning, writing a progress line to out
 // whenever the count left changes, then waits until Metadata shows every
 // partition on its target replicas.
-func waitMoves(ctx context.Context, adm *kadm.Client, moves []replicaMove, interval time.Duration, out io.Writer) error {
+func waitMoves(ctx context.Context, adm *kadm.Client, moves []reassign.Move, interval time.Duration, out io.Writer) error {
 	set := movesSet(moves)
 	last := -1
 	for {
@@ -271,14 +272,14 @@ func waitMoves(ctx context.Context, adm *kadm.Client, moves []replicaMove, inter
 
 // offTarget lists the moves whose partition in parts is not on its
 // target replicas (in order).
-func offTarget(parts []partitionAssignment, moves []replicaMove) []string {
+func offTarget(parts []reassign.Assignment, moves []reassign.Move) []string {
 	now := map[string][]int32{}
 	for _, p := range parts {
-		now[partitionName(p.Topic, p.Partition)] = p.Replicas
+		now[reassign.PartitionName(p.Topic, p.Partition)] = p.Replicas
 	}
 	var out []string
 	for _, m := range moves {
-		if name := partitionName(m.Topic, m.Partition); !slices.Equal(now[name], m.To) {
+		if name := reassign.PartitionName(m.Topic, m.Partition); !slices.Equal(now[name], m.To) {
 			out = append(out, name)
 		}
 	}
@@ -328,7 +329,7 @@ func electPreferred(ctx context.Context, adm *kadm.Client, set kadm.TopicsSet, i
 		for _, t := range slices.Sorted(maps.Keys(res)) {
 			for _, p := range slices.Sorted(maps.Keys(res[t])) {
 				r := res[t][p]
-				f := reassignFailure{partitionName(t, p), kafkaError(r.Err, r.ErrMessage)}
+				f := reassignFailure{reassign.PartitionName(t, p), kafkaError(r.Err, r.ErrMessage)}
 				switch {
 				case r.Err == nil:
 					elected++

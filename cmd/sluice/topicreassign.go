@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/sluice-io/sluice/cmd/sluice/reassign"
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
 )
@@ -82,11 +83,11 @@ progress: each returns to its original replicas.
 	r := &reassigner{c: c}
 	var err error
 	if *generate {
-		if r.topics, err = readJSONFile(*topicsFile, parseTopicsToMove); err == nil {
-			r.brokers, err = parseBrokerList(*brokerList)
+		if r.topics, err = readJSONFile(*topicsFile, reassign.ParseTopics); err == nil {
+			r.brokers, err = reassign.ParseBrokerList(*brokerList)
 		}
 	} else if *planFile != "" {
-		r.plan, err = readJSONFile(*planFile, parseReassignment)
+		r.plan, err = readJSONFile(*planFile, reassign.ParseAssignments)
 	}
 	if err != nil {
 		return c.fail(err)
@@ -125,7 +126,7 @@ type reassigner struct {
 	c       *command
 	ctx     context.Context
 	adm     *kadm.Client
-	plan    []partitionAssignment // --reassignment-json-file, sorted
+	plan    []reassign.Assignment // --reassignment-json-file, sorted
 	topics  []string              // --topics-to-move-json-file
 	brokers []int32               // --broker-list
 }
@@ -135,38 +136,38 @@ func (r *reassigner) generate(ignoreRacks bool) int {
 	if err != nil {
 		return r.c.fail(err)
 	}
-	var targets []planBroker
+	var targets []reassign.Broker
 	for _, id := range r.brokers {
-		i := slices.IndexFunc(live, func(b planBroker) bool { return b.ID == id })
+		i := slices.IndexFunc(live, func(b reassign.Broker) bool { return b.ID == id })
 		if i < 0 {
 			return r.c.fail(fmt.Errorf("broker %d of --broker-list is not live", id))
 		}
 		targets = append(targets, live[i])
 	}
-	moves, err := planReassignment(planInput{Partitions: parts, Brokers: targets, IgnoreRacks: ignoreRacks})
+	moves, err := reassign.Plan(reassign.Input{Partitions: parts, Brokers: targets, IgnoreRacks: ignoreRacks})
 	if err != nil {
 		return r.c.fail(err)
 	}
-	proposed := make([]partitionAssignment, len(moves))
+	proposed := make([]reassign.Assignment, len(moves))
 	for i, m := range moves {
-		proposed[i] = partitionAssignment{Topic: m.Topic, Partition: m.Partition, Replicas: m.To}
+		proposed[i] = reassign.Assignment{Topic: m.Topic, Partition: m.Partition, Replicas: m.To}
 	}
-	fmt.Fprintf(r.c.stdout, "Current partition replica assignment\n%s\n\n", formatReassignment(parts))
-	fmt.Fprintf(r.c.stdout, "Proposed partition reassignment configuration\n%s\n", formatReassignment(proposed))
+	fmt.Fprintf(r.c.stdout, "Current partition replica assignment\n%s\n\n", reassign.Format(parts))
+	fmt.Fprintf(r.c.stdout, "Proposed partition reassignment configuration\n%s\n", reassign.Format(proposed))
 	return 0
 }
 
 // current returns the replicas now of the plan's partitions that exist
 // (Metadata), in the plan's order.
-func (r *reassigner) current() (kadm.Metadata, []partitionAssignment, error) {
+func (r *reassigner) current() (kadm.Metadata, []reassign.Assignment, error) {
 	md, err := r.adm.Metadata(r.ctx, r.planTopics()...)
 	if err != nil {
 		return md, nil, fmt.Errorf("metadata: %w", err)
 	}
-	var out []partitionAssignment
+	var out []reassign.Assignment
 	for _, p := range r.plan {
 		if q, ok := md.Topics[p.Topic].Partitions[p.Partition]; ok && md.Topics[p.Topic].Err == nil {
-			out = append(out, partitionAssignment{Topic: p.Topic, Partition: p.Partition, Replicas: q.Replicas})
+			out = append(out, reassign.Assignment{Topic: p.Topic, Partition: p.Partition, Replicas: q.Replicas})
 		}
 	}
 	return md, out, nil
@@ -203,16 +204,16 @@ func (r *reassigner) execute(throttle int64, additional bool) int {
 	if err != nil {
 		return r.c.fail(err)
 	}
-	fmt.Fprintf(w, "Current partition replica assignment\n\n%s\n\nSave this to use as the --reassignment-json-file option during rollback\n", formatReassignment(cur))
+	fmt.Fprintf(w, "Current partition replica assignment\n\n%s\n\nSave this to use as the --reassignment-json-file option during rollback\n", reassign.Format(cur))
 	if throttle >= 0 {
 		fmt.Fprintln(w, "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.")
 		target := map[string][]int32{}
 		for _, p := range r.plan {
-			target[partitionName(p.Topic, p.Partition)] = p.Replicas
+			target[reassign.PartitionName(p.Topic, p.Partition)] = p.Replicas
 		}
-		var moves []replicaMove
+		var moves []reassign.Move
 		for _, p := range cur {
-			moves = append(moves, replicaMove{Topic: p.Topic, Partition: p.Partition, From: p.Replicas, To: target[partitionName(p.Topic, p.Partition)]})
+			moves = append(moves, reassign.Move{Topic: p.Topic, Partition: p.Partition, From: p.Replicas, To: target[reassign.PartitionName(p.Topic, p.Partition)]})
 		}
 		if err := setThrottles(r.ctx, r.adm, moves, throttle); err != nil {
 			return r.c.fail(fmt.Errorf("setting the throttle: %w", err))
@@ -245,8 +246,8 @@ func (r *reassigner) verify(preserve bool) int {
 	fmt.Fprintln(w, "Status of partition reassignment:")
 	code := 0
 	for _, p := range r.plan {
-		name := partitionName(p.Topic, p.Partition)
-		i := slices.IndexFunc(cur, func(q partitionAssignment) bool { return q.Topic == p.Topic && q.Partition == p.Partition })
+		name := reassign.PartitionName(p.Topic, p.Partition)
+		i := slices.IndexFunc(cur, func(q reassign.Assignment) bool { return q.Topic == p.Topic && q.Partition == p.Partition })
 		switch {
 		case slices.Contains(busy, name):
 			fmt.Fprintf(w, "Reassignment of partition %s is still in progress.\n", name)
@@ -266,7 +267,7 @@ func (r *reassigner) verify(preserve bool) int {
 }
 
 // partitionMissing is the error of a partition Metadata does not show.
-func partitionMissing(md kadm.Metadata, p partitionAssignment) error {
+func partitionMissing(md kadm.Metadata, p reassign.Assignment) error {
 	if t, ok := md.Topics[p.Topic]; ok && t.Err != nil {
 		return t.Err
 	}
@@ -279,9 +280,9 @@ func (r *reassigner) cancel(preserve bool) int {
 	if err != nil {
 		return r.c.fail(err)
 	}
-	var cancel []partitionAssignment
+	var cancel []reassign.Assignment
 	for _, p := range r.plan {
-		if slices.Contains(busy, partitionName(p.Topic, p.Partition)) {
+		if slices.Contains(busy, reassign.PartitionName(p.Topic, p.Partition)) {
 			cancel = append(cancel, p)
 		}
 	}
@@ -356,7 +357,7 @@ func (r *reassigner) list() int {
 	for _, x := range rs.Sorted() {
 		if len(x.AddingReplicas)+len(x.RemovingReplicas) > 0 {
 			lines = append(lines, fmt.Sprintf("%s: replicas: %s. adding: %s. removing: %s.",
-				partitionName(x.Topic, x.Partition), ints(x.Replicas), ints(x.AddingReplicas), ints(x.RemovingReplicas)))
+				reassign.PartitionName(x.Topic, x.Partition), ints(x.Replicas), ints(x.AddingReplicas), ints(x.RemovingReplicas)))
 		}
 	}
 	if len(lines) == 0 {
@@ -368,10 +369,10 @@ func (r *reassigner) list() int {
 }
 
 // names joins the partitions' names with commas.
-func (r *reassigner) names(parts []partitionAssignment) string {
+func (r *reassigner) names(parts []reassign.Assignment) string {
 	s := make([]string, len(parts))
 	for i, p := range parts {
-		s[i] = partitionName(p.Topic, p.Partition)
+		s[i] = reassign.PartitionName(p.Topic, p.Partition)
 	}
 	return strings.Join(s, ",")
 }

@@ -1,4 +1,4 @@
-package main
+package reassign
 
 import (
 	"fmt"
@@ -9,25 +9,25 @@ import (
 // A reassignment prints as kafka-reassign-partitions.sh prints one, and
 // parses back to itself, sorted.
 func TestReassignmentJSONRoundTrip(t *testing.T) {
-	parts := []partitionAssignment{
+	parts := []Assignment{
 		{Topic: "b", Partition: 0, Replicas: []int32{3}},
 		{Topic: "a", Partition: 1, Replicas: []int32{2, 1}},
 		{Topic: "a", Partition: 0, Replicas: []int32{1, 2}},
 	}
-	got := formatReassignment(parts)
+	got := Format(parts)
 	want := `{"version":1,"partitions":[{"topic":"a","partition":0,"replicas":[1,2],"log_dirs":["any","any"]},` +
 		`{"topic":"a","partition":1,"replicas":[2,1],"log_dirs":["any","any"]},{"topic":"b","partition":0,"replicas":[3],"log_dirs":["any"]}]}`
 	if got != want {
 		t.Fatalf("got  %s\nwant %s", got, want)
 	}
-	back, err := parseReassignment("plan.json", []byte(got))
+	back, err := ParseAssignments("plan.json", []byte(got))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if fmt.Sprint(back) != "[{a 0 [1 2]} {a 1 [2 1]} {b 0 [3]}]" {
 		t.Fatalf("parsed back %v", back)
 	}
-	if got := formatReassignment(nil); got != `{"version":1,"partitions":[]}` {
+	if got := Format(nil); got != `{"version":1,"partitions":[]}` {
 		t.Fatalf("empty: %s", got)
 	}
 }
@@ -42,7 +42,7 @@ func TestReassignmentJSONAsKafkaWritesIt(t *testing.T) {
     {"topic": "orders", "partition": 0, "replicas": [1, 2], "log_dirs": ["any", "any"]}
   ]
 }`
-	got, err := parseReassignment("f", []byte(data))
+	got, err := ParseAssignments("f", []byte(data))
 	if err != nil || fmt.Sprint(got) != "[{orders 0 [1 2]} {orders 1 [4 4]}]" {
 		t.Fatalf("%v, %v", got, err)
 	}
@@ -65,7 +65,7 @@ func TestReassignmentJSONErrors(t *testing.T) {
 		{`{"partitions":[{"topic":"a","partition":0,"replicas":[1]},{"topic":"a","partition":0,"replicas":[2]}]}`, "plan.json: partitions given more than once: a-0"},
 		{`{"partitions":[{"topic":"a","partition":0,"replicas":[1]}]} {}`, "plan.json: more after the JSON object"},
 	} {
-		_, err := parseReassignment("plan.json", []byte(tc.data))
+		_, err := ParseAssignments("plan.json", []byte(tc.data))
 		if err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %s…", tc.data, err, tc.want)
 		}
@@ -73,7 +73,7 @@ func TestReassignmentJSONErrors(t *testing.T) {
 }
 
 func TestTopicsToMoveJSON(t *testing.T) {
-	got, err := parseTopicsToMove("t.json", []byte(`{"topics": [{"topic": "b"}, {"topic": "a"}], "version": 1}`))
+	got, err := ParseTopics("t.json", []byte(`{"topics": [{"topic": "b"}, {"topic": "a"}], "version": 1}`))
 	if err != nil || fmt.Sprint(got) != "[a b]" {
 		t.Fatalf("%v, %v", got, err)
 	}
@@ -83,18 +83,18 @@ func TestTopicsToMoveJSON(t *testing.T) {
 		{`{"topics":[{}]}`, `t.json: topics[0]: no "topic"`},
 		{`{"topics":[{"topic":"a"}],"version":3}`, "t.json: version 3 not supported"},
 	} {
-		if _, err := parseTopicsToMove("t.json", []byte(tc.data)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
+		if _, err := ParseTopics("t.json", []byte(tc.data)); err == nil || !strings.HasPrefix(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want %s…", tc.data, err, tc.want)
 		}
 	}
 }
 
 func TestBrokerList(t *testing.T) {
-	if got, err := parseBrokerList("1, 2,3"); err != nil || fmt.Sprint(got) != "[1 2 3]" {
+	if got, err := ParseBrokerList("1, 2,3"); err != nil || fmt.Sprint(got) != "[1 2 3]" {
 		t.Fatalf("%v, %v", got, err)
 	}
 	for _, s := range []string{"", "1,,2", "1,x", "1,2,1", "-1"} {
-		if _, err := parseBrokerList(s); err == nil {
+		if _, err := ParseBrokerList(s); err == nil {
 			t.Errorf("--broker-list %q parsed", s)
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package reassign
 
 import (
 	"errors"
@@ -10,35 +10,35 @@ import (
 
 // roundRobin is Kafka's placement without racks from broker start:
 // partition p on brokers[(p+start+i) % n] for each replica i.
-func roundRobin(topic string, partitions, rf int, brokers []int32, start int) []partitionAssignment {
-	var out []partitionAssignment
+func roundRobin(topic string, partitions, rf int, brokers []int32, start int) []Assignment {
+	var out []Assignment
 	for p := range partitions {
 		var reps []int32
 		for i := range rf {
 			reps = append(reps, brokers[(p+start+i)%len(brokers)])
 		}
-		out = append(out, partitionAssignment{Topic: topic, Partition: int32(p), Replicas: reps})
+		out = append(out, Assignment{Topic: topic, Partition: int32(p), Replicas: reps})
 	}
 	return out
 }
 
-func plainBrokers(ids ...int32) []planBroker {
-	var out []planBroker
+func plainBrokers(ids ...int32) []Broker {
+	var out []Broker
 	for _, id := range ids {
-		out = append(out, planBroker{ID: id})
+		out = append(out, Broker{ID: id})
 	}
 	return out
 }
 
 // checkedPlan plans in and checks rules 1 and 2 of the planner on the
 // result, which it returns with the moves.
-func checkedPlan(t *testing.T, in planInput) ([]replicaMove, []partitionAssignment) {
+func checkedPlan(t *testing.T, in Input) ([]Move, []Assignment) {
 	t.Helper()
-	moves, err := planReassignment(in)
+	moves, err := Plan(in)
 	if err != nil {
 		t.Fatal(err)
 	}
-	after := applyMoves(in.Partitions, moves)
+	after := Apply(in.Partitions, moves)
 	rack := map[int32]string{}
 	for _, b := range in.Brokers {
 		if !slices.Contains(in.Drain, b.ID) {
@@ -92,10 +92,10 @@ func spread(counts map[int32]int, brokers []int32) (lo, hi int) {
 
 // wantBalanced fails unless every broker's replica and preferred-leader
 // counts, over all topics and per topic, are within 1 of each other.
-func wantBalanced(t *testing.T, parts []partitionAssignment, brokers []int32, perTopic bool) {
+func wantBalanced(t *testing.T, parts []Assignment, brokers []int32, perTopic bool) {
 	t.Helper()
-	check := func(what string, parts []partitionAssignment) {
-		replicas, leaders := replicaCounts(parts)
+	check := func(what string, parts []Assignment) {
+		replicas, leaders := Counts(parts)
 		if lo, hi := spread(replicas, brokers); hi-lo > 1 {
 			t.Errorf("%s: replicas per broker %v (brokers %v)", what, replicas, brokers)
 		}
@@ -107,7 +107,7 @@ func wantBalanced(t *testing.T, parts []partitionAssignment, brokers []int32, pe
 	if !perTopic {
 		return
 	}
-	byTopic := map[string][]partitionAssignment{}
+	byTopic := map[string][]Assignment{}
 	for _, p := range parts {
 		byTopic[p.Topic] = append(byTopic[p.Topic], p)
 	}
@@ -117,17 +117,17 @@ func wantBalanced(t *testing.T, parts []partitionAssignment, brokers []int32, pe
 }
 
 // replicasMoved counts the replicas the moves copy to a new broker.
-func replicasMoved(moves []replicaMove) int {
+func replicasMoved(moves []Move) int {
 	n := 0
 	for _, m := range moves {
-		n += len(m.adding())
+		n += len(m.Adding())
 	}
 	return n
 }
 
 func TestPlanBalancedClusterIsLeftAlone(t *testing.T) {
 	parts := append(roundRobin("a", 12, 2, []int32{1, 2, 3, 4}, 0), roundRobin("b", 5, 3, []int32{1, 2, 3, 4}, 1)...)
-	moves, _ := checkedPlan(t, planInput{Partitions: parts, Brokers: plainBrokers(1, 2, 3, 4)})
+	moves, _ := checkedPlan(t, Input{Partitions: parts, Brokers: plainBrokers(1, 2, 3, 4)})
 	if len(moves) != 0 {
 		t.Fatalf("a balanced cluster gets moves: %v", moves)
 	}
@@ -138,28 +138,28 @@ func TestPlanBalancedClusterIsLeftAlone(t *testing.T) {
 // leads 3, moving no more replicas than it needs.
 func TestPlanNewBrokerTakesItsShare(t *testing.T) {
 	parts := append(roundRobin("orders", 12, 2, []int32{1, 2, 3}, 0), roundRobin("__consumer_offsets", 6, 3, []int32{1, 2, 3}, 0)...)
-	moves, after := checkedPlan(t, planInput{Partitions: parts, Brokers: plainBrokers(1, 2, 3, 4)})
+	moves, after := checkedPlan(t, Input{Partitions: parts, Brokers: plainBrokers(1, 2, 3, 4)})
 	wantBalanced(t, after, []int32{1, 2, 3, 4}, true)
 	// 42 replicas over 4 brokers: the new one needs 10 (6 of orders, 4
 	// or 5 of the offsets topic); nothing else need move.
-	replicas, _ := replicaCounts(after)
+	replicas, _ := Counts(after)
 	if got := replicasMoved(moves); got != replicas[4] {
 		t.Fatalf("%d replicas moved, broker 4 took %d: %v", got, replicas[4], moves)
 	}
 	for _, m := range moves {
-		for _, r := range m.adding() {
+		for _, r := range m.Adding() {
 			if r != 4 {
 				t.Fatalf("%s-%d: %v → %v adds a replica on %d, not the new broker", m.Topic, m.Partition, m.From, m.To, r)
 			}
 		}
 	}
-	var orders []partitionAssignment
+	var orders []Assignment
 	for _, p := range after {
 		if p.Topic == "orders" {
 			orders = append(orders, p)
 		}
 	}
-	or, ol := replicaCounts(orders)
+	or, ol := Counts(orders)
 	for _, b := range []int32{1, 2, 3, 4} {
 		if or[b] != 6 || ol[b] != 3 {
 			t.Errorf("orders: broker %d holds %d replicas and leads %d, want 6 and 3", b, or[b], ol[b])
@@ -169,13 +169,13 @@ func TestPlanNewBrokerTakesItsShare(t *testing.T) {
 
 func TestPlanDecommissionEmptiesTheBroker(t *testing.T) {
 	parts := append(roundRobin("a", 12, 2, []int32{1, 2, 3, 4}, 0), roundRobin("b", 7, 3, []int32{1, 2, 3, 4}, 2)...)
-	moves, after := checkedPlan(t, planInput{Partitions: parts, Brokers: plainBrokers(1, 2, 3, 4), Drain: []int32{3}})
-	replicas, leaders := replicaCounts(after)
+	moves, after := checkedPlan(t, Input{Partitions: parts, Brokers: plainBrokers(1, 2, 3, 4), Drain: []int32{3}})
+	replicas, leaders := Counts(after)
 	if replicas[3] != 0 || leaders[3] != 0 {
 		t.Fatalf("broker 3 still holds %d replicas, leads %d", replicas[3], leaders[3])
 	}
 	wantBalanced(t, after, []int32{1, 2, 4}, true)
-	before, _ := replicaCounts(parts)
+	before, _ := Counts(parts)
 	if got := replicasMoved(moves); got != before[3] {
 		t.Fatalf("%d replicas moved, broker 3 held %d: %v", got, before[3], moves)
 	}
@@ -185,16 +185,16 @@ func TestPlanDecommissionEmptiesTheBroker(t *testing.T) {
 // --broker-list) loses its replicas as a drained one does.
 func TestPlanReplicasOffTargetBrokersMove(t *testing.T) {
 	parts := roundRobin("a", 6, 2, []int32{1, 2, 3}, 0)
-	_, after := checkedPlan(t, planInput{Partitions: parts, Brokers: plainBrokers(1, 2)})
+	_, after := checkedPlan(t, Input{Partitions: parts, Brokers: plainBrokers(1, 2)})
 	wantBalanced(t, after, []int32{1, 2}, true)
 }
 
-func rackBrokers(racks map[int32]string) []planBroker {
-	var out []planBroker
+func rackBrokers(racks map[int32]string) []Broker {
+	var out []Broker
 	for id, r := range racks {
-		out = append(out, planBroker{ID: id, Rack: r})
+		out = append(out, Broker{ID: id, Rack: r})
 	}
-	slices.SortFunc(out, func(a, b planBroker) int { return int(a.ID - b.ID) })
+	slices.SortFunc(out, func(a, b Broker) int { return int(a.ID - b.ID) })
 	return out
 }
 
@@ -204,18 +204,18 @@ func rackBrokers(racks map[int32]string) []planBroker {
 func TestPlanRacks(t *testing.T) {
 	brokers := rackBrokers(map[int32]string{1: "x", 2: "x", 3: "y", 4: "y", 5: "z", 6: "z"})
 	parts := roundRobin("a", 12, 3, []int32{1, 2, 3, 4, 5, 6}, 0)
-	_, after := checkedPlan(t, planInput{Partitions: parts, Brokers: brokers})
+	_, after := checkedPlan(t, Input{Partitions: parts, Brokers: brokers})
 	wantBalanced(t, after, []int32{1, 2, 3, 4, 5, 6}, true)
 
-	brokers = append(brokers, planBroker{ID: 7, Rack: "z"})
-	moves, again := checkedPlan(t, planInput{Partitions: after, Brokers: brokers})
+	brokers = append(brokers, Broker{ID: 7, Rack: "z"})
+	moves, again := checkedPlan(t, Input{Partitions: after, Brokers: brokers})
 	// Rack z's three brokers share what its two held: 12 replicas.
-	replicas, _ := replicaCounts(again)
+	replicas, _ := Counts(again)
 	if replicas[5]+replicas[6]+replicas[7] != 12 || replicas[7] < 3 {
 		t.Fatalf("rack z holds %d, %d, %d", replicas[5], replicas[6], replicas[7])
 	}
 	for _, m := range moves {
-		if slices.ContainsFunc(m.removing(), func(b int32) bool { return b < 5 }) {
+		if slices.ContainsFunc(m.Removing(), func(b int32) bool { return b < 5 }) {
 			t.Fatalf("%s-%d: %v → %v moves a replica off racks x or y", m.Topic, m.Partition, m.From, m.To)
 		}
 	}
@@ -226,9 +226,9 @@ func TestPlanRacks(t *testing.T) {
 func TestPlanFewerRacksThanReplicas(t *testing.T) {
 	brokers := rackBrokers(map[int32]string{1: "x", 2: "x", 3: "x", 4: "y", 5: "y", 6: "y"})
 	parts := roundRobin("a", 10, 3, []int32{1, 2, 3, 4, 5, 6}, 0)
-	checkedPlan(t, planInput{Partitions: parts, Brokers: brokers})
-	_, after := checkedPlan(t, planInput{Partitions: parts, Brokers: brokers, Drain: []int32{6}})
-	replicas, _ := replicaCounts(after)
+	checkedPlan(t, Input{Partitions: parts, Brokers: brokers})
+	_, after := checkedPlan(t, Input{Partitions: parts, Brokers: brokers, Drain: []int32{6}})
+	replicas, _ := Counts(after)
 	if replicas[6] != 0 {
 		t.Fatalf("broker 6 still holds %d", replicas[6])
 	}
@@ -237,30 +237,30 @@ func TestPlanFewerRacksThanReplicas(t *testing.T) {
 func TestPlanErrors(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		in   planInput
+		in   Input
 	}{
-		{"more replicas than brokers", planInput{Partitions: roundRobin("a", 2, 3, []int32{1, 2, 3}, 0), Brokers: plainBrokers(1, 2, 3), Drain: []int32{3}}},
-		{"some brokers without a rack", planInput{Partitions: roundRobin("a", 2, 2, []int32{1, 2}, 0), Brokers: []planBroker{{ID: 1, Rack: "x"}, {ID: 2}}}},
-		{"no broker", planInput{Partitions: roundRobin("a", 2, 1, []int32{1}, 0), Brokers: plainBrokers(1), Drain: []int32{1}}},
-		{"a partition without replicas", planInput{Partitions: []partitionAssignment{{Topic: "a"}}, Brokers: plainBrokers(1)}},
-		{"a partition twice", planInput{Partitions: append(roundRobin("a", 2, 1, []int32{1}, 0), roundRobin("a", 1, 1, []int32{1}, 0)...), Brokers: plainBrokers(1)}},
+		{"more replicas than brokers", Input{Partitions: roundRobin("a", 2, 3, []int32{1, 2, 3}, 0), Brokers: plainBrokers(1, 2, 3), Drain: []int32{3}}},
+		{"some brokers without a rack", Input{Partitions: roundRobin("a", 2, 2, []int32{1, 2}, 0), Brokers: []Broker{{ID: 1, Rack: "x"}, {ID: 2}}}},
+		{"no broker", Input{Partitions: roundRobin("a", 2, 1, []int32{1}, 0), Brokers: plainBrokers(1), Drain: []int32{1}}},
+		{"a partition without replicas", Input{Partitions: []Assignment{{Topic: "a"}}, Brokers: plainBrokers(1)}},
+		{"a partition twice", Input{Partitions: append(roundRobin("a", 2, 1, []int32{1}, 0), roundRobin("a", 1, 1, []int32{1}, 0)...), Brokers: plainBrokers(1)}},
 	} {
-		if _, err := planReassignment(tc.in); !errors.Is(err, errNoPlan) {
-			t.Errorf("%s: error %v, want errNoPlan", tc.name, err)
+		if _, err := Plan(tc.in); !errors.Is(err, ErrNoPlan) {
+			t.Errorf("%s: error %v, want ErrNoPlan", tc.name, err)
 		}
 	}
 	// Racks ignored, the mixed brokers plan.
-	in := planInput{Partitions: roundRobin("a", 2, 2, []int32{1, 2}, 0), Brokers: []planBroker{{ID: 1, Rack: "x"}, {ID: 2}}, IgnoreRacks: true}
-	if _, err := planReassignment(in); err != nil {
+	in := Input{Partitions: roundRobin("a", 2, 2, []int32{1, 2}, 0), Brokers: []Broker{{ID: 1, Rack: "x"}, {ID: 2}}, IgnoreRacks: true}
+	if _, err := Plan(in); err != nil {
 		t.Fatal(err)
 	}
 }
 
 // randomCluster is a cluster of random shape whose replicas sit on
 // brokers 1..n, unevenly.
-func randomCluster(r *rand.Rand) ([]partitionAssignment, int) {
+func randomCluster(r *rand.Rand) ([]Assignment, int) {
 	n := 2 + r.IntN(6)
-	var parts []partitionAssignment
+	var parts []Assignment
 	for topic := range 1 + r.IntN(5) {
 		rf := 1 + r.IntN(min(n, 3))
 		for p := range 1 + r.IntN(20) {
@@ -272,7 +272,7 @@ func randomCluster(r *rand.Rand) ([]partitionAssignment, int) {
 					reps = append(reps, b)
 				}
 			}
-			parts = append(parts, partitionAssignment{Topic: fmt.Sprintf("t%d", topic), Partition: int32(p), Replicas: reps})
+			parts = append(parts, Assignment{Topic: fmt.Sprintf("t%d", topic), Partition: int32(p), Replicas: reps})
 		}
 	}
 	return parts, n
@@ -291,7 +291,7 @@ func TestPlanRandomClusters(t *testing.T) {
 				ids = append(ids, id)
 			}
 		}
-		in := planInput{Partitions: parts, Brokers: plainBrokers(append(ids, int32(n)+1)...)}
+		in := Input{Partitions: parts, Brokers: plainBrokers(append(ids, int32(n)+1)...)}
 		if r.IntN(3) == 0 && n > 3 {
 			in.Drain = []int32{ids[r.IntN(n)]}
 		}
@@ -299,17 +299,17 @@ func TestPlanRandomClusters(t *testing.T) {
 			moves, after := checkedPlan(t, in)
 			targets := slices.DeleteFunc(append(slices.Clone(ids), int32(n)+1), func(b int32) bool { return slices.Contains(in.Drain, b) })
 			wantBalanced(t, after, targets, false)
-			byTopic := map[string][]partitionAssignment{}
+			byTopic := map[string][]Assignment{}
 			for _, p := range after {
 				byTopic[p.Topic] = append(byTopic[p.Topic], p)
 			}
 			for topic, ps := range byTopic {
-				replicas, _ := replicaCounts(ps)
+				replicas, _ := Counts(ps)
 				if lo, hi := spread(replicas, targets); hi-lo > 1 {
 					t.Errorf("topic %s: replicas per broker %v", topic, replicas)
 				}
 			}
-			again, err := planReassignment(planInput{Partitions: after, Brokers: in.Brokers, Drain: in.Drain})
+			again, err := Plan(Input{Partitions: after, Brokers: in.Brokers, Drain: in.Drain})
 			if err != nil || len(again) != 0 {
 				t.Fatalf("planned again: %v, %v (first plan %v)", again, err, moves)
 			}
@@ -322,7 +322,7 @@ func TestPlanDeterministic(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	parts, n := randomCluster(r)
 	brokers := plainBrokers(1, 2, 3, 4, 5, 6, 7, 8)[:n+1]
-	first, err := planReassignment(planInput{Partitions: parts, Brokers: brokers})
+	first, err := Plan(Input{Partitions: parts, Brokers: brokers})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +334,7 @@ func TestPlanDeterministic(t *testing.T) {
 		r.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
 		bs := slices.Clone(brokers)
 		r.Shuffle(len(bs), func(i, j int) { bs[i], bs[j] = bs[j], bs[i] })
-		got, err := planReassignment(planInput{Partitions: shuffled, Brokers: bs})
+		got, err := Plan(Input{Partitions: shuffled, Brokers: bs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,17 +351,17 @@ func TestPlanDeterministic(t *testing.T) {
 func BenchmarkPlanReassignment(b *testing.B) {
 	old := []int32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
 	for _, n := range []int{1000, 5000, 10000} {
-		var parts []partitionAssignment
+		var parts []Assignment
 		for i := range n / 100 {
 			parts = append(parts, roundRobin(fmt.Sprintf("t%03d", i), 100, 3, old, i)...)
 		}
-		in := planInput{Partitions: parts, Brokers: plainBrokers(append(old, 11, 12)...)}
+		in := Input{Partitions: parts, Brokers: plainBrokers(append(old, 11, 12)...)}
 		b.Run(fmt.Sprintf("partitions=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
-			var moves []replicaMove
+			var moves []Move
 			for b.Loop() {
 				var err error
-				if moves, err = planReassignment(in); err != nil {
+				if moves, err = Plan(in); err != nil {
 					b.Fatal(err)
 				}
 			}

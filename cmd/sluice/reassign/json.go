@@ -1,4 +1,4 @@
-package main
+package reassign
 
 // The JSON files of sluice topic reassign, in kafka-reassign-partitions.sh's
 // formats, so that plans and tools made for Kafka carry over.
@@ -50,11 +50,11 @@ type topicsJSON struct {
 	} `json:"topics"`
 }
 
-// parseReassignment parses a reassignment file's contents (name is for
+// ParseAssignments parses a reassignment file's contents (name is for
 // errors). The partitions come back sorted; a partition given twice is an
 // error. Replica lists are not checked here: the controller checks them
 // and answers per partition.
-func parseReassignment(name string, data []byte) ([]partitionAssignment, error) {
+func ParseAssignments(name string, data []byte) ([]Assignment, error) {
 	var f reassignmentJSON
 	if err := decodeJSON(name, data, &f); err != nil {
 		return nil, err
@@ -68,7 +68,7 @@ func parseReassignment(name string, data []byte) ([]partitionAssignment, error) 
 	if len(*f.Partitions) == 0 {
 		return nil, fmt.Errorf("%s: the partition reassignment list is empty", name)
 	}
-	out := make([]partitionAssignment, 0, len(*f.Partitions))
+	out := make([]Assignment, 0, len(*f.Partitions))
 	for i, p := range *f.Partitions {
 		where := fmt.Sprintf("%s: partitions[%d]", name, i)
 		switch {
@@ -86,13 +86,13 @@ func parseReassignment(name string, data []byte) ([]partitionAssignment, error) 
 				return nil, fmt.Errorf("%s: log_dirs %q: sluice places replicas in log directories itself, give \"any\"", where, d)
 			}
 		}
-		out = append(out, partitionAssignment{Topic: *p.Topic, Partition: *p.Partition, Replicas: *p.Replicas})
+		out = append(out, Assignment{Topic: *p.Topic, Partition: *p.Partition, Replicas: *p.Replicas})
 	}
 	sortAssignments(out)
 	var dups []string
 	for i := 1; i < len(out); i++ {
 		if out[i].Topic == out[i-1].Topic && out[i].Partition == out[i-1].Partition {
-			dups = append(dups, partitionName(out[i].Topic, out[i].Partition))
+			dups = append(dups, PartitionName(out[i].Topic, out[i].Partition))
 		}
 	}
 	if len(dups) > 0 {
@@ -101,9 +101,9 @@ func parseReassignment(name string, data []byte) ([]partitionAssignment, error) 
 	return out, nil
 }
 
-// parseTopicsToMove parses a topics-to-move file's contents: the topic
+// ParseTopics parses a topics-to-move file's contents: the topic
 // names, sorted, each once.
-func parseTopicsToMove(name string, data []byte) ([]string, error) {
+func ParseTopics(name string, data []byte) ([]string, error) {
 	var f topicsJSON
 	if err := decodeJSON(name, data, &f); err != nil {
 		return nil, err
@@ -128,9 +128,9 @@ func parseTopicsToMove(name string, data []byte) ([]string, error) {
 	return out, nil
 }
 
-// parseBrokerList parses --broker-list: comma-separated broker ids, each
+// ParseBrokerList parses --broker-list: comma-separated broker ids, each
 // once.
-func parseBrokerList(s string) ([]int32, error) {
+func ParseBrokerList(s string) ([]int32, error) {
 	var out []int32
 	for f := range strings.SplitSeq(s, ",") {
 		f = strings.TrimSpace(f)
@@ -146,8 +146,8 @@ func parseBrokerList(s string) ([]int32, error) {
 	return out, nil
 }
 
-// formatReassignment writes parts as a reassignment file's JSON, sorted.
-func formatReassignment(parts []partitionAssignment) string {
+// Format writes parts as a reassignment file's JSON, sorted.
+func Format(parts []Assignment) string {
 	parts = slices.Clone(parts)
 	sortAssignments(parts)
 	ps := make([]reassignmentPart, len(parts))
@@ -171,14 +171,14 @@ func formatReassignment(parts []partitionAssignment) string {
 }
 
 // sortAssignments sorts parts by topic, then partition.
-func sortAssignments(parts []partitionAssignment) {
-	slices.SortFunc(parts, func(a, b partitionAssignment) int {
+func sortAssignments(parts []Assignment) {
+	slices.SortFunc(parts, func(a, b Assignment) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 }
 
-// partitionName is Kafka's name of a partition: topic-partition.
-func partitionName(topic string, partition int32) string {
+// PartitionName is Kafka's name of a partition: topic-partition.
+func PartitionName(topic string, partition int32) string {
 	return topic + "-" + strconv.Itoa(int(partition))
 }
 

@@ -1,4 +1,4 @@
-package main
+package reassign
 
 // The reassignment planner of sluice cluster rebalance, sluice cluster
 // decommission and sluice topic reassign --generate: pure functions from
@@ -40,45 +40,47 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
-// partitionAssignment is one partition's replicas, the first its preferred
+// Assignment is one partition's replicas, the first its preferred
 // leader.
-type partitionAssignment struct {
+type Assignment struct {
 	Topic     string
 	Partition int32
 	Replicas  []int32
 }
 
-// planBroker is a broker that may hold replicas.
-type planBroker struct {
+// Broker is a broker that may hold replicas.
+type Broker struct {
 	ID   int32
 	Rack string // "" when it has none
 }
 
-// planInput is what the planner plans from.
-type planInput struct {
-	Partitions []partitionAssignment
+// Input is what the planner plans from.
+type Input struct {
+	Partitions []Assignment
 	// Brokers may hold replicas. Replicas on any other broker move.
-	Brokers []planBroker
+	Brokers []Broker
 	// Drain are brokers to empty: left out of Brokers if listed there.
 	Drain []int32
 	// IgnoreRacks plans as if no broker had a rack.
 	IgnoreRacks bool
 }
 
-// replicaMove is one partition whose replicas change.
-type replicaMove struct {
+// Move is one partition whose replicas change.
+type Move struct {
 	Topic     string
 	Partition int32
 	From, To  []int32 // replicas before and after, preferred leader first
 }
 
-// adding returns the replicas in To and not in From, in To's order.
-func (m replicaMove) adding() []int32 { return missingFrom(m.To, m.From) }
+// Adding returns the replicas in To and not in From, in To's order.
+func (m Move) Adding() []int32 { return missingFrom(m.To, m.From) }
 
-// removing returns the replicas in From and not in To, in From's order.
-func (m replicaMove) removing() []int32 { return missingFrom(m.From, m.To) }
+// Removing returns the replicas in From and not in To, in From's order.
+func (m Move) Removing() []int32 { return missingFrom(m.From, m.To) }
 
 // missingFrom returns the members of a not in b, in a's order.
 func missingFrom(a, b []int32) []int32 {
@@ -91,8 +93,8 @@ func missingFrom(a, b []int32) []int32 {
 	return out
 }
 
-// errNoPlan marks an input no plan can satisfy.
-var errNoPlan = errors.New("no plan possible")
+// ErrNoPlan marks an input no plan can satisfy.
+var ErrNoPlan = errors.New("no plan possible")
 
 // planState is the planner's working copy. Brokers are indexes into
 // brokers (sorted ids), topics into topics (sorted names).
@@ -121,9 +123,9 @@ type planPart struct {
 	leader    int
 }
 
-// planReassignment plans the moves that satisfy the rules at the top of
+// Plan plans the moves that satisfy the rules at the top of
 // this file. The moves are sorted by topic and partition.
-func planReassignment(in planInput) ([]replicaMove, error) {
+func Plan(in Input) ([]Move, error) {
 	s, err := newPlanState(in)
 	if err != nil {
 		return nil, err
@@ -136,12 +138,12 @@ func planReassignment(in planInput) ([]replicaMove, error) {
 	s.leader()
 	for s.moveLeader() || s.chainLeaders() {
 	}
-	var moves []replicaMove
+	var moves []Move
 	for i := range s.parts {
 		p := &s.parts[i]
 		to := s.final(p)
 		if !slices.Equal(to, p.orig) {
-			moves = append(moves, replicaMove{Topic: s.topics[p.topic], Partition: p.partition, From: slices.Clone(p.orig), To: to})
+			moves = append(moves, Move{Topic: s.topics[p.topic], Partition: p.partition, From: slices.Clone(p.orig), To: to})
 		}
 	}
 	return moves, nil
@@ -149,14 +151,14 @@ func planReassignment(in planInput) ([]replicaMove, error) {
 
 // newPlanState indexes the input and counts the replicas already on the
 // target brokers.
-func newPlanState(in planInput) (*planState, error) {
+func newPlanState(in Input) (*planState, error) {
 	s := &planState{}
 	brokers := slices.Clone(in.Brokers)
-	brokers = slices.DeleteFunc(brokers, func(b planBroker) bool { return slices.Contains(in.Drain, b.ID) })
-	slices.SortFunc(brokers, func(a, b planBroker) int { return cmp.Compare(a.ID, b.ID) })
-	brokers = slices.CompactFunc(brokers, func(a, b planBroker) bool { return a.ID == b.ID })
+	brokers = slices.DeleteFunc(brokers, func(b Broker) bool { return slices.Contains(in.Drain, b.ID) })
+	slices.SortFunc(brokers, func(a, b Broker) int { return cmp.Compare(a.ID, b.ID) })
+	brokers = slices.CompactFunc(brokers, func(a, b Broker) bool { return a.ID == b.ID })
 	if len(brokers) == 0 {
-		return nil, fmt.Errorf("%w: no broker to place replicas on", errNoPlan)
+		return nil, fmt.Errorf("%w: no broker to place replicas on", ErrNoPlan)
 	}
 	index := map[int32]int{}
 	racked := 0
@@ -176,7 +178,7 @@ func newPlanState(in planInput) (*planState, error) {
 				none = append(none, b.ID)
 			}
 		}
-		return nil, fmt.Errorf("%w: brokers %s have no rack and the others have one (plan without racks to go on)", errNoPlan, ints(none))
+		return nil, fmt.Errorf("%w: brokers %s have no rack and the others have one (plan without racks to go on)", ErrNoPlan, ints(none))
 	default:
 		rackIndex := map[string]int{}
 		for _, b := range brokers {
@@ -189,7 +191,7 @@ func newPlanState(in planInput) (*planState, error) {
 	}
 
 	parts := slices.Clone(in.Partitions)
-	slices.SortFunc(parts, func(a, b partitionAssignment) int {
+	slices.SortFunc(parts, func(a, b Assignment) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	n := len(s.brokers)
@@ -203,13 +205,13 @@ func newPlanState(in planInput) (*planState, error) {
 		}
 		t := len(s.topics) - 1
 		if len(pa.Replicas) == 0 {
-			return nil, fmt.Errorf("%w: %s-%d has no replicas", errNoPlan, pa.Topic, pa.Partition)
+			return nil, fmt.Errorf("%w: %s-%d has no replicas", ErrNoPlan, pa.Topic, pa.Partition)
 		}
 		if len(pa.Replicas) > n {
-			return nil, fmt.Errorf("%w: %s-%d has %d replicas but only %d brokers can hold them", errNoPlan, pa.Topic, pa.Partition, len(pa.Replicas), n)
+			return nil, fmt.Errorf("%w: %s-%d has %d replicas but only %d brokers can hold them", ErrNoPlan, pa.Topic, pa.Partition, len(pa.Replicas), n)
 		}
 		if len(s.byTopic[t]) > 0 && s.parts[s.byTopic[t][len(s.byTopic[t])-1]].partition == pa.Partition {
-			return nil, fmt.Errorf("%w: %s-%d given twice", errNoPlan, pa.Topic, pa.Partition)
+			return nil, fmt.Errorf("%w: %s-%d given twice", ErrNoPlan, pa.Topic, pa.Partition)
 		}
 		p := planPart{topic: t, partition: pa.Partition, orig: slices.Clone(pa.Replicas), reps: make([]int, len(pa.Replicas))}
 		for i, id := range pa.Replicas {
@@ -286,7 +288,7 @@ func (s *planState) placeForced() error {
 				}
 			}
 			if best < 0 {
-				return fmt.Errorf("%w: no broker can take replica %d of %s-%d within the rack limits", errNoPlan, slot, s.topics[p.topic], p.partition)
+				return fmt.Errorf("%w: no broker can take replica %d of %s-%d within the rack limits", ErrNoPlan, slot, s.topics[p.topic], p.partition)
 			}
 			s.setReplica(p, slot, best)
 		}
@@ -612,9 +614,9 @@ func (s *planState) final(p *planPart) []int32 {
 	return out
 }
 
-// replicaCounts counts, per broker, the replicas and preferred leaders
+// Counts counts, per broker, the replicas and preferred leaders
 // (first replicas) of an assignment.
-func replicaCounts(parts []partitionAssignment) (replicas, leaders map[int32]int) {
+func Counts(parts []Assignment) (replicas, leaders map[int32]int) {
 	replicas, leaders = map[int32]int{}, map[int32]int{}
 	for _, p := range parts {
 		for _, r := range p.Replicas {
@@ -627,8 +629,8 @@ func replicaCounts(parts []partitionAssignment) (replicas, leaders map[int32]int
 	return replicas, leaders
 }
 
-// applyMoves returns parts with the moves' replica lists in place.
-func applyMoves(parts []partitionAssignment, moves []replicaMove) []partitionAssignment {
+// Apply returns parts with the moves' replica lists in place.
+func Apply(parts []Assignment, moves []Move) []Assignment {
 	type key struct {
 		topic     string
 		partition int32
@@ -637,7 +639,7 @@ func applyMoves(parts []partitionAssignment, moves []replicaMove) []partitionAss
 	for _, m := range moves {
 		to[key{m.Topic, m.Partition}] = m.To
 	}
-	out := make([]partitionAssignment, len(parts))
+	out := make([]Assignment, len(parts))
 	for i, p := range parts {
 		out[i] = p
 		if r, ok := to[key{p.Topic, p.Partition}]; ok {
@@ -645,4 +647,13 @@ func applyMoves(parts []partitionAssignment, moves []replicaMove) []partitionAss
 		}
 	}
 	return out
+}
+
+// ints is ids comma-separated, for messages.
+func ints(ids []int32) string {
+	s := make([]string, len(ids))
+	for i, id := range ids {
+		s[i] = strconv.Itoa(int(id))
+	}
+	return strings.Join(s, ",")
 }
